@@ -1,0 +1,140 @@
+"""Per-architecture limits and named GPUs.
+
+Limits per compute capability follow NVIDIA's CUDA C++ Programming Guide (technical
+specifications per compute capability) and the occupancy calculator's allocation rules.
+Throughput figures belong to a named GPU, not to the architecture, so they live in `GPUS`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class ArchSpec:
+    name: str                      # "sm_90"
+    compute_capability: tuple[int, int]
+    gpu_name: str                  # the GPU whose figures fill in the throughput fields
+    sms: int
+    max_threads_per_sm: int
+    max_threads_per_block: int
+    max_warps_per_sm: int
+    max_blocks_per_sm: int
+    regs_per_sm: int
+    max_regs_per_block: int
+    max_regs_per_thread: int
+    reg_alloc_unit: int            # registers, allocated per warp in this granularity
+    smem_per_sm: int               # bytes usable by blocks on one SM
+    smem_per_block_default: int    # without the opt-in attribute
+    smem_per_block_optin: int      # with cudaFuncAttributeMaxDynamicSharedMemorySize
+    smem_alloc_unit: int
+    smem_reserved_per_block: int   # the driver's per-block reservation (sm_80+: 1 KiB)
+    l2_bytes: int
+    dram_gbps: float               # peak DRAM bandwidth, GB/s
+    fp32_tflops: float             # non-tensor FP32
+    fp16_tc_tflops: float          # dense FP16/BF16 tensor core, FP32 accumulate
+    warp_size: int = 32
+
+    @property
+    def sm_number(self) -> int:
+        major, minor = self.compute_capability
+        return major * 10 + minor
+
+    @property
+    def has_cp_async(self) -> bool:
+        return self.sm_number >= 80
+
+    @property
+    def has_bf16(self) -> bool:
+        return self.sm_number >= 80
+
+    @property
+    def has_tensor_cores(self) -> bool:
+        return self.sm_number >= 75
+
+
+ARCHS: dict[str, ArchSpec] = {
+    "sm_75": ArchSpec("sm_75", (7, 5), "Tesla T4", sms=40, max_threads_per_sm=1024,
+                      max_threads_per_block=1024, max_warps_per_sm=32, max_blocks_per_sm=16,
+                      regs_per_sm=65536, max_regs_per_block=65536, max_regs_per_thread=255,
+                      reg_alloc_unit=256, smem_per_sm=65536, smem_per_block_default=49152,
+                      smem_per_block_optin=65536, smem_alloc_unit=256, smem_reserved_per_block=0,
+                      l2_bytes=4 << 20, dram_gbps=320.0, fp32_tflops=8.1, fp16_tc_tflops=65.0),
+    "sm_80": ArchSpec("sm_80", (8, 0), "A100-SXM4-80GB", sms=108, max_threads_per_sm=2048,
+                      max_threads_per_block=1024, max_warps_per_sm=64, max_blocks_per_sm=32,
+                      regs_per_sm=65536, max_regs_per_block=65536, max_regs_per_thread=255,
+                      reg_alloc_unit=256, smem_per_sm=167936, smem_per_block_default=49152,
+                      smem_per_block_optin=166912, smem_alloc_unit=128, smem_reserved_per_block=1024,
+                      l2_bytes=40 << 20, dram_gbps=2039.0, fp32_tflops=19.5, fp16_tc_tflops=312.0),
+    "sm_86": ArchSpec("sm_86", (8, 6), "GeForce RTX 3090", sms=82, max_threads_per_sm=1536,
+                      max_threads_per_block=1024, max_warps_per_sm=48, max_blocks_per_sm=16,
+                      regs_per_sm=65536, max_regs_per_block=65536, max_regs_per_thread=255,
+                      reg_alloc_unit=256, smem_per_sm=102400, smem_per_block_default=49152,
+                      smem_per_block_optin=101376, smem_alloc_unit=128, smem_reserved_per_block=1024,
+                      l2_bytes=6 << 20, dram_gbps=936.0, fp32_tflops=35.6, fp16_tc_tflops=71.0),
+    "sm_89": ArchSpec("sm_89", (8, 9), "GeForce RTX 4090", sms=128, max_threads_per_sm=1536,
+                      max_threads_per_block=1024, max_warps_per_sm=48, max_blocks_per_sm=24,
+                      regs_per_sm=65536, max_regs_per_block=65536, max_regs_per_thread=255,
+                      reg_alloc_unit=256, smem_per_sm=102400, smem_per_block_default=49152,
+                      smem_per_block_optin=101376, smem_alloc_unit=128, smem_reserved_per_block=1024,
+                      l2_bytes=72 << 20, dram_gbps=1008.0, fp32_tflops=82.6, fp16_tc_tflops=165.0),
+    "sm_90": ArchSpec("sm_90", (9, 0), "H100-SXM5-80GB", sms=132, max_threads_per_sm=2048,
+                      max_threads_per_block=1024, max_warps_per_sm=64, max_blocks_per_sm=32,
+                      regs_per_sm=65536, max_regs_per_block=65536, max_regs_per_thread=255,
+                      reg_alloc_unit=256, smem_per_sm=233472, smem_per_block_default=49152,
+                      smem_per_block_optin=232448, smem_alloc_unit=128, smem_reserved_per_block=1024,
+                      l2_bytes=50 << 20, dram_gbps=3350.0, fp32_tflops=67.0, fp16_tc_tflops=989.0),
+}
+
+# Named GPUs: (arch, overrides of the throughput fields). Keys are normalized with `_key`.
+GPUS: dict[str, tuple[str, dict]] = {
+    "t4": ("sm_75", {}),
+    "rtx2080ti": ("sm_75", {"gpu_name": "GeForce RTX 2080 Ti", "sms": 68, "dram_gbps": 616.0,
+                            "fp32_tflops": 13.4, "fp16_tc_tflops": 54.0, "l2_bytes": 5632 << 10}),
+    "a100": ("sm_80", {}),
+    "a10040gb": ("sm_80", {"gpu_name": "A100-SXM4-40GB", "dram_gbps": 1555.0}),
+    "a30": ("sm_80", {"gpu_name": "A30", "sms": 56, "dram_gbps": 933.0, "fp32_tflops": 10.3,
+                      "fp16_tc_tflops": 165.0, "l2_bytes": 24 << 20}),
+    "rtx3090": ("sm_86", {}),
+    "a10": ("sm_86", {"gpu_name": "A10", "sms": 72, "dram_gbps": 600.0, "fp32_tflops": 31.2,
+                      "fp16_tc_tflops": 125.0}),
+    "a40": ("sm_86", {"gpu_name": "A40", "sms": 84, "dram_gbps": 696.0, "fp32_tflops": 37.4,
+                      "fp16_tc_tflops": 150.0}),
+    "rtx4090": ("sm_89", {}),
+    "l4": ("sm_89", {"gpu_name": "L4", "sms": 58, "dram_gbps": 300.0, "fp32_tflops": 30.3,
+                     "fp16_tc_tflops": 121.0, "l2_bytes": 48 << 20}),
+    "l40s": ("sm_89", {"gpu_name": "L40S", "sms": 142, "dram_gbps": 864.0, "fp32_tflops": 91.6,
+                       "fp16_tc_tflops": 362.0, "l2_bytes": 96 << 20}),
+    "h100": ("sm_90", {}),
+    "h100pcie": ("sm_90", {"gpu_name": "H100-PCIe", "sms": 114, "dram_gbps": 2000.0,
+                           "fp32_tflops": 51.2, "fp16_tc_tflops": 756.0}),
+    "h200": ("sm_90", {"gpu_name": "H200", "dram_gbps": 4800.0, "l2_bytes": 60 << 20}),
+    "h800": ("sm_90", {"gpu_name": "H800"}),
+    "gh200": ("sm_90", {"gpu_name": "GH200", "dram_gbps": 4000.0}),
+}
+
+DEFAULT_ARCH = "sm_90"
+
+
+def _key(name: str) -> str:
+    key = re.sub(r"[^a-z0-9]", "", name.lower())
+    return re.sub(r"^(nvidia|tesla|geforce)", "", key)
+
+
+def resolve(target: str | None) -> ArchSpec:
+    """An ArchSpec for `sm_90`, `90`, `9.0`, `compute_90`, or a GPU name such as "A100" or "RTX 4090"."""
+    if not target:
+        return ARCHS[DEFAULT_ARCH]
+    text = target.strip().lower()
+    m = re.fullmatch(r"(?:sm_?|compute_?)?(\d)\.?(\d)a?", text)
+    if m:
+        name = f"sm_{m.group(1)}{m.group(2)}"
+        if name in ARCHS:
+            return ARCHS[name]
+        raise KeyError(f"unsupported architecture {target!r}; supported: {', '.join(ARCHS)}")
+    key = _key(text)
+    if key in GPUS:
+        arch, overrides = GPUS[key]
+        return replace(ARCHS[arch], **overrides)
+    raise KeyError(f"unknown GPU or architecture {target!r}; use sm_75/sm_80/sm_86/sm_89/sm_90 "
+                   f"or a name such as A100, H100, H200, RTX 4090")
