@@ -1,0 +1,23 @@
+"""All sketches, and which of them can serve a problem."""
+from __future__ import annotations
+
+from ..arch import ArchSpec
+from ..ir.patterns import Problem
+from . import conv, elementwise, gemm, gemm_tc, norm, pool, reduction, scan, softmax, transpose
+from .base import Sketch
+
+ALL_SKETCHES: list[Sketch] = [
+    *elementwise.SKETCHES, *reduction.SKETCHES, *softmax.SKETCHES, *norm.SKETCHES, *scan.SKETCHES,
+    *transpose.SKETCHES, *gemm.SKETCHES, *gemm_tc.SKETCHES, *conv.SKETCHES, *pool.SKETCHES,
+]
+
+
+def candidates(problem: Problem, arch: ArchSpec) -> list[Sketch]:
+    """Sketches that can serve `problem` on `arch` (structural variants for the search)."""
+    return [s for s in ALL_SKETCHES if s.pattern == problem.pattern and s.unsupported(problem, arch) is None]
+
+
+def why_unsupported(problem: Problem, arch: ArchSpec) -> str:
+    reasons = [r for s in ALL_SKETCHES if s.pattern == problem.pattern
+               if (r := s.unsupported(problem, arch))]
+    return "; ".join(sorted(set(reasons))) or f"no sketch serves the '{problem.pattern}' pattern"

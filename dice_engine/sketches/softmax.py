@@ -1,0 +1,4 @@
+"""(being written)"""
+from .base import Sketch
+
+SKETCHES: list[Sketch] = []
