@@ -1,0 +1,273 @@
+"""The reference evaluator: what an intent means, computed with numpy in float64.
+
+It is the oracle that GPU verification compares against. Arithmetic runs in float64 (int64
+for integer values) and the result is rounded once to the output dtype. bf16 values are held in
+float32 arrays whose values are exactly representable in bf16; `to_storage`/`from_storage`
+convert to and from the bytes a device buffer holds.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+from .dtypes import DType
+from .graph import Node, Program
+
+Array = np.ndarray
+
+
+# --- dtype storage -------------------------------------------------------------------------
+
+def _round_to_bf16_bits(values: Array) -> Array:
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16          # round half to even
+    nan = np.isnan(values)
+    out = rounded.astype(np.uint16)
+    out[nan] = 0x7FC0
+    return out
+
+
+def _bf16_bits_to_f32(bits: Array) -> Array:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def round_to(values: Array, dtype: DType) -> Array:
+    """`values` rounded to `dtype` (bf16 kept in float32)."""
+    if dtype.name == "bf16":
+        return _bf16_bits_to_f32(_round_to_bf16_bits(np.asarray(values, dtype=np.float32)))
+    if dtype.name == "bool":
+        return np.asarray(values).astype(bool)
+    if not dtype.is_float:
+        return np.asarray(values).astype(dtype.numpy)
+    return np.asarray(values).astype(dtype.numpy)
+
+
+def to_storage(values: Array, dtype: DType) -> Array:
+    """The exact element bytes a device buffer of `dtype` holds (bf16 → uint16 bits, bool → uint8)."""
+    if dtype.name == "bf16":
+        return _round_to_bf16_bits(np.asarray(values, dtype=np.float32))
+    if dtype.name == "bool":
+        return np.asarray(values).astype(np.uint8)
+    return np.ascontiguousarray(np.asarray(values).astype(dtype.numpy))
+
+
+def from_storage(raw: Array, dtype: DType) -> Array:
+    if dtype.name == "bf16":
+        return _bf16_bits_to_f32(np.asarray(raw).view(np.uint16))
+    if dtype.name == "bool":
+        return np.asarray(raw).view(np.uint8).astype(bool)
+    return np.asarray(raw).view(dtype.numpy)
+
+
+# --- math helpers ----------------------------------------------------------------------------
+
+def _erf(x: Array) -> Array:
+    try:
+        from scipy.special import erf  # type: ignore[import-not-found]
+        return erf(x)
+    except ImportError:
+        pass
+    try:
+        import torch
+        return torch.special.erf(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float64))).numpy()
+    except ImportError:
+        return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def _wide(x: Array) -> Array:
+    """float64 for floats, int64 for integers, bool as is."""
+    if x.dtype == bool:
+        return x
+    if np.issubdtype(x.dtype, np.integer):
+        return x.astype(np.int64)
+    return x.astype(np.float64)
+
+
+def _as_float(x: Array) -> Array:
+    return x.astype(np.float64)
+
+
+def _gelu(x: Array, approximate: str) -> Array:
+    x = _as_float(x)
+    if approximate == "tanh":
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+
+
+def _sigmoid(x: Array) -> Array:
+    x = _as_float(x)
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+def _clamp(x: Array, node: Node) -> Array:
+    lo, hi = node.attr("min"), node.attr("max")
+    if lo is not None:
+        x = np.maximum(x, lo)
+    if hi is not None:
+        x = np.minimum(x, hi)
+    return x
+
+
+UNARY: dict[str, Callable[[Array, Node], Array]] = {
+    "neg": lambda x, n: -x,
+    "exp": lambda x, n: np.exp(_as_float(x)),
+    "log": lambda x, n: np.log(_as_float(x)),
+    "sqrt": lambda x, n: np.sqrt(_as_float(x)),
+    "rsqrt": lambda x, n: 1.0 / np.sqrt(_as_float(x)),
+    "abs": lambda x, n: np.abs(x),
+    "tanh": lambda x, n: np.tanh(_as_float(x)),
+    "sigmoid": lambda x, n: _sigmoid(x),
+    "relu": lambda x, n: np.maximum(x, 0),
+    "gelu": lambda x, n: _gelu(x, n.attr("approximate", "none")),
+    "silu": lambda x, n: _as_float(x) * _sigmoid(x),
+    "leaky_relu": lambda x, n: np.where(x > 0, x, x * n.attr("negative_slope")),
+    "clamp": _clamp,
+    "logical_not": lambda x, n: ~x.astype(bool),
+    "cast": lambda x, n: _wide(round_to(x, n.attr("dtype"))),
+}
+
+BINARY: dict[str, Callable[[Array, Array], Array]] = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply,
+    "div": lambda a, b: np.true_divide(_as_float(a), b),
+    "pow": lambda a, b: np.power(_as_float(a), b),
+    "maximum": np.maximum, "minimum": np.minimum,
+    "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    "eq": np.equal, "ne": np.not_equal,
+    "logical_and": np.logical_and, "logical_or": np.logical_or,
+}
+
+
+def _reduce(x: Array, node: Node) -> Array:
+    dims, keepdim = node.attr("dim"), node.attr("keepdim")
+    op = node.op
+    if op in ("argmax", "argmin"):
+        if len(dims) == x.ndim and x.ndim != 1:      # torch flattens when dim=None
+            flat = np.argmax(x.reshape(-1)) if op == "argmax" else np.argmin(x.reshape(-1))
+            out = np.asarray(flat, dtype=np.int64)
+            return out.reshape((1,) * x.ndim) if keepdim else out
+        fn = np.argmax if op == "argmax" else np.argmin
+        return fn(x, axis=dims[0], keepdims=keepdim).astype(np.int64)
+    fn = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}[op]
+    return fn(x, axis=dims, keepdims=keepdim)
+
+
+def _softmax(x: Array, node: Node) -> Array:
+    dim = node.attr("dim")
+    x = _as_float(x)
+    shifted = x - np.max(x, axis=dim, keepdims=True)
+    if node.op == "log_softmax":
+        return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def _norm(args: list[Array], node: Node) -> Array:
+    x = _as_float(args[0])
+    eps = node.attr("eps")
+    if node.op == "layer_norm":
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        y = (x - mean) / np.sqrt(var + eps)
+        if len(args) > 1:
+            y = y * args[1]
+        if len(args) > 2:
+            y = y + args[2]
+        return y
+    if eps is None:   # torch.nn.functional.rms_norm: the input dtype's machine epsilon
+        in_dtype = node.args[0].dtype
+        eps = {"bf16": 2.0 ** -7, "f16": 2.0 ** -10}.get(in_dtype.name, float(np.finfo(in_dtype.numpy).eps))
+    y = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
+    return y * args[1] if len(args) > 1 else y
+
+
+def _conv2d(args: list[Array], node: Node) -> Array:
+    x, w = _as_float(args[0]), _as_float(args[1])
+    (sh, sw), (ph, pw), (dh, dw) = node.attr("stride"), node.attr("padding"), node.attr("dilation")
+    n, _, oh, ow = node.shape
+    k, _, r, s = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    out = np.zeros((n, k, oh, ow))
+    for i in range(r):
+        for j in range(s):
+            window = xp[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh, j * dw: j * dw + sw * (ow - 1) + 1: sw]
+            out += np.einsum("nchw,kc->nkhw", window, w[:, :, i, j], optimize=True)
+    if len(args) > 2:
+        out += _as_float(args[2])[None, :, None, None]
+    return out
+
+
+def _pool(x: Array, node: Node) -> Array:
+    (kh, kw), (sh, sw), (ph, pw) = node.attr("kernel_size"), node.attr("stride"), node.attr("padding")
+    _, _, oh, ow = node.shape
+    is_max = node.op == "max_pool2d"
+    xp = np.pad(_as_float(x), ((0, 0), (0, 0), (ph, ph), (pw, pw)),
+                constant_values=-np.inf if is_max else 0.0)
+    out = np.full(x.shape[:2] + (oh, ow), -np.inf if is_max else 0.0)
+    for i in range(kh):
+        for j in range(kw):
+            window = xp[:, :, i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw]
+            out = np.maximum(out, window) if is_max else out + window
+    return out if is_max else out / (kh * kw)   # count_include_pad=True, torch's default
+
+
+def _bind_symbols(program: Program, inputs: dict[str, Array]) -> dict[str, int]:
+    bound: dict[str, int] = {}
+    for name, decl in program.inputs.items():
+        if name not in inputs:
+            raise ValueError(f"missing input '{name}'")
+        actual = inputs[name].shape
+        if len(actual) != len(decl.shape):
+            raise ValueError(f"input '{name}' has rank {len(actual)}, declared {len(decl.shape)}")
+        for want, got in zip(decl.shape, actual):
+            if isinstance(want, int) and want != got:
+                raise ValueError(f"input '{name}' has shape {actual}, declared {list(decl.shape)}")
+            if isinstance(want, str) and bound.setdefault(want, got) != got:
+                raise ValueError(f"symbol {want} bound to both {bound[want]} and {got}")
+    return bound
+
+
+def evaluate(program: Program, inputs: dict[str, Array], symbols: dict[str, int] | None = None) -> Array:
+    """The program's output for `inputs`, rounded to the output dtype."""
+    bound = _bind_symbols(program, inputs)
+    for name, value in (symbols or {}).items():
+        if name in bound and bound[name] != value:
+            raise ValueError(f"symbol {name}={value} disagrees with the inputs ({bound[name]})")
+    values: dict[int, Array] = {}
+    for node in program.output.walk():
+        args = [values[id(a)] for a in node.args]
+        values[id(node)] = _eval_node(node, args, inputs)
+    return round_to(values[id(program.output)], program.output.dtype)
+
+
+def _eval_node(node: Node, args: list[Array], inputs: dict[str, Array]) -> Array:
+    op = node.op
+    if op == "input":
+        return _wide(np.asarray(inputs[node.name]))
+    if op == "const":
+        return np.asarray(node.value)
+    if op in UNARY:
+        return UNARY[op](args[0], node)
+    if op in BINARY:
+        return BINARY[op](args[0], args[1])
+    if op == "where":
+        return np.where(args[0].astype(bool), args[1], args[2])
+    if op in ("sum", "mean", "max", "min", "prod", "argmax", "argmin"):
+        return _reduce(args[0], node)
+    if op in ("softmax", "log_softmax"):
+        return _softmax(args[0], node)
+    if op in ("layer_norm", "rms_norm"):
+        return _norm(args, node)
+    if op == "cumsum":
+        return np.cumsum(args[0], axis=node.attr("dim"))
+    if op == "permute":
+        return np.transpose(args[0], node.attr("dims"))
+    if op == "matmul":
+        return np.matmul(_as_float(args[0]), _as_float(args[1]))
+    if op == "conv2d":
+        return _conv2d(args, node)
+    if op in ("max_pool2d", "avg_pool2d"):
+        return _pool(args[0], node)
+    raise ValueError(f"no reference for operator '{op}'")
