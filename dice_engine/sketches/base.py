@@ -188,8 +188,8 @@ def frame(*, name: str, strategy: str, tokens: Point, device_code: str, launcher
     token_text = ", ".join(f"{k}={v}" for k, v in tokens.items())
     header = (f"// DICE kernel `{name}`: {strategy}\n"
               f"// design tokens: {token_text}\n")
-    return (f"{header}{INCLUDES}\nnamespace dice_{name} {{\n\n{device_code.strip()}\n\n}}  // namespace dice_{name}\n\n"
-            f"{launcher_code.strip()}\n")
+    namespace = f"namespace dice_{name} {{\n\n{device_code.strip()}\n\n}}  // namespace dice_{name}\n"
+    return f"{header}{INCLUDES}\n{namespace}\n{launcher_code.strip()}\n"
 
 
 def launcher_signature(name: str, params: list[Param]) -> str:
