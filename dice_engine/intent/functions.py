@@ -1,0 +1,323 @@
+"""The functions of the tensor form (PyTorch names and signatures) and how each becomes IR nodes.
+
+A handler receives the bound arguments of one call (values with their character ranges) and
+builds nodes through `ops.make` only; an `OpError` is mapped back to the argument or keyword it
+blames, so the editor underlines exactly that text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..ir import ops
+from ..ir.dtypes import ALIASES, DType, parse_dtype
+from ..ir.graph import Node
+from .errors import IntentError, did_you_mean
+
+Value = Any   # a Node, or a Python literal (int, float, bool, str, None, tuple)
+
+
+@dataclass
+class Arg:
+    value: Value
+    start: int
+    end: int
+
+
+@dataclass
+class CallSite:
+    """One call with its arguments bound to parameter names."""
+    func: str
+    start: int            # the whole call
+    end: int
+    args: dict[str, Arg]
+
+    def get(self, name: str, default: Value = None) -> Value:
+        arg = self.args.get(name)
+        return default if arg is None else arg.value
+
+    def span(self, name: str | None) -> tuple[int, int]:
+        arg = self.args.get(name) if name else None
+        return (arg.start, arg.end) if arg else (self.start, self.end)
+
+    def error(self, message: str, name: str | None = None) -> IntentError:
+        return IntentError(message, *self.span(name))
+
+    def tensor(self, name: str) -> Node:
+        """The argument as a node (a number becomes a scalar constant)."""
+        value = self.get(name)
+        if isinstance(value, Node):
+            return value
+        if isinstance(value, (int, float)):
+            return ops.const(value)
+        raise self.error(f"{self.func}'s {name} must be a tensor, got {value!r}", name)
+
+    def number(self, name: str, default: Value = None, *, integer: bool = False) -> Value:
+        value = self.get(name, default)
+        kinds = (int,) if integer else (int, float)
+        if value is None or (isinstance(value, kinds) and not isinstance(value, bool)):
+            return value
+        what = "an integer" if integer else "a number"
+        raise self.error(f"{self.func}'s {name} must be {what}, got {_describe(value)}", name)
+
+    def ints(self, name: str) -> Value:
+        """An int, or a tuple of ints (dims, sizes)."""
+        value = self.get(name)
+        if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+        if isinstance(value, tuple) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return value
+        raise self.error(f"{self.func}'s {name} must be an integer or a tuple of integers, "
+                         f"got {_describe(value)}", name)
+
+
+def _describe(value: Value) -> str:
+    if isinstance(value, Node):
+        return f"a tensor of shape {list(value.shape)}"
+    return repr(value)
+
+
+def build(op: str, site: CallSite, arg_names: list[str], **attrs: Any) -> Node:
+    """`ops.make(op, [site's tensors named arg_names], **attrs)`, with OpErrors given a range."""
+    tensors = [site.tensor(n) for n in arg_names]
+    try:
+        return ops.make(op, tensors, **attrs)
+    except ops.OpError as e:
+        raise _locate(e, site, arg_names, attrs) from None
+
+
+def _locate(e: ops.OpError, site: CallSite, arg_names: list[str], attrs: dict[str, Any]) -> IntentError:
+    if e.attr and e.attr in site.args:
+        return site.error(str(e), e.attr)
+    if e.arg is not None and e.arg < len(arg_names):
+        return site.error(str(e), arg_names[e.arg])
+    return site.error(str(e))
+
+
+# ---------------------------------------------------------------------------------------------
+# Handlers, one per function family
+
+def _unary(op: str) -> Callable[[CallSite], Node]:
+    def handler(site: CallSite) -> Node:
+        return build(op, site, ["input"])
+    return handler
+
+
+def _gelu(site: CallSite) -> Node:
+    approximate = site.get("approximate", "none")
+    if not isinstance(approximate, str):
+        raise site.error("gelu's approximate must be 'none' or 'tanh'", "approximate")
+    return build("gelu", site, ["input"], approximate=approximate)
+
+
+def _leaky_relu(site: CallSite) -> Node:
+    return build("leaky_relu", site, ["input"], negative_slope=site.number("negative_slope", 0.01))
+
+
+def _clamp(site: CallSite) -> Node:
+    return build("clamp", site, ["input"], min=site.number("min"), max=site.number("max"))
+
+
+def _binary(op: str) -> Callable[[CallSite], Node]:
+    def handler(site: CallSite) -> Node:
+        return build(op, site, ["input", "other"])
+    return handler
+
+
+def _where(site: CallSite) -> Node:
+    return build("where", site, ["condition", "input", "other"])
+
+
+def _reduction(op: str) -> Callable[[CallSite], Node]:
+    def handler(site: CallSite) -> Node:
+        keepdim = site.get("keepdim", False)
+        if not isinstance(keepdim, bool):
+            raise site.error(f"{site.func}'s keepdim must be True or False", "keepdim")
+        return build(op, site, ["input"], dim=site.ints("dim"), keepdim=keepdim)
+    return handler
+
+
+def _max_or_min(reduction: str, elementwise: str) -> Callable[[CallSite], Node]:
+    """torch.max(x) / max(x, dim=1) reduce; torch.max(a, b) is the elementwise maximum."""
+    def handler(site: CallSite) -> Node:
+        other = site.args.pop("dim", None) if isinstance(site.get("dim"), Node) else None
+        if other is not None or "other" in site.args:
+            if other is not None:
+                site.args["other"] = other
+            return build(elementwise, site, ["input", "other"])
+        return _reduction(reduction)(site)
+    return handler
+
+
+def _softmax(op: str) -> Callable[[CallSite], Node]:
+    def handler(site: CallSite) -> Node:
+        if "dim" not in site.args:
+            raise site.error(f"{op} needs dim=, e.g. {op}(x, dim=-1)")
+        return build(op, site, ["input"], dim=site.number("dim", integer=True))
+    return handler
+
+
+def _normalized_shape(site: CallSite) -> Value:
+    value = site.get("normalized_shape")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,)
+    if value is None or (isinstance(value, tuple) and all(isinstance(v, int) for v in value)):
+        return value
+    raise site.error(f"{site.func}'s normalized_shape must be a list of integers such as [1024], "
+                     f"got {_describe(value)}", "normalized_shape")
+
+
+def _layer_norm(site: CallSite) -> Node:
+    if "bias" in site.args and "weight" not in site.args:
+        raise site.error("layer_norm with a bias but no weight is not supported", "bias")
+    names = ["input"] + [n for n in ("weight", "bias") if n in site.args]
+    return build("layer_norm", site, names, normalized_shape=_normalized_shape(site),
+                 eps=site.number("eps"))
+
+
+def _rms_norm(site: CallSite) -> Node:
+    names = ["input"] + (["weight"] if "weight" in site.args else [])
+    return build("rms_norm", site, names, normalized_shape=_normalized_shape(site),
+                 eps=site.number("eps"))
+
+
+def _cumsum(site: CallSite) -> Node:
+    if "dim" not in site.args:
+        raise site.error("cumsum needs dim=, e.g. cumsum(x, dim=1)")
+    return build("cumsum", site, ["input"], dim=site.number("dim", integer=True))
+
+
+def _transpose(site: CallSite) -> Node:
+    x = site.tensor("input")
+    a = site.number("dim0", integer=True)
+    b = site.number("dim1", integer=True)
+    if a is None or b is None:
+        raise site.error("transpose needs two dims, e.g. transpose(x, 0, 1)")
+    try:
+        return ops.transpose(x, a, b)
+    except ops.OpError as e:
+        bad = "dim0" if not -max(x.rank, 1) <= a < max(x.rank, 1) else "dim1"
+        raise site.error(str(e), bad) from None
+
+
+def _t(site: CallSite) -> Node:
+    x = site.tensor("input")
+    if x.rank > 2:
+        raise site.error(f"t() needs a tensor of rank <= 2, got rank {x.rank}", "input")
+    return ops.transpose(x, 0, 1)
+
+
+def _permute(site: CallSite) -> Node:
+    dims = site.ints("dims")
+    if dims is None:
+        raise site.error("permute needs the new order of the dimensions, e.g. permute(x, (1, 0))")
+    return build("permute", site, ["input"], dims=dims if isinstance(dims, tuple) else (dims,))
+
+
+def _matmul(site: CallSite) -> Node:
+    return build("matmul", site, ["input", "other"])
+
+
+def _conv2d(site: CallSite) -> Node:
+    names = ["input", "weight"] + (["bias"] if site.get("bias") is not None else [])
+    attrs = {k: site.ints(k) for k in ("stride", "padding", "dilation", "groups") if k in site.args}
+    return build("conv2d", site, names, **attrs)
+
+
+def _pool(op: str) -> Callable[[CallSite], Node]:
+    def handler(site: CallSite) -> Node:
+        if "kernel_size" not in site.args:
+            raise site.error(f"{op} needs kernel_size=, e.g. {op}(x, kernel_size=2)")
+        attrs = {k: site.ints(k) for k in ("kernel_size", "stride", "padding") if k in site.args}
+        return build(op, site, ["input"], **attrs)
+    return handler
+
+
+def _cast_to(dtype: DType | None) -> Callable[[CallSite], Node]:
+    def handler(site: CallSite) -> Node:
+        target = dtype
+        if target is None:
+            name = site.get("dtype")
+            target = parse_dtype(name) if isinstance(name, str) else None
+            if target is None:
+                raise site.error(f"unknown dtype {name!r}" + did_you_mean(str(name), ALIASES), "dtype")
+        return build("cast", site, ["input"], dtype=target)
+    return handler
+
+
+@dataclass(frozen=True)
+class Function:
+    params: tuple[str, ...]          # positional order, as PyTorch's signature
+    handler: Callable[[CallSite], Node]
+    varargs: bool = False            # permute(x, 1, 0): extra positionals collect into params[1]
+
+
+_U = ("input",)
+_B = ("input", "other")
+_RED = ("input", "dim", "keepdim")
+
+FUNCTIONS: dict[str, Function] = {
+    **{op: Function(_U, _unary(op)) for op in ("exp", "log", "sqrt", "rsqrt", "abs", "tanh", "sigmoid",
+                                               "relu", "silu", "neg")},
+    "gelu": Function(("input", "approximate"), _gelu),
+    "leaky_relu": Function(("input", "negative_slope"), _leaky_relu),
+    "clamp": Function(("input", "min", "max"), _clamp),
+    "where": Function(("condition", "input", "other"), _where),
+    "pow": Function(("input", "exponent"), lambda s: build("pow", _rename(s, "exponent", "other"), list(_B))),
+    **{name: Function(_B, _binary(op)) for name, op in (
+        ("add", "add"), ("sub", "sub"), ("mul", "mul"), ("div", "div"),
+        ("maximum", "maximum"), ("minimum", "minimum"))},
+    "max": Function(_RED, _max_or_min("max", "maximum")),
+    "min": Function(_RED, _max_or_min("min", "minimum")),
+    **{op: Function(_RED, _reduction(op)) for op in ("sum", "mean", "prod", "argmax", "argmin")},
+    "softmax": Function(("input", "dim"), _softmax("softmax")),
+    "log_softmax": Function(("input", "dim"), _softmax("log_softmax")),
+    "layer_norm": Function(("input", "normalized_shape", "weight", "bias", "eps"), _layer_norm),
+    "rms_norm": Function(("input", "normalized_shape", "weight", "eps"), _rms_norm),
+    "cumsum": Function(("input", "dim"), _cumsum),
+    "transpose": Function(("input", "dim0", "dim1"), _transpose),
+    "t": Function(_U, _t),
+    "permute": Function(("input", "dims"), _permute, varargs=True),
+    "matmul": Function(_B, _matmul),
+    "mm": Function(_B, _matmul),
+    "bmm": Function(_B, _matmul),
+    "conv2d": Function(("input", "weight", "bias", "stride", "padding", "dilation", "groups"), _conv2d),
+    "max_pool2d": Function(("input", "kernel_size", "stride", "padding"), _pool("max_pool2d")),
+    "avg_pool2d": Function(("input", "kernel_size", "stride", "padding"), _pool("avg_pool2d")),
+    "to": Function(("input", "dtype"), _cast_to(None)),
+    **{name: Function(_U, _cast_to(ALIASES[dt])) for name, dt in (
+        ("float", "f32"), ("half", "f16"), ("bfloat16", "bf16"), ("double", "f64"),
+        ("int", "i32"), ("long", "i64"), ("bool", "bool"))},
+}
+FUNCTIONS["clip"] = FUNCTIONS["clamp"]
+
+
+def _rename(site: CallSite, old: str, new: str) -> CallSite:
+    if old in site.args:
+        site.args[new] = site.args.pop(old)
+    return site
+
+
+def bind(name: str, fn: Function, positional: list[Arg], keywords: dict[str, tuple[Arg, int, int]],
+         start: int, end: int) -> CallSite:
+    """Bind a call's arguments to `fn`'s parameters as Python would, with PyTorch's names."""
+    args: dict[str, Arg] = {}
+    params = fn.params
+    if fn.varargs and len(positional) > len(params):
+        extra = positional[len(params) - 1:]
+        packed = Arg(tuple(a.value for a in extra), extra[0].start, extra[-1].end)
+        positional = positional[:len(params) - 1] + [packed]
+    if len(positional) > len(params):
+        bad = positional[len(params)]
+        raise IntentError(f"{name} takes at most {len(params)} positional argument(s)", bad.start, bad.end)
+    for param, arg in zip(params, positional):
+        args[param] = arg
+    for key, (arg, kstart, kend) in keywords.items():
+        if key not in params:
+            raise IntentError(f"{name} has no argument '{key}'" + did_you_mean(key, params[1:]), kstart, kend)
+        if key in args:
+            raise IntentError(f"{name} got '{key}' twice", kstart, kend)
+        args[key] = arg
+    if "input" in params and "input" not in args:
+        raise IntentError(f"{name} needs a tensor argument", start, end)
+    return CallSite(name, start, end, args)
