@@ -1,4 +1,486 @@
-"""(being written)"""
-from .base import Sketch
+"""GEMM on tensor cores (f16/bf16 operands, fp32 accumulation) with `mma.sync` and `ldmatrix`.
 
-SKETCHES: list[Sketch] = []
+Each block computes a BM×BN tile of C with a grid of warps, each warp a WM×WN tile made of
+16×8 `mma.sync.m16n8k16` fragments (sm_75: two `m16n8k8` per k16 step, f16 only). Operand
+tiles are kept in shared memory in their global layout, rows padded by 8 elements (16 bytes)
+so the eight 16-byte rows an `ldmatrix` reads fall on distinct banks; `ldmatrix.trans`
+delivers the fragments of an m-contiguous A or an n-contiguous B. Slices of K arrive by
+`cp.async` (16 B, zero-filling past the edges) through a STAGES-deep ring on sm_80+, or through
+registers into two buffers (16-byte vector loads, or predicated scalar loads when a leading
+dimension is not a multiple of 8). The epilogue runs on the fp32 accumulator fragments.
+"""
+# ruff: noqa: E501  (CUDA text is kept one generated line per source line, so it reads as it renders)
+from __future__ import annotations
+
+from ..arch import ArchSpec
+from ..ir.patterns import Problem
+from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params, \
+    launcher_signature
+from .gemm_common import GemmProblem, Operand, batch_pointer, kernel_args, kernel_params, read_problem, \
+    render_epilogue, size_guard, store, output_value
+
+_PAD = 8        # elements of padding per shared-memory row (16 bytes)
+_CHUNK = 8      # 16-bit elements per 16-byte copy
+_DEFAULT_SMEM = 48 * 1024   # dynamic shared memory beyond this needs the opt-in attribute
+
+
+def _gemm(problem: Problem) -> GemmProblem:
+    gp = read_problem(problem)
+    assert not isinstance(gp, str), gp
+    return gp
+
+
+def _tile_shape(which: str, op: Operand, p: Point) -> tuple[int, int]:
+    """(rows, pitch) of an operand's shared-memory tile, stored in its global layout."""
+    bm, bn, bk = p["block_m"], p["block_n"], p["block_k"]
+    rows, cols = {("A", "row"): (bm, bk), ("A", "col"): (bk, bm),
+                  ("B", "row"): (bk, bn), ("B", "col"): (bn, bk)}[(which, op.layout)]
+    return rows, cols + _PAD
+
+
+def _smem_bytes(gp: GemmProblem, p: Point) -> int:
+    a_rows, a_pitch = _tile_shape("A", gp.a, p)
+    b_rows, b_pitch = _tile_shape("B", gp.b, p)
+    return p["stages"] * (a_rows * a_pitch + b_rows * b_pitch) * 2
+
+
+def _threads(p: Point) -> int:
+    return (p["block_m"] // p["warp_m"]) * (p["block_n"] // p["warp_n"]) * 32
+
+
+class TensorCoreGemm(Sketch):
+    name = "gemm.mma_sync"
+    pattern = "gemm"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        gp = read_problem(problem)
+        if isinstance(gp, str):
+            return gp
+        if gp.in_dtype.name not in ("f16", "bf16"):
+            return f"tensor-core GEMM serves f16/bf16 operands, not {gp.in_dtype}"
+        if not arch.has_tensor_cores:
+            return f"{arch.name} has no tensor cores"
+        if gp.in_dtype.name == "bf16" and not arch.has_bf16:
+            return f"bf16 mma needs sm_80 or newer ({arch.name} has only f16 m16n8k8)"
+        return None
+
+    # -- design space ---------------------------------------------------------------------------
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        gp = _gemm(problem)
+        loads = ("cp_async", "vector", "scalar") if arch.has_cp_async else ("vector", "scalar")
+        tokens = [
+            Token("block_m", (64, 128, 256), "rows of C per block (BM)"),
+            Token("block_n", (64, 128, 256), "columns of C per block (BN)"),
+            Token("block_k", (32, 64), "K slice per pipeline stage (BK)"),
+            Token("warp_m", (32, 64), "rows of C per warp (WM, in 16-row mma fragments)"),
+            Token("warp_n", (32, 64), "columns of C per warp (WN, in 8-column mma fragments)"),
+            Token("stages", (2, 3, 4), "shared-memory pipeline depth"),
+            Token("load", loads, "global→shared path: cp.async ring, 16-byte register staging, "
+                                 "or predicated scalar loads"),
+        ]
+
+        def warps(p: Point) -> str | None:
+            if p["block_m"] % p["warp_m"] or p["block_n"] % p["warp_n"]:
+                return "the warp tile does not divide the block tile"
+            t = _threads(p)
+            return None if 64 <= t <= min(512, arch.max_threads_per_block) else f"{t} threads per block"
+
+        def copies(p: Point) -> str | None:
+            for which, op in (("A", gp.a), ("B", gp.b)):
+                rows, pitch = _tile_shape(which, op, p)
+                chunks = rows * (pitch - _PAD) // _CHUNK
+                if chunks % _threads(p):
+                    return f"the {which} tile's {chunks} 16-byte chunks do not split over {_threads(p)} threads"
+            return None
+
+        def staging(p: Point) -> str | None:
+            if p["load"] != "cp_async" and p["stages"] != 2:
+                return "register-staged loads use exactly 2 shared-memory buffers"
+            return None
+
+        def alignment(p: Point) -> str | None:
+            if p["load"] == "scalar":
+                return None
+            for which, op in (("A", gp.a), ("B", gp.b)):
+                ld = op.leading_dim(which, gp)
+                if not gp.is_multiple(ld, _CHUNK):
+                    return f"16-byte loads need {which}'s leading dimension ({ld}) to be a literal multiple of 8"
+            return None
+
+        def registers(p: Point) -> str | None:
+            mt, nt = p["warp_m"] // 16, p["warp_n"] // 8
+            estimate = mt * nt * 4 + mt * 4 + nt * 2 + 40
+            if p["load"] != "cp_async":   # the next slice waits in registers (plus addressing for scalars)
+                estimate += (p["block_m"] + p["block_n"]) * p["block_k"] // (2 * _threads(p))
+                estimate += 16 if p["load"] == "scalar" else 0
+            return None if estimate <= 224 else f"about {estimate} registers per thread"
+
+        def shared_memory(p: Point) -> str | None:
+            smem = _smem_bytes(gp, p)
+            limit = arch.smem_per_block_optin
+            return None if smem <= limit else f"{smem} B of shared memory (opt-in limit {limit})"
+
+        return DesignSpace(tokens, [warps, copies, staging, alignment, registers, shared_memory])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        gp = _gemm(problem)
+        space = self.space(problem, arch)
+        tiles = gp.hint(gp.M) * gp.hint(gp.N) * gp.hint(gp.batch)
+        if tiles >= 128 * 256 * 2 * arch.sms:
+            shapes = [(128, 256, 32, 64, 64), (128, 128, 32, 64, 64), (64, 64, 32, 32, 32)]
+        elif tiles >= 128 * 128 * arch.sms:
+            shapes = [(128, 128, 32, 64, 64), (64, 64, 32, 32, 32)]
+        else:
+            shapes = [(64, 64, 32, 32, 32), (64, 128, 32, 32, 64)]
+        for bm, bn, bk, wm, wn in shapes:
+            for load, stages in (("cp_async", 3), ("cp_async", 2), ("vector", 2), ("scalar", 2)):
+                point = {"block_m": bm, "block_n": bn, "block_k": bk, "warp_m": wm, "warp_n": wn,
+                         "stages": stages, "load": load}
+                if space.is_legal(point):
+                    return point
+        return next(space.points())
+
+    # -- rendering ------------------------------------------------------------------------------
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        gp = _gemm(problem)
+        violations = self.space(problem, arch).violations(point)
+        if violations:
+            raise ValueError(f"illegal point for {self.name}: {'; '.join(violations)}")
+        kernel = f"{name}_kernel"
+        threads = _threads(point)
+        smem = _smem_bytes(gp, point)
+        device = _device_code(gp, point, arch, kernel)
+        params = launcher_params(problem)
+        qualified = f"dice_{name}::{kernel}"
+        opt_in = ""
+        if smem > _DEFAULT_SMEM:
+            opt_in = (f"    static bool smem_configured = false;   // more than 48 KiB of dynamic shared memory\n"
+                      f"    if (!smem_configured) {{\n"
+                      f"        cudaFuncSetAttribute({qualified}, cudaFuncAttributeMaxDynamicSharedMemorySize, {smem});\n"
+                      f"        smem_configured = true;\n"
+                      f"    }}\n")
+        launcher = (f"{launcher_signature(name, params)} {{\n"
+                    f"{size_guard(gp)}{opt_in}"
+                    f"    const dim3 grid(({dim_c(gp.N)} + {point['block_n']} - 1) / {point['block_n']}, "
+                    f"({dim_c(gp.M)} + {point['block_m']} - 1) / {point['block_m']}, {dim_c(gp.batch)});\n"
+                    f"    {qualified}<<<grid, {threads}, {smem}, stream>>>({kernel_args(gp)});\n}}\n")
+        mma = "mma.sync m16n8k16" if arch.sm_number >= 80 else "mma.sync m16n8k8 (x2 per k16)"
+        strategy = (f"{gp.in_dtype} GEMM on tensor cores ({mma}, fp32 accumulate), "
+                    f"{point['block_m']}x{point['block_n']}x{point['block_k']} block tiles, "
+                    f"{point['warp_m']}x{point['warp_n']} per warp, {point['stages']}-stage "
+                    f"{_LOAD_WORDS[point['load']]}, ldmatrix from padded shared memory, "
+                    f"A {gp.a.layout}-major, B {gp.b.layout}-major{', fused epilogue' if gp.has_epilogue else ''}")
+        source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
+        grid = ((gp.hint(gp.N) + point["block_n"] - 1) // point["block_n"],
+                (gp.hint(gp.M) + point["block_m"] - 1) // point["block_m"], gp.hint(gp.batch))
+        return RenderedKernel(
+            sketch=self.name, tokens=dict(point), source=source, kernel_names=[qualified],
+            launcher=launcher, params=params, launches=[Launch(kernel, grid, (threads, 1, 1), smem)],
+            summary=f"mma {point['block_m']}x{point['block_n']}x{point['block_k']} "
+                    f"w{point['warp_m']}x{point['warp_n']} {point['stages']}st {point['load']}")
+
+
+_LOAD_WORDS = {"cp_async": "cp.async pipeline", "vector": "register-staged 16-byte loads",
+               "scalar": "register-staged predicated scalar loads"}
+
+
+# ---------------------------------------------------------------------------------------------
+# CUDA text
+
+_PTX_HELPERS = r"""
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// Four 8x8 b16 matrices; lanes 8i..8i+7 give the row addresses of matrix i, whose fragment
+// lands in r[i] (lane l holds row l/4, columns 2(l%4) and 2(l%4)+1; .trans: the transpose).
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+"""
+
+_CP_ASYNC_HELPERS = r"""
+// 16-byte global->shared copy that bypasses L1; reads nothing and zero-fills when !valid.
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+                 :: "r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory"); }
+"""
+
+
+def _mma_helper(dtype: str, sm: int) -> str:
+    ab = "bf16" if dtype == "bf16" else "f16"
+    if sm >= 80:
+        return f"""
+// D += A(16x16, row) * B(16x8, col): a = 4 regs (rows g/g+8, k 0-7/8-15), b = 2 regs (k 0-7/8-15).
+__device__ __forceinline__ void mma_16x8x16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.{ab}.{ab}.f32 "
+                 "{{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}}
+"""
+    return """
+// sm_75 has no m16n8k16: one k16 step is two m16n8k8 (a[0..1] and b[0] for k 0-7, a[2..3] and b[1] for 8-15).
+__device__ __forceinline__ void mma_16x8x16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]));
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[2]), "r"(a[3]), "r"(b[1]));
+}
+"""
+
+
+def _operand_geometry(which: str, op: Operand) -> dict[str, str]:
+    """Names for one operand tile: its (outer, inner) indices — inner is contiguous in global
+    and shared memory alike — their extents, limits and block origins, and the leading dim."""
+    if which == "A":
+        outer, inner = ("m", "k") if op.layout == "row" else ("k", "m")
+        extent, limit, origin = {"m": "BM", "k": "BK"}, {"m": "M", "k": "K"}, {"m": "m0", "k": "k0"}
+        ld = "K" if op.layout == "row" else "M"
+    else:
+        outer, inner = ("k", "n") if op.layout == "row" else ("n", "k")
+        extent, limit, origin = {"k": "BK", "n": "BN"}, {"k": "K", "n": "N"}, {"k": "k0", "n": "n0"}
+        ld = "N" if op.layout == "row" else "K"
+    return {"outer": outer, "inner": inner, "inner_extent": extent[inner], "outer_limit": limit[outer],
+            "inner_limit": limit[inner], "outer_origin": origin[outer], "inner_origin": origin[inner], "ld": ld}
+
+
+def _chunk_coords(which: str, g: dict[str, str]) -> str:
+    """Statements locating this thread's i-th 16-byte chunk of the tile (tile and global coords)."""
+    o, n = g["outer"], g["inner"]
+    return (f"            const int idx = threadIdx.x + i * THREADS;\n"
+            f"            const int {o} = idx / ({g['inner_extent']} / 8), {n} = (idx % ({g['inner_extent']} / 8)) * 8;\n"
+            f"            const int g{o} = {g['outer_origin']} + {o}, g{n} = {g['inner_origin']} + {n};\n")
+
+
+def _copy_async(which: str, op: Operand) -> str:
+    g = _operand_geometry(which, op)
+    o, n = g["outer"], g["inner"]
+    return (f"        #pragma unroll\n"
+            f"        for (int i = 0; i < {which}_CHUNKS; ++i) {{\n"
+            f"{_chunk_coords(which, g)}"
+            f"            const bool valid = g{o} < {g['outer_limit']} && g{n} < {g['inner_limit']};\n"
+            f"            const uint16_t* src = valid ? {which}_b + (long long)g{o} * {g['ld']} + g{n} : {which}_b;\n"
+            f"            cp_async_16(smem_addr({which}s + {o} * {which}_PITCH + {n}), src, valid);\n"
+            f"        }}\n")
+
+
+def _load_registers(which: str, op: Operand, scalar: bool) -> str:
+    g = _operand_geometry(which, op)
+    o, n = g["outer"], g["inner"]
+    stage = f"{which.lower()}_stage[i]"
+    if not scalar:
+        fetch = (f"            {stage} = make_uint4(0, 0, 0, 0);\n"
+                 f"            if (g{o} < {g['outer_limit']} && g{n} < {g['inner_limit']})\n"
+                 f"                {stage} = *reinterpret_cast<const uint4*>({which}_b + (long long)g{o} * {g['ld']} + g{n});\n")
+    else:   # element by element: any alignment, exact edges
+        fetch = (f"            uint32_t w[4] = {{0, 0, 0, 0}};\n"
+                 f"            if (g{o} < {g['outer_limit']}) {{\n"
+                 f"                const uint16_t* src = {which}_b + (long long)g{o} * {g['ld']} + g{n};\n"
+                 f"                #pragma unroll\n"
+                 f"                for (int e = 0; e < 8; ++e)\n"
+                 f"                    if (g{n} + e < {g['inner_limit']}) w[e / 2] |= uint32_t(src[e]) << (16 * (e % 2));\n"
+                 f"            }}\n"
+                 f"            {stage} = make_uint4(w[0], w[1], w[2], w[3]);\n")
+    return (f"        #pragma unroll\n"
+            f"        for (int i = 0; i < {which}_CHUNKS; ++i) {{\n"
+            f"{_chunk_coords(which, g)}{fetch}"
+            f"        }}\n")
+
+
+def _store_registers(which: str, op: Operand) -> str:
+    g = _operand_geometry(which, op)
+    o, n = g["outer"], g["inner"]
+    return (f"        #pragma unroll\n"
+            f"        for (int i = 0; i < {which}_CHUNKS; ++i) {{\n"
+            f"            const int idx = threadIdx.x + i * THREADS;\n"
+            f"            const int {o} = idx / ({g['inner_extent']} / 8), {n} = (idx % ({g['inner_extent']} / 8)) * 8;\n"
+            f"            *reinterpret_cast<uint4*>({which}s + {o} * {which}_PITCH + {n}) = {which.lower()}_stage[i];\n"
+            f"        }}\n")
+
+
+def _fragment_loads(gp: GemmProblem) -> str:
+    """ldmatrix addressing for this warp's A and B fragments at k16 step kk (lane = threadIdx.x % 32).
+
+    A (row g / g+8, k pairs): matrices 0..3 = (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15),
+    (m 8-15, k 8-15). B (k pairs, column g): for fragments ni and ni+1, matrices 0..3 =
+    (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
+    """
+    if gp.a.layout == "row":   # As[m][k]: rows are m, plain ldmatrix
+        a = ("                const int m = warp_m0 + mi * 16 + (lane % 16), k = kk * 16 + (lane / 16) * 8;\n"
+             "                ldmatrix_x4(a_frag[mi], smem_addr(As + m * A_PITCH + k));\n")
+    else:                      # As[k][m]: rows are k, transposing ldmatrix
+        a = ("                const int k = kk * 16 + (lane % 8) + (lane / 16) * 8, m = warp_m0 + mi * 16 + ((lane / 8) % 2) * 8;\n"
+             "                ldmatrix_x4_trans(a_frag[mi], smem_addr(As + k * A_PITCH + m));\n")
+    if gp.b.layout == "row":   # Bs[k][n]: rows are k, transposing ldmatrix
+        b = ("                const int k = kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, n = warp_n0 + ni * 8 + (lane / 16) * 8;\n"
+             "                ldmatrix_x4_trans(r, smem_addr(Bs + k * B_PITCH + n));\n")
+    else:                      # Bs[n][k]: rows are n, plain ldmatrix
+        b = ("                const int n = warp_n0 + ni * 8 + (lane % 8) + (lane / 16) * 8, k = kk * 16 + ((lane / 8) % 2) * 8;\n"
+             "                ldmatrix_x4(r, smem_addr(Bs + n * B_PITCH + k));\n")
+    return ("            #pragma unroll\n"
+            "            for (int mi = 0; mi < MT; ++mi) {\n"
+            f"{a}"
+            "            }\n"
+            "            #pragma unroll\n"
+            "            for (int ni = 0; ni < NT; ni += 2) {\n"
+            "                uint32_t r[4];\n"
+            f"{b}"
+            "                b_frag[ni][0] = r[0]; b_frag[ni][1] = r[1]; b_frag[ni + 1][0] = r[2]; b_frag[ni + 1][1] = r[3];\n"
+            "            }\n")
+
+
+def _pair_store(gp: GemmProblem) -> str:
+    """Stores of one accumulator pair (columns col, col+1 of `row`) through the epilogue."""
+    out = gp.out_dtype
+    v0 = output_value(gp, "v[0]", "row", "col")
+    v1 = output_value(gp, "v[1]", "row", "col + 1")
+    pack = {"f16": "__floats2half2_rn", "bf16": "__floats2bfloat162_rn"}.get(out.name)
+    vec_type = {"f16": "__half2", "bf16": "__nv_bfloat162", "f32": "float2"}.get(out.name)
+    if vec_type and gp.is_multiple(gp.N, 2):   # col is even and so is N: the pair is in or out together
+        value = f"{pack}({v0}, {v1})" if pack else f"make_float2({v0}, {v1})"
+        return (f"                if (row < M && col < N)\n"
+                f"                    *reinterpret_cast<{vec_type}*>(&C_b[(long long)row * N + col]) = {value};\n")
+    return (f"                if (row < M) {{\n"
+            f"                    if (col < N) {store(gp, 'v[0]', 'row', 'col')}\n"
+            f"                    if (col + 1 < N) {store(gp, 'v[1]', 'row', 'col + 1')}\n"
+            f"                }}\n")
+
+
+def _device_code(gp: GemmProblem, p: Point, arch: ArchSpec, kernel: str) -> str:
+    a_rows, a_pitch = _tile_shape("A", gp.a, p)
+    b_rows, b_pitch = _tile_shape("B", gp.b, p)
+    cp_async = p["load"] == "cp_async"
+    consts = (f"constexpr int BM = {p['block_m']}, BN = {p['block_n']}, BK = {p['block_k']};  // block tile\n"
+              f"constexpr int WM = {p['warp_m']}, WN = {p['warp_n']};  // warp tile\n"
+              f"constexpr int WARPS_N = BN / WN, THREADS = (BM / WM) * WARPS_N * 32;\n"
+              f"constexpr int MT = WM / 16, NT = WN / 8;  // mma fragments per warp\n"
+              f"constexpr int STAGES = {p['stages']};\n"
+              f"// shared-memory tiles in global layout, rows padded by 8 elements for conflict-free ldmatrix\n"
+              f"constexpr int A_PITCH = {a_pitch}, A_TILE = {a_rows} * A_PITCH;  // A {gp.a.layout}-major\n"
+              f"constexpr int B_PITCH = {b_pitch}, B_TILE = {b_rows} * B_PITCH;  // B {gp.b.layout}-major\n"
+              f"constexpr int A_CHUNKS = BM * BK / 8 / THREADS, B_CHUNKS = BK * BN / 8 / THREADS;  // 16-byte copies per thread\n")
+    helpers = _PTX_HELPERS + (_CP_ASYNC_HELPERS if cp_async else "") + _mma_helper(gp.in_dtype.name, arch.sm_number)
+    multiply = ("    auto multiply = [&](int stage) {   // acc += this warp's part of A-tile x B-tile\n"
+                "        const uint16_t* As = smem + stage * (A_TILE + B_TILE);\n"
+                "        const uint16_t* Bs = As + A_TILE;\n"
+                "        #pragma unroll\n"
+                "        for (int kk = 0; kk < BK / 16; ++kk) {\n"
+                "            uint32_t a_frag[MT][4], b_frag[NT][2];\n"
+                f"{_fragment_loads(gp)}"
+                "            #pragma unroll\n"
+                "            for (int mi = 0; mi < MT; ++mi)\n"
+                "                #pragma unroll\n"
+                "                for (int ni = 0; ni < NT; ++ni) mma_16x8x16(acc[mi][ni], a_frag[mi], b_frag[ni]);\n"
+                "        }\n"
+                "    };\n")
+    if cp_async:
+        movers = ("    auto copy_tiles = [&](int stage, int k0) {   // cp.async global -> shared, zero-filled at the edges\n"
+                  "        uint16_t* As = smem + stage * (A_TILE + B_TILE);\n"
+                  "        uint16_t* Bs = As + A_TILE;\n"
+                  f"{_copy_async('A', gp.a)}{_copy_async('B', gp.b)}"
+                  "    };\n")
+        main_loop = ("    // Prologue: slices 0..STAGES-2 in flight, one commit group each (empty past the end).\n"
+                     "    #pragma unroll\n"
+                     "    for (int s = 0; s < STAGES - 1; ++s) {\n"
+                     "        if (s < k_tiles) copy_tiles(s, s * BK);\n"
+                     "        cp_async_commit();\n"
+                     "    }\n"
+                     "    for (int kt = 0; kt < k_tiles; ++kt) {\n"
+                     "        cp_async_wait<STAGES - 2>();   // this thread's copies of slice kt have landed\n"
+                     "        __syncthreads();               // ... everyone's have, and slice kt-1 is no longer read\n"
+                     "        const int next = kt + STAGES - 1;\n"
+                     "        if (next < k_tiles) copy_tiles(next % STAGES, next * BK);   // refills slice kt-1's stage\n"
+                     "        cp_async_commit();\n"
+                     "        multiply(kt % STAGES);\n"
+                     "    }\n")
+    else:
+        scalar = p["load"] == "scalar"
+        movers = ("    uint4 a_stage[A_CHUNKS], b_stage[B_CHUNKS];   // the next slice, on its way to shared memory\n"
+                  "    auto load_tiles = [&](int k0) {   // global -> registers, zero-filled outside the matrices\n"
+                  f"{_load_registers('A', gp.a, scalar)}{_load_registers('B', gp.b, scalar)}"
+                  "    };\n"
+                  "    auto store_tiles = [&](int stage) {   // registers -> shared memory\n"
+                  "        uint16_t* As = smem + stage * (A_TILE + B_TILE);\n"
+                  "        uint16_t* Bs = As + A_TILE;\n"
+                  f"{_store_registers('A', gp.a)}{_store_registers('B', gp.b)}"
+                  "    };\n")
+        main_loop = ("    load_tiles(0);\n"
+                     "    store_tiles(0);\n"
+                     "    __syncthreads();\n"
+                     "    for (int kt = 0; kt < k_tiles; ++kt) {\n"
+                     "        const bool more = kt + 1 < k_tiles;\n"
+                     "        if (more) load_tiles((kt + 1) * BK);   // in flight during the math below\n"
+                     "        multiply(kt & 1);\n"
+                     "        if (more) store_tiles((kt + 1) & 1);   // that buffer was last read before the previous barrier\n"
+                     "        __syncthreads();\n"
+                     "    }\n")
+    epilogue = render_epilogue(gp)
+    elem = gp.in_dtype.c_type
+    return f"""{consts}{helpers}
+{epilogue}
+__global__ void __launch_bounds__(THREADS) {kernel}({kernel_params(gp)}) {{
+    extern __shared__ __align__(16) uint16_t smem[];   // STAGES x (A tile, B tile), raw 16-bit elements
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int warp_m0 = (warp / WARPS_N) * WM, warp_n0 = (warp % WARPS_N) * WN;   // warp tile in the block tile
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    {batch_pointer("const uint16_t", "A_b", f"reinterpret_cast<const uint16_t*>({gp.a.param})", gp.a.batched, "M * K")}
+    {batch_pointer("const uint16_t", "B_b", f"reinterpret_cast<const uint16_t*>({gp.b.param})", gp.b.batched, "K * N")}
+    {batch_pointer(gp.out_dtype.c_type, "C_b", gp.out_param, gp.batch != 1, "M * N")}
+
+    float acc[MT][NT][4];   // fragment (mi, ni): rows g and g+8, columns 2(lane%4) and +1, g = lane/4
+    #pragma unroll
+    for (int mi = 0; mi < MT; ++mi)
+        #pragma unroll
+        for (int ni = 0; ni < NT; ++ni)
+            #pragma unroll
+            for (int r = 0; r < 4; ++r) acc[mi][ni][r] = 0.0f;
+
+{movers}{multiply}
+    const int k_tiles = (K + BK - 1) / BK;
+{main_loop}
+    // Epilogue straight from the fragments ({elem} operands, fp32 accumulators).
+    #pragma unroll
+    for (int mi = 0; mi < MT; ++mi)
+        #pragma unroll
+        for (int ni = 0; ni < NT; ++ni)
+            #pragma unroll
+            for (int half = 0; half < 2; ++half) {{
+                const int row = m0 + warp_m0 + mi * 16 + lane / 4 + half * 8;
+                const int col = n0 + warp_n0 + ni * 8 + (lane % 4) * 2;
+                const float v[2] = {{acc[mi][ni][2 * half], acc[mi][ni][2 * half + 1]}};
+{_pair_store(gp)}            }}
+}}
+"""
+
+
+SKETCHES: list[Sketch] = [TensorCoreGemm()]
+
+SAMPLE_INTENTS: list[str] = [
+    "C = A @ B; A: f16[4096, 4096]; B: f16[4096, 4096]; accumulate=f32",
+    "C = A @ B; A: bf16[4096, 4096]; B: bf16[4096, 4096]",
+    "C = A @ B; A: f16[1000, 999]; B: f16[999, 1000]",
+    "C = A @ B; A: f16[M, 512]; B: f16[512, 1024]; M=777",
+    "C = A @ B; A: bf16[16, 512, 256]; B: bf16[16, 256, 512]",
+    "C = A @ B; A: f16[4, 300, 256]; B: f16[256, 200]",
+    "C = A @ W.T; A: f16[2048, 1024]; W: f16[4096, 1024]",
+    "C = A.T @ B; A: bf16[1024, 2048]; B: bf16[1024, 512]",
+    "y = gelu(x @ W + b); x: bf16[8192, 1024]; W: bf16[1024, 4096]; b: bf16[4096]",
+    "y = relu(A @ B) * 0.5 + R; A: f16[1000, 1024]; B: f16[1024, 1000]; R: f16[1000, 1000]",
+]

@@ -1,0 +1,229 @@
+"""What the GEMM families share: reading a `gemm` problem as (batch, M, N, K, operand layouts),
+the fused epilogue as CUDA, and the kernel/launcher parameter plumbing.
+
+Conventions of the generated code: `A` is the logical M×K operand and `B` the K×N one, whatever
+the inputs are called. An operand is "row" when its second logical index is the contiguous one
+(A: k, B: n) and "col" when it is the `.T` of an input (A: m, B: k contiguous). Kernels take the
+sizes as `int M, int N, int K` (block offsets into a matrix are formed in 64 bits) and the batch
+index is `blockIdx.z`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.dtypes import DType
+from ..ir.graph import Dim, Node
+from ..ir.ops import ELEMENTWISE
+from ..ir.patterns import Problem
+from . import expr
+from .base import compute_type, dim_c, load_as_compute, store_from_compute
+
+# Names the kernels use for their own parameters; tensors with these names are renamed.
+_RESERVED = {"M", "N", "K", "batches"}
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One matmul operand as stored in memory."""
+    input_name: str     # the intent's tensor
+    param: str          # its kernel parameter name
+    dtype: DType
+    layout: str         # "row" | "col" (see module doc)
+    batched: bool       # has its own matrix per batch (else broadcast over the batch)
+
+    def leading_dim(self, which: str, gp: "GemmProblem") -> Dim:
+        """Elements between consecutive rows of storage: the extent of the contiguous index."""
+        contiguous = {("A", "row"): gp.K, ("A", "col"): gp.M,
+                      ("B", "row"): gp.N, ("B", "col"): gp.K}
+        return contiguous[(which, self.layout)]
+
+
+@dataclass(frozen=True)
+class GemmProblem:
+    problem: Problem
+    batch: Dim          # 1 when not batched
+    M: Dim
+    N: Dim
+    K: Dim
+    a: Operand
+    b: Operand
+    in_dtype: DType
+    out_dtype: DType
+    acc_ctype: str      # "float" | "double"
+
+    @property
+    def anchor(self) -> Node:
+        assert self.problem.anchor is not None
+        return self.problem.anchor
+
+    @property
+    def has_epilogue(self) -> bool:
+        return self.problem.output is not self.problem.anchor
+
+    @property
+    def out_param(self) -> str:
+        return param_name(self.problem.program.output_name)
+
+    def hint(self, d: Dim) -> int:
+        """A dimension's value at the intent's hint sizes (for grids and cost estimates)."""
+        return self.problem.program.concrete_shape((d,))[0]
+
+    def is_multiple(self, d: Dim, n: int) -> bool:
+        """True when `d` is a literal multiple of n (a symbol's value is only known at run time)."""
+        return isinstance(d, int) and d % n == 0
+
+
+def param_name(tensor: str) -> str:
+    return tensor + "_" if tensor in _RESERVED else tensor
+
+
+def _operand(node: Node, batch_rank: bool) -> Operand | str:
+    """An Operand for a matmul argument, or why it cannot be one."""
+    layout = "row"
+    if node.op == "permute" and node.args[0].op == "input":
+        layout, node = "col", node.args[0]
+    if node.op != "input":
+        return (f"a prologue on a GEMM operand ({node.op}) is not supported; "
+                "compute it in its own kernel first")
+    batched = batch_rank and node.rank == 3 and node.shape[0] != 1
+    return Operand(node.name or "", param_name(node.name or ""), node.dtype, layout, batched)
+
+
+def read_problem(problem: Problem) -> GemmProblem | str:
+    """The problem as a GEMM, or why it is not one the GEMM sketches serve."""
+    mm = problem.anchor
+    if problem.pattern != "gemm" or mm is None or mm.op != "matmul":
+        return "not a matmul"
+    a_node, b_node = mm.args
+    batched = mm.rank == 3
+    a = _operand(a_node, batched)
+    b = _operand(b_node, batched)
+    for side in (a, b):
+        if isinstance(side, str):
+            return side
+    assert isinstance(a, Operand) and isinstance(b, Operand)
+    options = problem.program.options
+    accumulate = options.get("accumulate", "f32").lower()
+    if accumulate not in ("f32", "fp32", "float", "float32") and mm.dtype.name != "f64":
+        return f"accumulate={accumulate} is not supported (GEMMs accumulate in f32)"
+    for n in epilogue_nodes(problem.output, mm):
+        if n.op not in ("input", "const") and n.op not in ELEMENTWISE:
+            return f"the epilogue applies '{n.op}' to a matmul operand; only elementwise epilogues fuse"
+        if n.op == "input" and n.rank > mm.rank:
+            return f"epilogue input '{n.name}' has a higher rank than the matmul"
+    M, N = mm.shape[-2], mm.shape[-1]
+    K = a_node.shape[-1]
+    batch: Dim = mm.shape[0] if batched else 1
+    acc = "double" if mm.dtype.name == "f64" else "float"
+    return GemmProblem(problem, batch, M, N, K, a, b, mm.dtype, problem.output.dtype, acc)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameters
+
+def epilogue_nodes(output: Node, anchor: Node) -> list[Node]:
+    """Nodes of the output expression reachable without passing through the matmul."""
+    seen: set[int] = set()
+    found: list[Node] = []
+    stack = [output]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen or n is anchor:
+            continue
+        seen.add(id(n))
+        found.append(n)
+        stack.extend(n.args)
+    return found
+
+
+def epilogue_inputs(gp: GemmProblem) -> list[Node]:
+    """Input nodes the epilogue reads (outside the matmul), in declaration order."""
+    by_name = {n.name: n for n in epilogue_nodes(gp.problem.output, gp.anchor) if n.op == "input"}
+    return [by_name[name] for name in gp.problem.program.inputs if name in by_name]
+
+
+def kernel_params(gp: GemmProblem) -> str:
+    """The kernel's parameter list: every input (declaration order), the output, the sizes."""
+    prog = gp.problem.program
+    ptrs = [f"const {d.dtype.c_type}* __restrict__ {param_name(n)}" for n, d in prog.inputs.items()]
+    ptrs.append(f"{gp.out_dtype.c_type}* __restrict__ {gp.out_param}")
+    return ", ".join(ptrs + ["int M", "int N", "int K"])
+
+
+def kernel_args(gp: GemmProblem) -> str:
+    """The launcher's arguments for the kernel (launcher params are the intent's names)."""
+    prog = gp.problem.program
+    names = list(prog.inputs) + [prog.output_name]
+    sizes = [f"(int)({dim_c(d)})" for d in (gp.M, gp.N, gp.K)]
+    return ", ".join(names + sizes)
+
+
+def batch_pointer(ctype: str, local: str, param: str, batched: bool, matrix_elems: str) -> str:
+    """Declaration of `local`: `param` advanced to this block's batch (blockIdx.z); an operand
+    without a batch dimension is shared by every batch."""
+    if not batched:
+        return f"{ctype}* {local} = {param};"
+    return f"{ctype}* {local} = {param} + blockIdx.z * ((long long){matrix_elems});"
+
+
+def size_guard(gp: GemmProblem) -> str:
+    """Launcher line returning early when the output is empty (symbolic sizes only; else "")."""
+    dims = [dim_c(d) for d in (gp.M, gp.N, gp.batch) if isinstance(d, str)]
+    return f"    if ({' || '.join(f'{d} <= 0' for d in dims)}) return;\n" if dims else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Epilogue
+
+def _leaf_offset(node: Node, out_rank: int) -> str:
+    """Offset of `node`'s element at output position (batch, row, col), under broadcasting.
+    `node`'s non-1 extents equal the output's, so strides are products of M and N."""
+    out_dims = ["", "M", "N"][-out_rank:]   # the batch extent is never a stride
+    out_index = ["batch", "row", "col"][-out_rank:]
+    terms: list[str] = []
+    stride: list[str] = []
+    for i in range(1, node.rank + 1):
+        d = node.shape[-i]
+        if d != 1:
+            terms.append(" * ".join([f"(long long){out_index[-i]}"] + stride))
+            stride.append(out_dims[-i])
+    return " + ".join(reversed(terms)) or "0"
+
+
+def render_epilogue(gp: GemmProblem) -> str:
+    """`epilogue(acc, batch, row, col, ...)`: the output value (compute type) at one position,
+    given the fp32/fp64 accumulator there. Empty when the output is the plain product."""
+    if not gp.has_epilogue:
+        return ""
+    ctype = gp.acc_ctype
+    leaves = {id(gp.anchor): "acc"}
+    for n in epilogue_inputs(gp):
+        c = compute_type(n.dtype)
+        value = load_as_compute(n.dtype, f"{param_name(n.name or '')}[{_leaf_offset(n, gp.anchor.rank)}]")
+        leaves[id(n)] = value if c == ctype else f"({ctype})({value})"
+    for n in gp.anchor.walk():   # expr.emit visits the matmul's operands; they are never read
+        leaves.setdefault(id(n), "0")
+    code = expr.emit(gp.problem.output, leaves, ctype)
+    body = "\n".join(f"    {s}" for s in code.statements)
+    params = ", ".join(f"const {n.dtype.c_type}* __restrict__ {param_name(n.name or '')}"
+                       for n in epilogue_inputs(gp))
+    params = f", {params}" if params else ""
+    doc = f"// Fused epilogue: {gp.problem.program.output_name} = {gp.problem.output!r}, acc = the matmul."
+    return (f"{doc}\n__device__ __forceinline__ {ctype} epilogue({ctype} acc, long long batch, "
+            f"long long row, long long col, int M, int N{params}) {{\n"
+            f"{body + chr(10) if body else ''}    return {code.value};\n}}\n")
+
+
+def output_value(gp: GemmProblem, acc: str, row: str, col: str) -> str:
+    """C expression (compute type) of the output at (blockIdx.z, row, col) given the accumulator."""
+    if not gp.has_epilogue:
+        return acc
+    extra = "".join(f", {param_name(n.name or '')}" for n in epilogue_inputs(gp))
+    return f"epilogue({acc}, blockIdx.z, {row}, {col}, M, N{extra})"
+
+
+def store(gp: GemmProblem, acc: str, row: str, col: str) -> str:
+    """The statement storing the output at (row, col) of this block's batch, given `C_b`
+    (the output pointer advanced to this batch)."""
+    value = store_from_compute(gp.out_dtype, output_value(gp, acc, row, col))
+    return f"C_b[(long long)({row}) * N + ({col})] = {value};"
