@@ -1,0 +1,492 @@
+"""Shared building blocks of the memory-bound sketches (elementwise, reduction, softmax, norm).
+
+CUDA helpers come back as text that the caller puts inside its region's `namespace dice_<name>`
+(through `base.frame`), so two generated regions in one translation unit never collide:
+`PACK_HELPERS` (16-byte aligned packs), `SHUFFLE_HELPERS` (word-wise shuffles of any value and
+a deterministic reduction over the threads sharing a row). Python helpers say how an input
+broadcast into a larger shape is indexed, how a tensor is viewed as [outer, reduced, inner],
+how each reduction combines partial results, and how expressions become scalar code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..arch import ArchSpec
+from ..ir.dtypes import DType
+from ..ir.graph import Dim, Node, Program, Shape
+from ..ir.patterns import Problem
+from .base import Param, dim_c, load_as_compute
+from .expr import Emitted, emit
+
+PACK_BYTES = 16   # one 128-bit load or store per thread: the widest global access
+
+PACK_HELPERS = """\
+// N consecutive elements moved as one aligned access (16 bytes: a single 128-bit load/store).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+    T v[N];
+};
+
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> load_pack(const T* __restrict__ base, long long pack_index) {
+    return reinterpret_cast<const Pack<T, N>*>(base)[pack_index];
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void store_pack(T* __restrict__ base, long long pack_index,
+                                           const Pack<T, N>& pack) {
+    reinterpret_cast<Pack<T, N>*>(base)[pack_index] = pack;
+}"""
+
+SHUFFLE_HELPERS = """\
+// Warp shuffles of any value made of 32-bit words (floats, doubles, 64-bit ints, small structs).
+// Every lane of the warp must call them: the mask is the full warp.
+template <typename T>
+__device__ __forceinline__ T shfl_down(T value, int offset, int width) {
+    static_assert(sizeof(T) % 4 == 0, "shuffled values are made of 32-bit words");
+    int words[sizeof(T) / 4];
+    memcpy(words, &value, sizeof(T));
+#pragma unroll
+    for (int w = 0; w < int(sizeof(T) / 4); ++w)
+        words[w] = __shfl_down_sync(0xffffffffu, words[w], offset, width);
+    memcpy(&value, words, sizeof(T));
+    return value;
+}
+
+template <typename T>
+__device__ __forceinline__ T shfl_idx(T value, int src_lane, int width) {
+    static_assert(sizeof(T) % 4 == 0, "shuffled values are made of 32-bit words");
+    int words[sizeof(T) / 4];
+    memcpy(words, &value, sizeof(T));
+#pragma unroll
+    for (int w = 0; w < int(sizeof(T) / 4); ++w)
+        words[w] = __shfl_sync(0xffffffffu, words[w], src_lane, width);
+    memcpy(&value, words, sizeof(T));
+    return value;
+}
+
+// Combines `value` over the G consecutive threads (G a power of two) that share one row and
+// gives every one of them the result. Deterministic and identical in every lane: a fixed tree
+// to the group's first lane, a broadcast, then a fixed order over the group's warps. All
+// threads of the block must call it together (full-mask shuffles; barriers when G > 32).
+// `warp_partials` is shared memory with one slot per warp of the block.
+template <int G, typename T, typename Op>
+__device__ __forceinline__ T group_reduce(T value, Op op, T* warp_partials) {
+    constexpr int kWidth = G < 32 ? G : 32;
+#pragma unroll
+    for (int offset = kWidth / 2; offset > 0; offset /= 2)
+        value = op(value, shfl_down(value, offset, kWidth));
+    value = shfl_idx(value, 0, kWidth);
+    if constexpr (G > 32) {
+        constexpr int kWarpsPerGroup = G / 32;
+        const int warp = threadIdx.x / 32;
+        const int first_warp = warp / kWarpsPerGroup * kWarpsPerGroup;
+        __syncthreads();   // the previous call's readers are done with warp_partials
+        if (threadIdx.x % 32 == 0) warp_partials[warp] = value;
+        __syncthreads();
+        value = warp_partials[first_warp];
+#pragma unroll
+        for (int w = 1; w < kWarpsPerGroup; ++w) value = op(value, warp_partials[first_warp + w]);
+    }
+    return value;
+}"""
+
+
+def pack_width(dtypes: Sequence[DType]) -> int:
+    """Elements per 16-byte pack for the widest of `dtypes` (narrower tensors move fewer bytes)."""
+    return PACK_BYTES // max(d.size for d in dtypes)
+
+
+def pow2_range(lo: int, hi: int) -> tuple[int, ...]:
+    out, v = [], lo
+    while v <= hi:
+        out.append(v)
+        v *= 2
+    return tuple(out)
+
+
+def resident_blocks(arch: ArchSpec, threads: int) -> int:
+    """Blocks of `threads` one SM holds at most by the thread and block limits."""
+    return max(1, min(arch.max_threads_per_sm // threads, arch.max_blocks_per_sm))
+
+
+def min_blocks_per_sm(arch: ArchSpec, threads: int) -> int:
+    """The `__launch_bounds__` minimum: half the thread-limited residency. It lets ptxas use up
+    to twice the full-occupancy register budget (keeping >= 50% occupancy) instead of spilling
+    to reach full occupancy."""
+    return max(1, resident_blocks(arch, threads) // 2)
+
+
+def register_budget(arch: ArchSpec, threads: int) -> int:
+    """Registers per thread ptxas may use under `min_blocks_per_sm`."""
+    per_block = arch.regs_per_sm // min_blocks_per_sm(arch, threads)
+    return min(arch.max_regs_per_thread, per_block // threads, arch.max_regs_per_block // threads)
+
+
+def wave_grid_cap(arch: ArchSpec, threads: int, waves: int) -> int:
+    """A grid of `waves` full waves of resident blocks over all SMs (for grid-stride loops)."""
+    return arch.sms * resident_blocks(arch, threads) * waves
+
+
+# ---------------------------------------------------------------------------------------------
+# Shapes as C expressions
+
+def prod_c(dims: Sequence[Dim]) -> str:
+    """The product of `dims` as a 64-bit C expression (literals folded)."""
+    literal = 1
+    symbols: list[str] = []
+    for d in dims:
+        if isinstance(d, int):
+            literal *= d
+        else:
+            symbols.append(dim_c(d))
+    if not symbols:
+        return f"{literal}LL"
+    terms = symbols + ([f"{literal}LL"] if literal != 1 else [])
+    return " * ".join(terms) if len(terms) > 1 else symbols[0]
+
+
+def prod_int(dims: Sequence[Dim]) -> int | None:
+    """The product of `dims` when all are literals, else None."""
+    out = 1
+    for d in dims:
+        if not isinstance(d, int):
+            return None
+        out *= d
+    return out
+
+
+def paren(c: str) -> str:
+    return c if c.replace("_", "").isalnum() else f"({c})"
+
+
+def broadcast_offset(in_shape: Shape, out_shape: Shape, linear: str) -> str:
+    """The element offset into a contiguous input of `in_shape` that broadcasts to `out_shape`,
+    for the output element at linear index `linear` (a C expression)."""
+    if prod_int(in_shape) == 1:
+        return "0"
+    rank = len(out_shape)
+    padded = (1,) * (rank - len(in_shape)) + tuple(in_shape)
+    if tuple(padded) == tuple(out_shape):
+        return linear
+    # Runs of consecutive axes that are all kept or all broadcast share one div/mod.
+    runs: list[tuple[bool, list[int]]] = []
+    for axis in range(rank):
+        if out_shape[axis] == 1:
+            continue
+        kept = padded[axis] != 1
+        if runs and runs[-1][0] == kept:
+            runs[-1][1].append(axis)
+        else:
+            runs.append((kept, [axis]))
+    terms = []
+    for i, (kept, axes) in enumerate(runs):
+        if not kept:
+            continue
+        inner_axes = [a for _, later in runs[i + 1:] for a in later]
+        extent = prod_c([out_shape[a] for a in axes])
+        coord = paren(linear)
+        if inner_axes:
+            coord = f"{coord} / {paren(prod_c([out_shape[a] for a in inner_axes]))}"
+        if i > 0:
+            coord = f"({coord}) % {paren(extent)}"
+        in_stride_axes = [a for kept2, later in runs[i + 1:] if kept2 for a in later]
+        stride = prod_c([out_shape[a] for a in in_stride_axes]) if in_stride_axes else ""
+        terms.append(f"{paren(coord)} * {paren(stride)}" if stride else coord)
+    return " + ".join(terms)
+
+
+@dataclass(frozen=True)
+class AxisView:
+    """A tensor seen as [outer, reduced, inner] around a contiguous run of axes."""
+    outer: str          # C expressions (64-bit)
+    reduced: str
+    inner: str
+    outer_int: int | None
+    reduced_int: int | None
+    inner_int: int | None
+
+    @property
+    def last_axis(self) -> bool:
+        return self.inner_int == 1
+
+
+def axis_view(shape: Shape, dims: Sequence[int]) -> AxisView | None:
+    """The view of `shape` reducing `dims`, or None when they are not one contiguous run."""
+    dims = sorted(dims)
+    if dims and dims != list(range(dims[0], dims[-1] + 1)):
+        return None
+    lo, hi = (dims[0], dims[-1] + 1) if dims else (0, 0)
+    outer, reduced, inner = shape[:lo], shape[lo:hi], shape[hi:]
+    return AxisView(prod_c(outer), prod_c(reduced), prod_c(inner),
+                    prod_int(outer), prod_int(reduced), prod_int(inner))
+
+
+def hint_int(program: Program, dims: Sequence[Dim], hint: int = 4096) -> int:
+    """The product of `dims` with unbound symbols at `hint` (for default points and launches)."""
+    out = 1
+    for d in program.concrete_shape(tuple(dims), hint):
+        out *= d
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Expressions
+
+def expression_ctype(root: Node, stop: Node | None = None) -> str:
+    """The C type an elementwise expression computes in: double if anything is f64, else float
+    if anything is floating, else the widest integer (nodes below `stop` are not looked at)."""
+    dtypes = []
+    for n in _walk_until(root, stop):
+        dtypes.append(n.dtype)
+    if any(d.name == "f64" for d in dtypes):
+        return "double"
+    if any(d.is_float for d in dtypes):
+        return "float"
+    return "long long" if any(d.name == "i64" for d in dtypes) else "int"
+
+
+def _walk_until(root: Node, stop: Node | None) -> list[Node]:
+    out, seen, stack = [], set(), [root]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        out.append(n)
+        if n is not stop:
+            stack.extend(n.args)
+    return out
+
+
+def input_nodes(root: Node, stop: Node | None = None) -> list[Node]:
+    """The input nodes of `root`, not looking below `stop`, one per name, in first-use order."""
+    names: dict[str, Node] = {}
+    for n in root.walk() if stop is None else _walk_until(root, stop):
+        if n.op == "input" and n.name not in names and (stop is None or n is not stop):
+            names[n.name] = n
+    return list(names.values())
+
+
+def leaf_value(dtype: DType, raw: str, ctype: str) -> str:
+    """A loaded element `raw` of `dtype` as a value of the compute type `ctype`."""
+    if dtype.is_low_precision:
+        value = load_as_compute(dtype, raw)
+        return value if ctype == "float" else f"({ctype}){value}"
+    return raw if dtype.c_type == ctype else f"({ctype}){raw}"
+
+
+def emit_expression(root: Node, raw_inputs: dict[str, str], ctype: str, *,
+                    anchor: Node | None = None, anchor_value: str | None = None,
+                    prefix: str = "t") -> Emitted:
+    """Scalar code for `root` given each input's raw loaded element (by input name) and, for an
+    epilogue, the C expression of the anchor's value (already in `ctype`)."""
+    leaves: dict[int, str] = {}
+    if anchor is not None:
+        leaves[id(anchor)] = anchor_value or ""
+    for n in (root.walk() if anchor is None else _walk_until(root, anchor)):
+        if n.op == "input" and id(n) not in leaves:
+            leaves[id(n)] = leaf_value(n.dtype, raw_inputs[n.name], ctype)
+    return emit(root, leaves, ctype, prefix)
+
+
+def indent(code: str, spaces: int) -> str:
+    pad = " " * spaces
+    return "\n".join(pad + line if line.strip() else "" for line in code.splitlines())
+
+
+# ---------------------------------------------------------------------------------------------
+# Reductions: how partial results combine
+
+@dataclass(frozen=True)
+class Reducer:
+    """How one reduction folds elements and merges partial results.
+
+    `acc_type` is the partial's C type, `identity` its neutral value; `device_code` defines
+    `struct Combine` (and `ArgPair` for argmax/argmin); `fold(acc, value, index)` is the
+    statement adding one element; `result(acc)` the reduced value in `value_type`.
+    """
+    op: str
+    value_type: str      # C type elements are reduced in
+    acc_type: str
+    identity: str
+    device_code: str
+
+    def fold(self, acc: str, value: str, index: str) -> str:
+        if self.op in ("argmax", "argmin"):
+            return f"{acc} = Combine()({acc}, ArgPair{{{value}, {index}}});"
+        return f"{acc} = Combine()({acc}, {value});"
+
+    def result(self, acc: str) -> str:
+        return f"{acc}.index" if self.op in ("argmax", "argmin") else acc
+
+
+def reducer(op: str, in_dtype: DType) -> Reducer:
+    """The reducer of `op` over elements of `in_dtype` (the anchor's argument). Floating
+    reductions run in float (double for f64), integer sums and products in long long."""
+    float_in = in_dtype.is_float
+    if float_in:
+        vtype = "double" if in_dtype.name == "f64" else "float"
+    elif op in ("sum", "prod", "mean") or in_dtype.name == "i64":
+        vtype = "long long"
+    else:
+        vtype = "int"
+    if op in ("sum", "mean", "prod"):
+        sym, ident = ("+", "0") if op != "prod" else ("*", "1")
+        ident = ident + (".0f" if vtype == "float" else ".0" if vtype == "double" else "")
+        body = f"return a {sym} b;"
+        return Reducer(op, vtype, vtype, f"({vtype}){ident}", _combine(vtype, body, op))
+    lowest = {"float": "-INFINITY", "double": "-(double)INFINITY", "int": "INT32_MIN",
+              "long long": "INT64_MIN"}[vtype]
+    highest = {"float": "INFINITY", "double": "(double)INFINITY", "int": "INT32_MAX",
+               "long long": "INT64_MAX"}[vtype]
+    greater = op in ("max", "argmax")
+    cmp = ">" if greater else "<"
+    if op in ("max", "min"):
+        # NaN wins, as in torch.max/min.
+        nan = "a != a || " if float_in else ""
+        body = f"return ({nan}a {cmp} b) ? a : b;"
+        return Reducer(op, vtype, vtype, lowest if greater else highest, _combine(vtype, body, op))
+    # argmax/argmin: the first NaN, else the best value, ties to the smallest index (torch).
+    if float_in:
+        body = ("const bool a_nan = a.value != a.value, b_nan = b.value != b.value;\n"
+                "if (a_nan || b_nan) return (a_nan && (!b_nan || a.index < b.index)) ? a : b;\n"
+                f"if (a.value != b.value) return a.value {cmp} b.value ? a : b;\n"
+                "return a.index < b.index ? a : b;")
+    else:
+        body = (f"if (a.value != b.value) return a.value {cmp} b.value ? a : b;\n"
+                "return a.index < b.index ? a : b;")
+    pair = (f"// A candidate of {op}: its value and its index along the reduced axes.\n"
+            f"struct ArgPair {{\n    {vtype} value;\n    long long index;\n}};\n\n")
+    return Reducer(op, vtype, "ArgPair", f"ArgPair{{{lowest if greater else highest}, INT64_MAX}}",
+                   pair + _combine("ArgPair", body, op))
+
+
+def _combine(acc_type: str, body: str, op: str) -> str:
+    return (f"// Merges two partial results of {op} (also one partial and one element).\n"
+            f"struct Combine {{\n"
+            f"    __device__ __forceinline__ {acc_type} operator()({acc_type} a, {acc_type} b) const {{\n"
+            f"{indent(body, 8)}\n"
+            f"    }}\n}};")
+
+
+# ---------------------------------------------------------------------------------------------
+# How each input is read along a run of packs of a larger (contiguous) shape
+
+@dataclass(frozen=True)
+class Access:
+    """How one input is read for the elements of a pack of `full_shape` (a run of `vec`
+    consecutive elements starting at a multiple of `vec`).
+
+    kind: "full" (same shape: one pack load at the same index), "contiguous" (broadcast, but its
+    innermost kept axes span a multiple of `vec` elements, so the pack's elements are
+    consecutive in the input too: one pack load), "per_pack" (constant across the pack: one
+    element load), "gather" (one element load per element).
+    """
+    node: Node
+    kind: str
+    offset_of: str      # C expression template of the element offset for linear index `{i}`
+
+    @property
+    def name(self) -> str:
+        return self.node.name or ""
+
+    @property
+    def c_type(self) -> str:
+        return self.node.dtype.c_type
+
+    @property
+    def packed(self) -> bool:
+        return self.kind in ("full", "contiguous")
+
+
+def plan_access(node: Node, full_shape: Shape, vec: int) -> Access:
+    rank = len(full_shape)
+    padded = (1,) * (rank - len(node.shape)) + tuple(node.shape)
+    offset_of = broadcast_offset(node.shape, full_shape, "{i}")
+    if prod_int(node.shape) == 1:
+        return Access(node, "per_pack", offset_of)
+    if padded == tuple(full_shape):
+        return Access(node, "full", offset_of)
+    # The innermost run of axes (ignoring extent-1 output axes) is either all kept or all
+    # broadcast; its extent decides whether a pack stays inside it.
+    axes = [a for a in range(rank) if full_shape[a] != 1]
+    innermost_kept = padded[axes[-1]] != 1
+    run: list[Dim] = []
+    for a in reversed(axes):
+        if (padded[a] != 1) != innermost_kept:
+            break
+        run.append(full_shape[a])
+    extent = prod_int(run)
+    if extent and extent % vec == 0:
+        return Access(node, "contiguous" if innermost_kept else "per_pack", offset_of)
+    return Access(node, "gather", offset_of)
+
+
+def words_per_element(a: Access) -> float:
+    """Registers (32-bit words) an element of `a` holds while in flight: packed data only, or
+    for gathers the value and its 64-bit address."""
+    if a.packed:
+        return a.node.dtype.size / 4
+    return 3.0 if a.kind == "gather" else 0.0
+
+
+def pack_declarations(accesses: Sequence[Access], slots: str) -> list[str]:
+    """Register arrays holding `slots` packs (or pack-constant elements) per input."""
+    out = []
+    for a in accesses:
+        if a.packed:
+            out.append(f"Pack<{a.c_type}, kVec> {a.name}_pack[{slots}];")
+        elif a.kind == "per_pack":
+            out.append(f"{a.c_type} {a.name}_first[{slots}];")
+    return out
+
+
+def pack_loads(accesses: Sequence[Access], pack: str, slot: str) -> list[str]:
+    """Loads for the pack at linear pack index `pack` into slot `slot` of each array."""
+    out = []
+    for a in accesses:
+        if a.kind == "full":
+            out.append(f"{a.name}_pack[{slot}] = load_pack<{a.c_type}, kVec>({a.name}, {pack});")
+        elif a.kind == "contiguous":
+            offset = a.offset_of.format(i=f"({pack}) * kVec")
+            out.append(f"{a.name}_pack[{slot}] = load_pack<{a.c_type}, kVec>({a.name}, ({offset}) / kVec);")
+        elif a.kind == "per_pack":
+            offset = a.offset_of.format(i=f"({pack}) * kVec")
+            out.append(f"{a.name}_first[{slot}] = {a.name}[{offset}];")
+    return out
+
+
+def pack_element(a: Access, slot: str, element: str, linear: str) -> str:
+    """The raw element `element` of the pack in slot `slot` (`linear`: its linear index)."""
+    if a.packed:
+        return f"{a.name}_pack[{slot}].v[{element}]"
+    if a.kind == "per_pack":
+        return f"{a.name}_first[{slot}]"
+    return f"{a.name}[{a.offset_of.format(i=linear)}]"
+
+
+def scalar_element(a: Access, linear: str) -> str:
+    """The raw element of input `a` for the element at linear index `linear`."""
+    return f"{a.name}[{a.offset_of.format(i=linear)}]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Text
+
+def kernel_param_list(params: Sequence[Param]) -> list[str]:
+    """Kernel parameters matching the launcher's: restrict pointers, then `long long` symbols."""
+    return [f"{p.c_type} __restrict__ {p.name}" if p.role != "symbol" else f"long long {p.name}"
+            for p in params]
+
+
+def shape_text(shape: Shape) -> str:
+    return " x ".join(str(d) for d in shape) if shape else "1"
+
+
+def describe(problem: Problem) -> str:
+    """The intent's computation on one line, for the kernel's comment."""
+    program = problem.program
+    first = program.text.strip().splitlines()[0] if program.text.strip() else ""
+    return first or f"{program.output_name} = {problem.output!r}"
