@@ -1,0 +1,119 @@
+"""The analytic cost model used when no GPU measures candidates.
+
+A roofline (DRAM bytes and flops of the problem against the GPU's peak rates) corrected by what
+the compiled kernel and its launch say:
+- occupancy from ptxas registers and shared memory: too few resident warps cannot hide memory
+  latency (DRAM needs roughly half the warps resident, the FMA pipes about a quarter);
+- waves: a grid that does not fill every SM, or whose last wave is partial, idles SMs;
+- GEMM/conv operand reuse: a block computing a t×t output tile re-reads its A and B panels
+  K/t times from L2, and a thread computing few outputs spends its time loading operands;
+- register spills add local-memory traffic.
+Estimates rank candidates; they are not predictions to report as measurements.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from ..arch import ArchSpec, Occupancy, occupancy
+from ..compile import CompileResult
+from ..ir.patterns import Problem
+from ..ir.work import Work, work
+from ..sketches.base import Launch, RenderedKernel
+
+LAUNCH_OVERHEAD_US = 2.0        # per kernel launch, host + device
+L2_BANDWIDTH_FACTOR = 3.0       # L2 bandwidth as a multiple of DRAM bandwidth (A100/H100 class)
+MEMORY_SATURATION_OCC = 0.5     # resident-warp fraction at which DRAM bandwidth is reached
+COMPUTE_SATURATION_OCC = 0.25   # ... at which the arithmetic pipes are kept busy
+SPILL_PENALTY_PER_128B = 0.5    # relative slowdown per 128 bytes spilled per thread, capped below
+MAX_SPILL_PENALTY = 3.0
+_TENSOR_CORE_CODE = re.compile(r"\bwmma::|\bmma_sync\b|\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
+
+
+@dataclass
+class CostEstimate:
+    time_us: float                  # math.inf when the kernel cannot launch
+    dram_us: float
+    l2_us: float
+    compute_us: float
+    occupancy: Occupancy | None     # of the main launch
+    blocks: int
+    waves: float
+    spill_bytes: int
+    notes: list[str] = field(default_factory=list)   # what held it back, most important first
+
+    @property
+    def bound(self) -> str:
+        return "compute" if self.compute_us >= max(self.dram_us, self.l2_us) else "memory"
+
+
+def uses_tensor_cores(source: str) -> bool:
+    return bool(_TENSOR_CORE_CODE.search(source))
+
+
+def compute_rate_tflops(problem: Problem, arch: ArchSpec, source: str) -> float:
+    dtype = problem.output.dtype if problem.anchor is None else problem.anchor.args[0].dtype
+    if uses_tensor_cores(source) and arch.has_tensor_cores:
+        return arch.fp16_tc_tflops
+    if dtype.name == "f64":   # full-rate FP64 only on the data-centre parts of sm_80/sm_90
+        return arch.fp32_tflops / (2 if arch.sm_number in (80, 90) else 64)
+    return arch.fp32_tflops
+
+
+def _main_launch(launches: list[Launch]) -> Launch:
+    return max(launches, key=lambda launch: launch.blocks * launch.threads)
+
+
+def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compiled: CompileResult,
+             problem_work: Work | None = None) -> CostEstimate:
+    w = problem_work or work(problem)
+    launch = _main_launch(rendered.launches)
+    res = compiled.kernel(launch.kernel)
+    registers = res.registers if res else 0
+    smem = max(launch.smem_bytes, res.smem_bytes if res else 0)
+    spill = res.spill_bytes if res else 0
+    occ = occupancy(arch, launch.threads, registers, smem)
+    dram_us = w.dram_bytes / (arch.dram_gbps * 1e3)
+    compute_us = w.flops / (compute_rate_tflops(problem, arch, rendered.source) * 1e6)
+    if occ.blocks_per_sm == 0:
+        return CostEstimate(math.inf, dram_us, 0.0, compute_us, occ, launch.blocks, math.inf, spill,
+                            [f"cannot launch: {occ.limiter} exceed what one SM holds"])
+    notes: list[str] = []
+
+    # Residency: a grid smaller than one full wave leaves SMs idle or thinly populated.
+    warps_per_block = -(-launch.threads // arch.warp_size)
+    resident_blocks = min(occ.blocks_per_sm, launch.blocks / arch.sms)
+    active = resident_blocks * warps_per_block / arch.max_warps_per_sm
+    coverage = min(1.0, launch.blocks / arch.sms)
+    waves = launch.blocks / (occ.blocks_per_sm * arch.sms)
+    tail = waves / math.ceil(waves) if waves > 1 else 1.0
+    if coverage < 1:
+        notes.append(f"{launch.blocks} blocks leave {arch.sms - launch.blocks} of {arch.sms} SMs idle")
+    elif tail < 0.85:
+        notes.append(f"partial last wave ({waves:.2f} waves)")
+    if occ.fraction < MEMORY_SATURATION_OCC:
+        notes.append(f"occupancy {occ.fraction:.0%} (limited by {occ.limiter})")
+
+    memory_eff = min(1.0, 0.25 + 0.75 * active / MEMORY_SATURATION_OCC)
+    compute_eff = min(1.0, 0.4 + 0.6 * active / COMPUTE_SATURATION_OCC)
+    l2_us = 0.0
+    if w.gemm is not None:
+        g = w.gemm
+        tile = math.sqrt(max(1.0, g.batch * g.m * g.n / launch.blocks))
+        assert problem.anchor is not None        # a gemm shape comes from the anchor
+        operand_bytes = 2.0 * g.batch * g.m * g.n * g.k * problem.anchor.args[0].dtype.size / tile
+        l2_us = operand_bytes / (L2_BANDWIDTH_FACTOR * arch.dram_gbps * 1e3)
+        outputs_per_thread = g.batch * g.m * g.n / (launch.blocks * launch.threads)
+        if not uses_tensor_cores(rendered.source):
+            # an r×r register micro-tile does r² FMAs per 2r shared loads; r=4 keeps the FMA pipes fed
+            compute_eff *= min(1.0, math.sqrt(outputs_per_thread) / 4)
+        if tile < 64:
+            notes.append(f"small output tile per block (~{tile:.0f}×{tile:.0f}): operands re-read from L2")
+
+    time_us = max(dram_us / memory_eff, l2_us / memory_eff, compute_us / compute_eff) / coverage / tail
+    if spill:
+        time_us *= 1 + min(MAX_SPILL_PENALTY, SPILL_PENALTY_PER_128B * spill / 128)
+        notes.insert(0, f"{spill} bytes of register spills per thread")
+    time_us += LAUNCH_OVERHEAD_US * len(rendered.launches)
+    return CostEstimate(time_us, dram_us, l2_us, compute_us, occ, launch.blocks, waves, spill, notes)
