@@ -16,6 +16,7 @@ from ..ir.patterns import heavy_nodes
 from .errors import IntentError
 from .options import OPTION_KEYS, normalize_option
 from .tensor_form import parse_tensor_form
+from .words import parse_words
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _DECLARATION = re.compile(rf"\s*{_NAME}(?:\s*,\s*{_NAME})*\s*:\s*(?P<dtype>{_NAME})\s*(?P<bracket>\[)?")
@@ -55,8 +56,7 @@ def parse_intent(text: str, *, default_shape: tuple[int, ...] | None = None, **o
     if is_tensor_form(text):
         program = parse_tensor_form(text, precision)
     else:
-        raise IntentError("write the intent in tensor form, e.g. y = softmax(x, dim=1); x: f32[4096, 1024]",
-                          0, len(text))
+        program = parse_words(text, precision=precision, default_shape=default_shape)
     _apply_overrides(program, overrides)
     if "accumulate" not in program.options and any(
             n.op in ("matmul", "conv2d") and n.dtype.is_low_precision for n in program.output.walk()):

@@ -1,0 +1,35 @@
+"""Whatever the text, parse_intent returns a program or raises IntentError with a valid range."""
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dice_engine.intent import IntentError, parse_intent
+from dice_engine.ir.graph import Program
+
+FRAGMENTS = ["y", "=", "x", ":", "f32", "bf16", "[", "]", "(", ")", ",", ";", "\n", "@", "*", "**", ".T",
+             "softmax", "sum", "dim", "=1", "-1", "4096", "1024x1024", "matmul", "矩阵乘法", "两个", "fp16",
+             "relu", "conv2d", "max", "N", "arch=", "sm_80", "'", "\"", "1e-5", "keepdim=True", "A100",
+             "计算能力8.0", "layer_norm", "permute", " ", "x4", "batched", "pooling", "3x3", "#", "×"]
+
+
+def check(text: str) -> None:
+    try:
+        program = parse_intent(text)
+    except IntentError as e:
+        assert 0 <= e.start <= e.end <= len(text), (e.start, e.end, len(text))
+        assert e.message
+    else:
+        assert isinstance(program, Program)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=80))
+def test_arbitrary_text(text):
+    check(text)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=25).map("".join))
+def test_intent_like_text(text):
+    check(text)

@@ -1,0 +1,128 @@
+"""Word intents (English and Chinese) → programs, and what a refusal says and underlines."""
+from __future__ import annotations
+
+import pytest
+
+from dice_engine.intent import IntentError, parse_intent
+
+SEED_ZH = ("请生成一个CUDA内核，计算两个1024x1024的FP32矩阵乘法，使用分块策略优化共享内存使用，"
+           "针对计算能力8.0的GPU，优先考虑计算吞吐量")
+SEED_ZH_NO_SHAPE = "实现一个矩阵乘法内核，使用共享内存优化"
+
+
+def test_seed_prompt_chinese_gemm():
+    p = parse_intent(SEED_ZH)
+    assert repr(p.output) == "matmul(A:f32[1024, 1024], B:f32[1024, 1024])"
+    assert p.options["arch"] == "sm_80"
+    assert p.options["goal"] == "throughput"
+    assert set(p.options["hints"].split(",")) == {"tiling", "shared_memory"}
+
+
+def test_seed_prompt_without_shape_needs_an_explicit_default():
+    with pytest.raises(IntentError) as info:
+        parse_intent(SEED_ZH_NO_SHAPE, precision="fp16")
+    e = info.value
+    assert SEED_ZH_NO_SHAPE[e.start:e.end] == "矩阵乘法"
+    assert "no shape given for the matrix multiplication" in e.message and "1024x1024" in e.message
+    p = parse_intent(SEED_ZH_NO_SHAPE, precision="fp16", default_shape=(1024, 1024))
+    assert repr(p.output) == "matmul(A:f16[1024, 1024], B:f16[1024, 1024])"
+    assert p.output.dtype.name == "f16" and p.options["accumulate"] == "f32"
+
+
+def test_precision_written_as_an_option_in_words():
+    p = parse_intent(SEED_ZH_NO_SHAPE + " 1024x1024 precision=fp16")
+    assert p.inputs["A"].dtype.name == "f16" and p.options["accumulate"] == "f32"
+
+
+# (intent, expected output expression, expected options ⊇)
+WORDS = [
+    ("row-wise softmax of a 4096x1024 fp32 matrix, one warp per row",
+     "softmax(x:f32[4096, 1024], dim=1)", {"hints": "warp_per_row"}),
+    ("fp16 GEMM 4096x4096x1024 with bias and relu on an H100",
+     "relu(add(matmul(A:f16[4096, 1024], B:f16[1024, 4096]), bias:f16[4096]))",
+     {"arch": "sm_90", "gpu": "H100", "accumulate": "f32"}),
+    ("batched matmul of 8x128x64 and 8x64x32 bf16 matrices",
+     "matmul(A:bf16[8, 128, 64], B:bf16[8, 64, 32])", {}),
+    ("batched matrix multiply, batch 4, two 256x256 half matrices",
+     "matmul(A:f16[4, 256, 256], B:f16[4, 256, 256])", {}),
+    ("column-wise sum of a 1000x333 float matrix", "sum(x:f32[1000, 333], dim=(0,), keepdim=False)", {}),
+    ("sum of a 1000 x 1000 matrix", "sum(x:f32[1000, 1000], dim=(0, 1), keepdim=False)", {}),
+    ("mean of each row of a 512x300 fp32 matrix, keepdim",
+     "mean(x:f32[512, 300], dim=(1,), keepdim=True)", {}),
+    ("对一个4096x1024的半精度矩阵做层归一化，eps=1e-6",
+     "layer_norm(x:f16[4096, 1024], weight:f16[1024], bias:f16[1024], eps=1e-06)", {}),
+    ("argmax along dim 1 of a 64x1000 fp32 tensor", "argmax(x:f32[64, 1000], dim=(1,), keepdim=False)", {}),
+    ("argmin of each column of a 300x7 fp16 matrix", "argmin(x:f16[300, 7], dim=(0,), keepdim=False)", {}),
+    ("前缀和，长度为1000000的int32向量", "cumsum(x:i32[1000000], dim=0)", {}),
+    ("transpose a 1000x333 bf16 matrix", "permute(x:bf16[1000, 333], dims=(1, 0))", {}),
+    ("max pooling 2x2 stride 2 on 8x64x56x56 fp16",
+     "max_pool2d(x:f16[8, 64, 56, 56], kernel_size=(2, 2), padding=(0, 0), stride=(2, 2))", {}),
+    ("avg pooling 3x3 stride 2 on a 1x16x15x15 fp32 tensor",
+     "avg_pool2d(x:f32[1, 16, 15, 15], kernel_size=(3, 3), padding=(0, 0), stride=(2, 2))", {}),
+    ("conv2d of a 8x3x32x32 input with 16 3x3 filters, padding 1",
+     "conv2d(x:f32[8, 3, 32, 32], w:f32[16, 3, 3, 3], dilation=(1, 1), padding=(1, 1), stride=(1, 1))", {}),
+    ("卷积：输入8x3x32x32，16个3x3卷积核，步长1，填充1，半精度",
+     "conv2d(x:f16[8, 3, 32, 32], w:f16[16, 3, 3, 3], dilation=(1, 1), padding=(1, 1), stride=(1, 1))",
+     {"accumulate": "f32"}),
+    ("gelu activation of 1048576 elements in bf16, RTX 4090, fewer registers",
+     "gelu(x:bf16[1048576], approximate='none')", {"arch": "sm_89", "goal": "registers"}),
+    ("add two 1024x1024 fp32 tensors", "add(a:f32[1024, 1024], b:f32[1024, 1024])", {}),
+    ("对两个[1024, 1024]的bf16矩阵逐元素相乘后做relu",
+     "relu(mul(a:bf16[1024, 1024], b:bf16[1024, 1024]))", {}),
+    ("在A100上计算1024x1024单精度矩阵的每行最大值", "max(x:f32[1024, 1024], dim=(1,), keepdim=False)",
+     {"arch": "sm_80", "gpu": "A100"}),
+    ("rms norm of 2048x4096 bf16 rows, latency", "rms_norm(x:bf16[2048, 4096], weight:bf16[4096], eps=None)",
+     {"goal": "latency"}),
+    ("log softmax over dim 0 of a 100x50 f64 tensor", "log_softmax(x:f64[100, 50], dim=0)", {}),
+    ("矩阵乘法 M=512, N=256, K=128, bf16, 计算能力9.0", "matmul(A:bf16[512, 128], B:bf16[128, 256])",
+     {"arch": "sm_90"}),
+    ("relu on 4096x1024 then tanh", "tanh(relu(x:f32[4096, 1024]))", {}),
+    ("tiled matmul 1024x1024 with tensor cores on sm_89", "matmul(A:f32[1024, 1024], B:f32[1024, 1024])",
+     {"arch": "sm_89", "hints": "tiling,tensor_cores"}),
+    ("sigmoid of a 333x777 double matrix on compute capability 7.5", "sigmoid(x:f64[333, 777])",
+     {"arch": "sm_75"}),
+    ("对4096x4096的矩阵按列求和，低延迟",
+     "sum(x:f32[4096, 4096], dim=(0,), keepdim=False)", {"goal": "latency"}),
+]
+
+
+@pytest.mark.parametrize("text,expected,options", WORDS, ids=[t for t, _, _ in WORDS])
+def test_words_program(text, expected, options):
+    p = parse_intent(text)
+    assert repr(p.output) == expected
+    assert options.items() <= p.options.items()
+
+
+def test_words_and_tensor_form_give_the_same_program():
+    words = parse_intent("row-wise softmax of a 4096x1024 fp32 matrix")
+    tensor = parse_intent("y = softmax(x, dim=1); x: f32[4096, 1024]")
+    assert repr(words.output) == repr(tensor.output)
+    assert words.inputs == tensor.inputs
+
+
+WORD_ERRORS = [
+    ("make it fast", "make it fast", "could not tell which operation"),
+    ("softmax then sum of a 4x4 matrix", "sum", "two operations"),
+    ("matmul of 4096x1024 and 512x64 fp32", "512x64", "do not multiply"),
+    ("matmul of a 4096x1024 fp32 matrix", "4096x1024", "does not fix both operands"),
+    ("softmax of a 64x64 fp16 matrix in fp32", "fp32", "two element types"),
+    ("softmax of 64x64 on sm_80 and sm_90", "sm_90", "two different targets"),
+    ("relu activation in fp16", "relu", "no shape given for the relu"),
+    ("apply an activation to 1024x1024", "activation", "which activation?"),
+    ("softmax over dim 2 of a 64x64 matrix", "dim 2", "out of range"),
+    ("conv2d of 8x3x32x32 with 3x3 filters", "conv2d", "output channels"),
+    ("max pooling on 8x3x32x32", "max pooling", "no pooling window"),
+    ("softmax of 64x64 with relu", "relu", "cannot be fused"),
+    ("softmax of 64x64, goal=speed", "speed", "unknown goal"),
+    ("batched matmul of 256x128 and 128x64", "batched matmul", "no batch size"),
+    ("softmax of 64x64 and 32x32", "32x32", "two different shapes"),
+]
+
+
+@pytest.mark.parametrize("text,underlined,message", WORD_ERRORS, ids=[t for t, _, _ in WORD_ERRORS])
+def test_words_error_range(text, underlined, message):
+    with pytest.raises(IntentError) as info:
+        parse_intent(text)
+    e = info.value
+    assert text[e.start:e.end] == underlined
+    assert message in e.message
