@@ -185,7 +185,7 @@ def _leaf_offset(node: Node, out_rank: int) -> str:
     for i in range(1, node.rank + 1):
         d = node.shape[-i]
         if d != 1:
-            terms.append(" * ".join([f"(long long){out_index[-i]}"] + stride))
+            terms.append(" * ".join([f"(long long){out_index[-i]}"] + stride[::-1]))
             stride.append(out_dims[-i])
     return " + ".join(reversed(terms)) or "0"
 

@@ -12,6 +12,8 @@ dimension is not a multiple of 8). The epilogue runs on the fp32 accumulator fra
 # ruff: noqa: E501  (CUDA text is kept one generated line per source line, so it reads as it renders)
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params, \
@@ -315,33 +317,45 @@ def _store_registers(which: str, op: Operand) -> str:
             f"        }}\n")
 
 
-def _fragment_loads(gp: GemmProblem) -> str:
-    """ldmatrix addressing for this warp's A and B fragments at k16 step kk (lane = threadIdx.x % 32).
+@dataclass(frozen=True)
+class LdmatrixRows:
+    """Which shared-memory row each lane hands to one `ldmatrix.x4`: the tile's row index
+    (`outer`) and the first element of the 8 it reads (`inner`), as C expressions of lane,
+    kk (k16 step), mi/ni (fragment) and warp_m0/warp_n0; `trans` selects `.trans`."""
+    outer: str
+    inner: str
+    trans: bool
 
-    A (row g / g+8, k pairs): matrices 0..3 = (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15),
-    (m 8-15, k 8-15). B (k pairs, column g): for fragments ni and ni+1, matrices 0..3 =
-    (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
-    """
-    if gp.a.layout == "row":   # As[m][k]: rows are m, plain ldmatrix
-        a = ("                const int m = warp_m0 + mi * 16 + (lane % 16), k = kk * 16 + (lane / 16) * 8;\n"
-             "                ldmatrix_x4(a_frag[mi], smem_addr(As + m * A_PITCH + k));\n")
-    else:                      # As[k][m]: rows are k, transposing ldmatrix
-        a = ("                const int k = kk * 16 + (lane % 8) + (lane / 16) * 8, m = warp_m0 + mi * 16 + ((lane / 8) % 2) * 8;\n"
-             "                ldmatrix_x4_trans(a_frag[mi], smem_addr(As + k * A_PITCH + m));\n")
-    if gp.b.layout == "row":   # Bs[k][n]: rows are k, transposing ldmatrix
-        b = ("                const int k = kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, n = warp_n0 + ni * 8 + (lane / 16) * 8;\n"
-             "                ldmatrix_x4_trans(r, smem_addr(Bs + k * B_PITCH + n));\n")
-    else:                      # Bs[n][k]: rows are n, plain ldmatrix
-        b = ("                const int n = warp_n0 + ni * 8 + (lane % 8) + (lane / 16) * 8, k = kk * 16 + ((lane / 8) % 2) * 8;\n"
-             "                ldmatrix_x4(r, smem_addr(Bs + n * B_PITCH + k));\n")
+
+# Fragments wanted (PTX ISA, mma.m16n8k16): A regs 0..3 = (m 0-7, k 0-7), (m 8-15, k 0-7),
+# (m 0-7, k 8-15), (m 8-15, k 8-15); B fragments ni, ni+1 take regs (0, 1) and (2, 3) =
+# (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15). Lanes 8i..8i+7 address
+# matrix i; a tile whose rows are k (m- or n-contiguous) is read with .trans.
+LDMATRIX_ROWS: dict[tuple[str, str], LdmatrixRows] = {
+    ("A", "row"): LdmatrixRows("warp_m0 + mi * 16 + lane % 16", "kk * 16 + (lane / 16) * 8", False),
+    ("A", "col"): LdmatrixRows("kk * 16 + lane % 8 + (lane / 16) * 8", "warp_m0 + mi * 16 + (lane / 8) % 2 * 8", True),
+    ("B", "row"): LdmatrixRows("kk * 16 + lane % 8 + (lane / 8) % 2 * 8", "warp_n0 + ni * 8 + (lane / 16) * 8", True),
+    ("B", "col"): LdmatrixRows("warp_n0 + ni * 8 + lane % 8 + (lane / 16) * 8", "kk * 16 + (lane / 8) % 2 * 8", False),
+}
+
+
+def _ldmatrix(which: str, op: Operand, dest: str) -> str:
+    rows = LDMATRIX_ROWS[(which, op.layout)]
+    fn = "ldmatrix_x4_trans" if rows.trans else "ldmatrix_x4"
+    return (f"                const int row = {rows.outer}, col = {rows.inner};   // {which} tile row and column\n"
+            f"                {fn}({dest}, smem_addr({which}s + row * {which}_PITCH + col));\n")
+
+
+def _fragment_loads(gp: GemmProblem) -> str:
+    """This warp's A and B fragments for k16 step kk (see LDMATRIX_ROWS)."""
     return ("            #pragma unroll\n"
             "            for (int mi = 0; mi < MT; ++mi) {\n"
-            f"{a}"
+            f"{_ldmatrix('A', gp.a, 'a_frag[mi]')}"
             "            }\n"
             "            #pragma unroll\n"
-            "            for (int ni = 0; ni < NT; ni += 2) {\n"
+            "            for (int ni = 0; ni < NT; ni += 2) {   // two 8-column B fragments per ldmatrix\n"
             "                uint32_t r[4];\n"
-            f"{b}"
+            f"{_ldmatrix('B', gp.b, 'r')}"
             "                b_frag[ni][0] = r[0]; b_frag[ni][1] = r[1]; b_frag[ni + 1][0] = r[2]; b_frag[ni + 1][1] = r[3];\n"
             "            }\n")
 
