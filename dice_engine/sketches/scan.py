@@ -1,4 +1,583 @@
-"""(being written)"""
-from .base import Sketch
+"""cumsum, four sketches. Results are deterministic (a fixed combination order, no atomics);
+f16/bf16 accumulate in f32, integers in 64 bits (torch returns int64), f64 in f64.
 
-SKETCHES: list[Sketch] = []
+Along the last dim (rows):
+- `scan.warp_row`: one warp per row. A lane scans `items` consecutive elements in registers,
+  the warp scans the lane totals with shuffles, and a running carry crosses chunks.
+- `scan.block_row`: one block per row, the same per thread plus a block scan of warp totals
+  through shared memory.
+- `scan.multi_block_row`: long rows split into tiles over several blocks, reduce-then-scan in
+  three kernels (tile sums, a scan of the tile sums per row, the tile scans with their offset);
+  the sums live in a workspace the launcher grows on demand.
+Along any other dim:
+- `scan.column`: threads run along the contiguous inner dim (coalesced) and walk the scanned
+  dim sequentially; optionally `split` thread rows share one column's length, combining their
+  segment totals through shared memory.
+Symbols (e.g. `x: f32[N, L]`) are runtime parameters.
+"""
+from __future__ import annotations
+
+import math
+
+from ..arch import ArchSpec
+from ..ir.graph import Dim
+from ..ir.patterns import Problem
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
+                   launcher_signature)
+from .fusion import (PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, load_operand,
+                     store_output, widest_bytes)
+
+HINT = 4096    # extent assumed for unbound symbols when sizing launches for the cost model
+
+
+def _c(dims: tuple[Dim, ...]) -> str:
+    """The product of `dims` as a 64-bit C expression."""
+    known = math.prod(d for d in dims if isinstance(d, int))
+    factors = [f"(long long){d}" for d in dims if isinstance(d, str)] + [f"{known}LL"] * (known != 1)
+    return " * ".join(factors) if factors else "1LL"
+
+
+def _known(dims: tuple[Dim, ...]) -> int | None:
+    return math.prod(dims) if all(isinstance(d, int) for d in dims) else None  # type: ignore[arg-type]
+
+
+class ScanShape:
+    """The input viewed as [outer, length, inner], scanned along `length`."""
+
+    def __init__(self, problem: Problem):
+        anchor = problem.anchor
+        assert anchor is not None
+        shape, dim = anchor.shape, anchor.attr("dim")
+        self.problem = problem
+        self.outer, self.length, self.inner = shape[:dim], shape[dim:dim + 1], shape[dim + 1:]
+
+    @property
+    def is_row_scan(self) -> bool:
+        return _known(self.inner) == 1
+
+    def value(self, dims: tuple[Dim, ...]) -> int:
+        return math.prod(self.problem.program.concrete_shape(dims, HINT))
+
+
+def acc_type(problem: Problem) -> str:
+    """What the running sum is kept in (the anchor's dtype, halves widened to float)."""
+    dtype = problem.anchor.dtype
+    return {"f64": "double", "i64": "long long"}.get(dtype.name, "float")
+
+
+def _unsupported(problem: Problem, rows: bool) -> str | None:
+    if problem.anchor is None or problem.anchor.op != "cumsum":
+        return "these sketches serve cumsum"
+    if ScanShape(problem).is_row_scan != rows:
+        return "cumsum along the last dim uses the row sketches" if not rows else \
+            "cumsum along an inner dim uses scan.column"
+    return fusion_unsupported(problem)
+
+
+# ---------------------------------------------------------------------------------------------
+# Device code shared by the row sketches
+
+WARP_SCAN = """\
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// Inclusive scan of one value per lane across the warp (Kogge-Stone with shuffles).
+__device__ __forceinline__ Acc warp_inclusive_scan(Acc value) {
+    const int lane = threadIdx.x % 32;
+    #pragma unroll
+    for (int delta = 1; delta < 32; delta *= 2) {
+        const Acc below = __shfl_up_sync(kFullMask, value, delta);
+        if (lane >= delta) value += below;
+    }
+    return value;
+}
+
+// The inclusive scan shifted down one lane: the sum of the lanes below (0 in lane 0).
+__device__ __forceinline__ Acc warp_exclusive_from_inclusive(Acc inclusive) {
+    const Acc below = __shfl_up_sync(kFullMask, inclusive, 1);
+    return threadIdx.x % 32 == 0 ? Acc(0) : below;
+}"""
+
+BLOCK_SCAN = """\
+// Exclusive scan of one value per thread across the block; `block_total` gets the sum of all.
+// Called by every thread of the block (it holds barriers). `warp_sums` has kWarps + 1 slots.
+__device__ __forceinline__ Acc block_exclusive_scan(Acc value, Acc& block_total, Acc* warp_sums) {
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    const Acc inclusive = warp_inclusive_scan(value);
+    Acc exclusive = warp_exclusive_from_inclusive(inclusive);
+    if (lane == 31) warp_sums[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {   // one warp turns the warp totals into warp offsets (kWarps <= 32)
+        const Acc total = lane < kWarps ? warp_sums[lane] : Acc(0);
+        const Acc running = warp_inclusive_scan(total);
+        const Acc offset = warp_exclusive_from_inclusive(running);
+        if (lane < kWarps) warp_sums[lane] = offset;
+        if (lane == kWarps - 1) warp_sums[kWarps] = running;
+    }
+    __syncthreads();
+    exclusive += warp_sums[warp];
+    block_total = warp_sums[kWarps];
+    __syncthreads();   // the next call overwrites warp_sums
+    return exclusive;
+}"""
+
+
+def _vector_ok(problem: Problem, items: int, tile_elems: int | None = None) -> bool:
+    """Whether a thread's `items` elements can move as one vector: every row (and tile) starts
+    items-aligned and the access fits 16 bytes."""
+    length = _known(ScanShape(problem).length)
+    return (length is not None and length % items == 0 and items * widest_bytes(problem) <= 16
+            and (tile_elems is None or tile_elems % items == 0))
+
+
+def _chunk_body(problem: Problem, items: int, vector: bool, first: str, end: str,
+                indent: str) -> tuple[str, str]:
+    """Code loading a thread's `items` consecutive operand elements at [first, first+items)
+    (row-relative indices < `end`, base `row_base`) into `values[]` (identity past the end),
+    scanning them in registers; and the code storing `values[k] + prefix`."""
+    i2 = indent + "    "
+    if vector:   # the row length (and tile length) are multiples of kItems: all in or all out
+        code, values = load_operand(problem, "row_base + " + first, items, i2)
+        load = (f"{indent}Acc values[kItems];\n"
+                f"{indent}if ({first} < {end}) {{\n{code}"
+                + "".join(f"{i2}values[{k}] = (Acc)({v});\n" for k, v in enumerate(values))
+                + f"{indent}}} else {{\n"
+                f"{i2}#pragma unroll\n{i2}for (int k = 0; k < kItems; ++k) values[k] = Acc(0);\n"
+                f"{indent}}}\n")
+        store_code = store_output(problem, "row_base + " + first,
+                                  [f"(prefix + values[{k}])" for k in range(items)], i2)
+        store = f"{indent}if ({first} < {end}) {{\n{store_code}{indent}}}\n"
+    else:
+        load = f"{indent}Acc values[kItems];\n"
+        store = ""
+        for k in range(items):
+            code, (value,) = load_operand(problem, f"row_base + {first} + {k}", 1, i2)
+            load += (f"{indent}if ({first} + {k} < {end}) {{\n{code}{i2}values[{k}] = (Acc)({value});\n"
+                     f"{indent}}} else {{\n{i2}values[{k}] = Acc(0);\n{indent}}}\n")
+            store_code = store_output(problem, f"row_base + {first} + {k}", [f"(prefix + values[{k}])"], i2)
+            store += f"{indent}if ({first} + {k} < {end}) {{\n{store_code}{indent}}}\n"
+    load += (f"{indent}#pragma unroll\n"
+             f"{indent}for (int k = 1; k < kItems; ++k) values[k] += values[k - 1];   // in-thread scan\n")
+    return load, store
+
+
+def _rows_length(shape: ScanShape) -> str:
+    return (f"    const long long rows = {_c(shape.outer)};\n"
+            f"    const long long length = {_c(shape.length)};\n")
+
+
+def _launch_name(name: str, kernel: str) -> str:
+    return f"dice_{name}::{kernel}"
+
+
+# ---------------------------------------------------------------------------------------------
+# scan.warp_row
+
+class WarpRowScan(Sketch):
+    name = "scan.warp_row"
+    pattern = "scan"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        return _unsupported(problem, rows=True)
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        return DesignSpace(
+            [Token("items", (1, 2, 4, 8), "consecutive elements per lane per chunk (chunk = 32 x items)"),
+             Token("warps", (2, 4, 8), "warps (rows) per block")])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        length = ScanShape(problem).value(ScanShape(problem).length)
+        items = max(1, min(16 // widest_bytes(problem), -(-length // 32)))
+        items = 1 << (items.bit_length() - 1)        # the power of two at or below
+        for candidate in (items, 4, 2, 1):
+            if _vector_ok(problem, candidate) or candidate == 1:
+                return {"items": min(candidate, 8), "warps": 4}
+        raise AssertionError("unreachable")
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        shape = ScanShape(problem)
+        items, warps = point["items"], point["warps"]
+        vector = _vector_ok(problem, items)
+        kernel = f"{name}_kernel"
+        load, store = _chunk_body(problem, items, vector, "first", "length", " " * 8)
+        device = f"""{PACK}
+
+using Acc = {acc_type(problem)};
+constexpr int kItems = {items};   // consecutive elements per lane per chunk
+constexpr int kWarps = {warps};   // rows per block, one per warp
+
+{WARP_SCAN}
+
+__global__ void __launch_bounds__(kWarps * 32)
+{kernel}({kernel_params(problem)}) {{
+{_rows_length(shape)}    const long long row = (long long)blockIdx.x * kWarps + threadIdx.x / 32;
+    if (row >= rows) return;   // the whole warp leaves together; no block barriers below
+    const int lane = threadIdx.x % 32;
+    const long long row_base = row * length;
+
+    Acc carry = Acc(0);   // the sum of the row's earlier chunks
+    for (long long chunk = 0; chunk < length; chunk += 32 * kItems) {{
+        const long long first = chunk + lane * kItems;
+{load}        const Acc inclusive = warp_inclusive_scan(values[kItems - 1]);
+        const Acc prefix = carry + warp_exclusive_from_inclusive(inclusive);
+{store}        carry += __shfl_sync(kFullMask, inclusive, 31);
+    }}
+}}"""
+        params = launcher_params(problem)
+        launcher = f"""{launcher_signature(name, params)} {{
+    using namespace dice_{name};
+    const long long rows = {_c(shape.outer)};
+    if (rows == 0) return;
+    {kernel}<<<(unsigned)((rows + kWarps - 1) / kWarps), kWarps * 32, 0, stream>>>({kernel_args(problem)});
+}}"""
+        access = "vector" if vector else "scalar"
+        strategy = (f"cumsum along rows, one warp per row, {items} consecutive elements per lane "
+                    f"({access} access), shuffle scan of lane totals, carry across chunks"
+                    f"{fusion_note(problem)}")
+        source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
+                       launcher_code=launcher)
+        rows = shape.value(shape.outer)
+        launch = Launch(kernel, (max(1, -(-rows // warps)), 1, 1), (warps * 32, 1, 1), 0)
+        return RenderedKernel(self.name, dict(point), source, [_launch_name(name, kernel)], launcher, params,
+                              [launch], f"warp per row, items={items}, {warps} warps")
+
+
+# ---------------------------------------------------------------------------------------------
+# scan.block_row and scan.multi_block_row
+
+def _block_space(problem: Problem, arch: ArchSpec, extra: list[Token]) -> DesignSpace:
+    def threads_fit(p: Point) -> str | None:
+        ok = p["threads"] <= min(arch.max_threads_per_block, 1024)
+        return None if ok else f"{p['threads']} threads exceed the block limit"
+    return DesignSpace(
+        [Token("threads", (128, 256, 512, 1024), "threads per block"),
+         Token("items", (1, 2, 4, 8), "consecutive elements per thread per chunk"),
+         *extra], [threads_fit])
+
+
+def _block_default(problem: Problem, length: int) -> Point:
+    items = 1 << (max(1, 16 // widest_bytes(problem)).bit_length() - 1)
+    while items > 1 and not _vector_ok(problem, items):
+        items //= 2
+    threads = 128 if length <= 1024 else (256 if length <= 8192 else 512)
+    return {"threads": threads, "items": min(items, 8)}
+
+
+def _tile_kernel(problem: Problem, kernel: str, items: int, vector: bool) -> str:
+    """Scans tiles of rows: block b covers tile b % tiles_per_row of row b / tiles_per_row,
+    starting from `tile_offsets[b]` (or 0 when null)."""
+    load, store = _chunk_body(problem, items, vector, "first", "end", " " * 8)
+    shape = ScanShape(problem)
+    return f"""__global__ void __launch_bounds__(kThreads)
+{kernel}({kernel_params(problem)}, long long tile_len, const Acc* __restrict__ tile_offsets) {{
+    __shared__ Acc warp_sums[kWarps + 1];
+{_rows_length(shape)}    const long long tiles_per_row = (length + tile_len - 1) / tile_len;
+    const long long row = blockIdx.x / tiles_per_row;
+    const long long begin = blockIdx.x % tiles_per_row * tile_len;   // row-relative
+    const long long end = begin + tile_len < length ? begin + tile_len : length;
+    const long long row_base = row * length;
+
+    // Every thread runs every chunk (the loop bounds are block-uniform), so the barriers in
+    // block_exclusive_scan are reached by all.
+    Acc carry = tile_offsets != nullptr ? tile_offsets[blockIdx.x] : Acc(0);
+    for (long long chunk = begin; chunk < end; chunk += kThreads * kItems) {{
+        const long long first = chunk + threadIdx.x * kItems;
+{load}        Acc chunk_total;
+        const Acc prefix = carry + block_exclusive_scan(values[kItems - 1], chunk_total, warp_sums);
+{store}        carry += chunk_total;
+    }}
+}}"""
+
+
+def _block_prelude(problem: Problem, threads: int, items: int) -> str:
+    return f"""{PACK}
+
+using Acc = {acc_type(problem)};
+constexpr int kThreads = {threads};
+constexpr int kWarps = kThreads / 32;
+constexpr int kItems = {items};   // consecutive elements per thread per chunk
+
+{WARP_SCAN}
+
+{BLOCK_SCAN}"""
+
+
+class BlockRowScan(Sketch):
+    name = "scan.block_row"
+    pattern = "scan"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        return _unsupported(problem, rows=True)
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        return _block_space(problem, arch, [])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        shape = ScanShape(problem)
+        return _block_default(problem, shape.value(shape.length))
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        shape = ScanShape(problem)
+        threads, items = point["threads"], point["items"]
+        vector = _vector_ok(problem, items)
+        kernel = f"{name}_kernel"
+        device = (_block_prelude(problem, threads, items) + "\n\n"
+                  + _tile_kernel(problem, kernel, items, vector))
+        params = launcher_params(problem)
+        launcher = f"""{launcher_signature(name, params)} {{
+    using namespace dice_{name};
+    const long long rows = {_c(shape.outer)};
+    const long long length = {_c(shape.length)};
+    if (rows == 0 || length == 0) return;
+    // One tile per row: the whole row, no tile offsets.
+    {kernel}<<<(unsigned)rows, kThreads, 0, stream>>>({kernel_args(problem)}, length, nullptr);
+}}"""
+        access = "vector" if vector else "scalar"
+        strategy = (f"cumsum along rows, one block of {threads} threads per row, {items} consecutive "
+                    f"elements per thread ({access} access), warp shuffles + shared-memory block scan, "
+                    f"carry across chunks{fusion_note(problem)}")
+        source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
+                       launcher_code=launcher)
+        launch = Launch(kernel, (max(1, shape.value(shape.outer)), 1, 1), (threads, 1, 1), 0)
+        return RenderedKernel(self.name, dict(point), source, [_launch_name(name, kernel)], launcher, params,
+                              [launch], f"block per row, {threads} threads x {items}")
+
+
+class MultiBlockRowScan(Sketch):
+    name = "scan.multi_block_row"
+    pattern = "scan"
+    MIN_LENGTH = 8192   # shorter rows fit one block; splitting them only adds passes
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        if why := _unsupported(problem, rows=True):
+            return why
+        length = _known(ScanShape(problem).length)
+        if length is not None and length < self.MIN_LENGTH:
+            return f"rows of {length} elements fit one block (multi-block scans start at {self.MIN_LENGTH})"
+        return None
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        return _block_space(problem, arch, [Token("tile_chunks", (2, 4, 8, 16),
+                                                  "chunks (threads x items) per tile; one block per tile")])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        point = _block_default(problem, 1 << 20)
+        return {**point, "tile_chunks": 4}
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        shape = ScanShape(problem)
+        threads, items, tile_chunks = point["threads"], point["items"], point["tile_chunks"]
+        tile_len = threads * items * tile_chunks
+        vector = _vector_ok(problem, items, tile_len)
+        sums_kernel, offsets_kernel, scan_kernel = (f"{name}_tile_sums_kernel", f"{name}_tile_offsets_kernel",
+                                                    f"{name}_kernel")
+        i1, i2 = " " * 8, " " * 12
+        sum_code = ""
+        for k in range(items):   # scalar reads here: this pass only needs totals
+            code, (value,) = load_operand(problem, f"row_base + first + {k}", 1, i2)
+            sum_code += f"{i1}if (first + {k} < end) {{\n{code}{i2}partial += (Acc)({value});\n{i1}}}\n"
+        device = f"""{_block_prelude(problem, threads, items)}
+
+constexpr long long kTileLen = {tile_len};   // elements per tile (kThreads * kItems * {tile_chunks})
+
+// Pass 1: the sum of every tile (block b: tile b % tiles_per_row of row b / tiles_per_row).
+__global__ void __launch_bounds__(kThreads)
+{sums_kernel}({kernel_params(problem)}, Acc* __restrict__ tile_sums) {{
+    __shared__ Acc warp_sums[kWarps + 1];
+{_rows_length(shape)}    const long long tiles_per_row = (length + kTileLen - 1) / kTileLen;
+    const long long row = blockIdx.x / tiles_per_row;
+    const long long begin = blockIdx.x % tiles_per_row * kTileLen;
+    const long long end = begin + kTileLen < length ? begin + kTileLen : length;
+    const long long row_base = row * length;
+    Acc partial = Acc(0);
+    for (long long chunk = begin; chunk < end; chunk += kThreads * kItems) {{
+        const long long first = chunk + threadIdx.x * kItems;
+{sum_code}    }}
+    // A block scan also yields the block total; one code path, deterministic order.
+    Acc tile_total;
+    block_exclusive_scan(partial, tile_total, warp_sums);
+    if (threadIdx.x == 0) tile_sums[blockIdx.x] = tile_total;
+}}
+
+// Pass 2: per row, tile sums -> exclusive tile offsets, in place (one block per row).
+__global__ void __launch_bounds__(kThreads)
+{offsets_kernel}(Acc* __restrict__ tile_sums, long long tiles_per_row) {{
+    __shared__ Acc warp_sums[kWarps + 1];
+    Acc* row_sums = tile_sums + (long long)blockIdx.x * tiles_per_row;
+    Acc carry = Acc(0);
+    for (long long first = 0; first < tiles_per_row; first += kThreads) {{   // block-uniform bounds
+        const long long t = first + threadIdx.x;
+        const Acc sum = t < tiles_per_row ? row_sums[t] : Acc(0);
+        Acc chunk_total;
+        const Acc offset = carry + block_exclusive_scan(sum, chunk_total, warp_sums);
+        if (t < tiles_per_row) row_sums[t] = offset;
+        carry += chunk_total;
+    }}
+}}
+
+// Pass 3: scan every tile starting from its offset.
+{_tile_kernel(problem, scan_kernel, items, vector)}"""
+        params = launcher_params(problem)
+        launcher = f"""{launcher_signature(name, params)} {{
+    using namespace dice_{name};
+    const long long rows = {_c(shape.outer)};
+    const long long length = {_c(shape.length)};
+    if (rows == 0 || length == 0) return;
+    const long long tiles_per_row = (length + kTileLen - 1) / kTileLen;
+    const long long tiles = rows * tiles_per_row;
+    // Workspace for the tile sums: grown on demand, kept across calls.
+    static Acc* tile_sums = nullptr;
+    static long long capacity = 0;
+    if (tiles > capacity) {{
+        if (tile_sums != nullptr) cudaFree(tile_sums);
+        if (cudaMalloc(&tile_sums, tiles * sizeof(Acc)) != cudaSuccess) {{
+            tile_sums = nullptr;
+            capacity = 0;
+            return;
+        }}
+        capacity = tiles;
+    }}
+    {sums_kernel}<<<(unsigned)tiles, kThreads, 0, stream>>>({kernel_args(problem)}, tile_sums);
+    {offsets_kernel}<<<(unsigned)rows, kThreads, 0, stream>>>(tile_sums, tiles_per_row);
+    {scan_kernel}<<<(unsigned)tiles, kThreads, 0, stream>>>({kernel_args(problem)}, kTileLen, tile_sums);
+}}"""
+        access = "vector" if vector else "scalar"
+        strategy = (f"cumsum along long rows, reduce-then-scan over tiles of {tile_len} elements "
+                    f"(tile sums, per-row offsets, tile scans; deterministic), {threads} threads x {items} "
+                    f"elements ({access} access){fusion_note(problem)}")
+        source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
+                       launcher_code=launcher)
+        rows, length = shape.value(shape.outer), shape.value(shape.length)
+        tiles = max(1, rows * -(-length // tile_len))
+        launches = [Launch(sums_kernel, (tiles, 1, 1), (threads, 1, 1), 0),
+                    Launch(offsets_kernel, (max(rows, 1), 1, 1), (threads, 1, 1), 0),
+                    Launch(scan_kernel, (tiles, 1, 1), (threads, 1, 1), 0)]
+        names = [_launch_name(name, k) for k in (sums_kernel, offsets_kernel, scan_kernel)]
+        return RenderedKernel(self.name, dict(point), source, names, launcher, params, launches,
+                              f"multi-block reduce-then-scan, tile {tile_len}, {threads} threads x {items}")
+
+
+# ---------------------------------------------------------------------------------------------
+# scan.column
+
+class ColumnScan(Sketch):
+    name = "scan.column"
+    pattern = "scan"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        return _unsupported(problem, rows=False)
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        def threads_fit(p: Point) -> str | None:
+            threads = p["threads_x"] * p["split"]
+            ok = threads <= arch.max_threads_per_block
+            return None if ok else f"{threads} threads exceed the block limit"
+        return DesignSpace(
+            [Token("threads_x", (32, 64, 128, 256), "threads along the contiguous inner dim"),
+             Token("split", (1, 2, 4, 8, 16), "thread rows sharing one column's length (segments)")],
+            [threads_fit])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        shape = ScanShape(problem)
+        inner, columns = shape.value(shape.inner), shape.value(shape.outer + shape.inner)
+        threads_x = 32 if inner <= 32 else (64 if inner <= 64 else 128)
+        # Split the scanned dim when there are too few columns to fill the GPU with threads.
+        split = 1
+        while split < 16 and columns * split < arch.sms * 1024 and shape.value(shape.length) >= 64 * split:
+            split *= 2
+        return {"threads_x": threads_x, "split": split}
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        shape = ScanShape(problem)
+        threads_x, split = point["threads_x"], point["split"]
+        kernel = f"{name}_kernel"
+        i3 = " " * 12
+        code, (value,) = load_operand(problem, "offset", 1, i3)
+        store = store_output(problem, "offset", ["running"], i3)
+        if split > 1:
+            first_pass = f"""
+        // Pass 1: each thread row sums its segment; the rows above a segment give its start.
+        Acc segment_total = Acc(0);
+        if (active) {{
+            for (long long l = seg_begin; l < seg_end; ++l) {{
+                const long long offset = base + l * inner;
+{code}{i3}segment_total += (Acc)({value});
+            }}
+        }}
+        segment_totals[threadIdx.y][threadIdx.x] = segment_total;
+        __syncthreads();
+        Acc running = Acc(0);
+        for (int s = 0; s < (int)threadIdx.y; ++s) running += segment_totals[s][threadIdx.x];
+        __syncthreads();   // segment_totals is rewritten for the next column
+"""
+            smem = "    __shared__ Acc segment_totals[kSplit][kThreadsX];\n"
+        else:
+            first_pass = "        Acc running = Acc(0);\n"
+            smem = ""
+        device = f"""{PACK}
+
+using Acc = {acc_type(problem)};
+constexpr int kThreadsX = {threads_x};   // threads along the inner (contiguous) dim
+constexpr int kSplit = {split};       // thread rows splitting the scanned dim
+
+// Block (x, y): inner columns [x * kThreadsX, +kThreadsX) of outer slices y, y + gridDim.y, ...
+__global__ void __launch_bounds__(kThreadsX * kSplit)
+{kernel}({kernel_params(problem)}) {{
+{smem}    const long long outer = {_c(shape.outer)};
+    const long long length = {_c(shape.length)};
+    const long long inner = {_c(shape.inner)};
+    const long long col = (long long)blockIdx.x * kThreadsX + threadIdx.x;
+    const bool active = col < inner;   // inactive threads stay for the barriers
+    const long long segment = (length + kSplit - 1) / kSplit;
+    const long long seg_begin = threadIdx.y * segment < length ? threadIdx.y * segment : length;
+    const long long seg_end = seg_begin + segment < length ? seg_begin + segment : length;
+    for (long long slice = blockIdx.y; slice < outer; slice += gridDim.y) {{   // block-uniform
+        const long long base = slice * length * inner + col;
+{first_pass}        if (active) {{
+            #pragma unroll 4
+            for (long long l = seg_begin; l < seg_end; ++l) {{
+                const long long offset = base + l * inner;
+{code}{i3}running += (Acc)({value});
+{store}            }}
+        }}
+    }}
+}}"""
+        params = launcher_params(problem)
+        launcher = f"""{launcher_signature(name, params)} {{
+    using namespace dice_{name};
+    const long long outer = {_c(shape.outer)};
+    const long long inner = {_c(shape.inner)};
+    if (outer == 0 || inner == 0) return;
+    const long long slices = outer < 65535 ? outer : 65535;   // the kernel loops over the rest
+    const dim3 grid((unsigned)((inner + kThreadsX - 1) / kThreadsX), (unsigned)slices);
+    {kernel}<<<grid, dim3(kThreadsX, kSplit), 0, stream>>>({kernel_args(problem)});
+}}"""
+        how = (f"{split} thread rows per column (segment totals combined in shared memory, then "
+               f"re-scanned)" if split > 1 else "one thread per column walking the scanned dim")
+        strategy = (f"cumsum along an inner dim, {threads_x} threads across the contiguous inner dim "
+                    f"(coalesced), {how}{fusion_note(problem)}")
+        source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
+                       launcher_code=launcher)
+        grid = (max(1, -(-shape.value(shape.inner) // threads_x)),
+                max(1, min(shape.value(shape.outer), 65535)), 1)
+        launch = Launch(kernel, grid, (threads_x, split, 1), split * threads_x * 8 if split > 1 else 0)
+        return RenderedKernel(self.name, dict(point), source, [_launch_name(name, kernel)], launcher, params,
+                              [launch], f"column scan, {threads_x} x {split}")
+
+
+SKETCHES: list[Sketch] = [WarpRowScan(), BlockRowScan(), MultiBlockRowScan(), ColumnScan()]
+
+SAMPLE_INTENTS: list[str] = [
+    "y = cumsum(x, dim=1); x: f32[4096, 1024]",
+    "y = cumsum(x, dim=1); x: f32[N, 1000]; N=777",
+    "y = cumsum(x, dim=-1); x: f16[512, 4096]",
+    "y = cumsum(x, dim=1); x: bf16[64, 100003]",
+    "y = cumsum(x, dim=0); x: f32[16777216]",
+    "y = cumsum(x, dim=1); x: f64[128, 2048]",
+    "y = cumsum(x, dim=1); x: i32[1024, 333]",
+    "y = cumsum(x, dim=0); x: f32[4096, 1024]",
+    "y = cumsum(x, dim=1); x: f16[32, 5000, 64]",
+    "y = cumsum(x, dim=0); x: i64[100000, 3]",
+    "y = relu(cumsum(x * 2.0, dim=1)); x: f32[2048, 2048]",
+    "y = cumsum(x, dim=1); x: f32[B, L]; B=3; L=1000000",
+]
