@@ -1,0 +1,1 @@
+"""One module per LSP concern; each exports `register(server)` wiring its handlers."""

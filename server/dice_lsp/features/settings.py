@@ -1,0 +1,142 @@
+"""The `dice.*` settings: parsed from initializationOptions, workspace/configuration and
+didChangeConfiguration into one immutable record."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, Mapping
+
+from dice_engine.arch import DEFAULT_ARCH, resolve
+
+if TYPE_CHECKING:
+    from ..server import DiceServer
+
+log = logging.getLogger(__name__)
+
+SECTION = "dice"
+
+
+@dataclass(frozen=True)
+class Settings:
+    arch: str = DEFAULT_ARCH
+    nvcc_path: str | None = None
+    nvcc_flags: tuple[str, ...] = ()
+    include_paths: tuple[str, ...] = ()
+    gpu_enabled: bool = False          # the only switch that lets the server run code on a GPU
+    budget: int = 24                   # evaluations per generation
+    regenerate_on_save: bool = True
+    compile_on_change: bool = True     # background nvcc job after edits
+    static_debounce_ms: int = 30
+    compile_debounce_ms: int = 800
+
+
+# settings key (as clients write it, below "dice.") -> Settings field
+_KEYS = {
+    "arch": "arch", "nvccPath": "nvcc_path", "nvccFlags": "nvcc_flags",
+    "includePaths": "include_paths", "gpu.enabled": "gpu_enabled", "budget": "budget",
+    "regenerateOnSave": "regenerate_on_save", "compileOnChange": "compile_on_change",
+    "staticDebounceMs": "static_debounce_ms", "compileDebounceMs": "compile_debounce_ms",
+}
+
+
+def _flatten(raw: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"gpu": {"enabled": true}} and {"gpu.enabled": true} both become {"gpu.enabled": True}."""
+    flat: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and name not in _KEYS:
+            flat.update(_flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _coerce(field_name: str, value: Any) -> Any:
+    if field_name in ("nvcc_flags", "include_paths"):
+        if isinstance(value, str):
+            value = value.split()
+        return tuple(str(v) for v in value)
+    if field_name in ("gpu_enabled", "regenerate_on_save", "compile_on_change"):
+        return bool(value)
+    if field_name in ("budget", "static_debounce_ms", "compile_debounce_ms"):
+        return max(1 if field_name == "budget" else 0, int(value))
+    if field_name == "nvcc_path":
+        return str(value) or None
+    if field_name == "arch":
+        return resolve(str(value)).name
+    return value
+
+
+def merge(base: Settings, raw: Any) -> Settings:
+    """`base` updated by whatever `dice.*` keys `raw` holds; bad values are logged and ignored."""
+    if not isinstance(raw, Mapping):
+        return base
+    if isinstance(raw.get(SECTION), Mapping):
+        raw = raw[SECTION]
+    flat = {k.removeprefix(f"{SECTION}."): v for k, v in _flatten(raw).items()}
+    changes: dict[str, Any] = {}
+    for key, value in flat.items():
+        field_name = _KEYS.get(key)
+        if field_name is None or value is None:
+            continue
+        try:
+            changes[field_name] = _coerce(field_name, value)
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning("ignoring setting dice.%s=%r: %s", key, value, exc)
+    return replace(base, **changes)
+
+
+def describe(settings: Settings) -> str:
+    return ", ".join(f"{f.name}={getattr(settings, f.name)!r}" for f in fields(settings))
+
+
+# --- wiring -----------------------------------------------------------------------------------
+
+def register(server: "DiceServer") -> None:
+    from lsprotocol import types
+
+    from ..gpu import gpu_runner
+    from ..log import attach_client_handler
+    from . import status
+    from .diagnostics import refresh_all, warm_up_worker
+
+    @server.feature(types.INITIALIZE)
+    def on_initialize(ls: "DiceServer", params: types.InitializeParams) -> None:
+        ls.settings = merge(ls.settings, params.initialization_options)
+
+    @server.feature(types.INITIALIZED)
+    async def on_initialized(ls: "DiceServer", _params: types.InitializedParams) -> None:
+        import asyncio
+        attach_client_handler(ls, asyncio.get_running_loop())
+        await pull(ls)
+        log.info("dice-lsp ready: %s", describe(ls.settings))
+        ls.workers.warm_up(warm_up_worker)
+        await ls.workers.in_thread(gpu_runner, ls)
+        status.send(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def on_did_change_configuration(ls: "DiceServer",
+                                          params: types.DidChangeConfigurationParams) -> None:
+        if ls.client_pulls_configuration:
+            await pull(ls)
+        else:
+            ls.settings = merge(ls.settings, params.settings)
+        log.info("settings changed: %s", describe(ls.settings))
+        await ls.workers.in_thread(gpu_runner, ls)
+        status.send(ls)
+        refresh_all(ls)
+
+
+async def pull(server: "DiceServer") -> None:
+    """Ask the client for the `dice` section (workspace/configuration), when it can answer."""
+    from lsprotocol import types
+
+    if not server.client_pulls_configuration:
+        return
+    try:
+        (section,) = await server.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
+    except Exception as exc:  # a client that fails the request keeps the settings we have
+        log.warning("workspace/configuration failed: %s", exc)
+        return
+    server.settings = merge(server.settings, section)
