@@ -1,0 +1,76 @@
+"""Random inputs suited to a program's operators, and the symbol bindings to check.
+
+Values are never zero: zeros hide unwritten outputs and wrong indexing. An input that reaches
+the argument of log/sqrt/rsqrt, the base of pow or a divisor is drawn positive and away from
+zero; everything else is drawn with a random sign and a magnitude in [0.1, 1], which keeps exp
+and friends bounded and GEMM sums far from fp16 overflow.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.graph import Program
+from ..ir.reference import from_storage, to_storage
+
+# operator → indices of the arguments that must be positive (log's argument, pow's base, divisors)
+POSITIVE_ARGS: dict[str, tuple[int, ...]] = {"log": (0,), "sqrt": (0,), "rsqrt": (0,), "pow": (0,),
+                                             "div": (1,)}
+DEFAULT_SYMBOL = 4096
+
+
+def positive_inputs(program: Program) -> set[str]:
+    """Names of inputs that feed, through any expression, an argument that must be positive."""
+    positive: set[str] = set()
+    for node in program.output.walk():
+        for index in POSITIVE_ARGS.get(node.op, ()):
+            if index < len(node.args):
+                positive |= {n.name for n in node.args[index].walk() if n.op == "input" and n.name}
+    return positive
+
+
+def _draw(rng: np.random.Generator, shape: tuple[int, ...], kind: str, positive: bool) -> np.ndarray:
+    if kind == "bool":
+        return rng.random(shape) < 0.5
+    if kind == "int":
+        magnitude = rng.integers(1, 10, size=shape)
+        return magnitude if positive else magnitude * rng.choice([-1, 1], size=shape)
+    if positive:
+        return rng.uniform(0.5, 2.0, size=shape)
+    return rng.uniform(0.1, 1.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+
+
+def draw_inputs(program: Program, bindings: dict[str, int],
+                rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Fresh inputs at `bindings`, already rounded to their dtypes (the reference's form)."""
+    positive = positive_inputs(program)
+    out: dict[str, np.ndarray] = {}
+    for name, decl in program.inputs.items():
+        shape = tuple(d if isinstance(d, int) else bindings[d] for d in decl.shape)
+        values = _draw(rng, shape, decl.dtype.kind, name in positive)
+        if decl.dtype.name == "u8":
+            values = np.abs(values)
+        out[name] = from_storage(to_storage(values, decl.dtype), decl.dtype).reshape(shape)
+    return out
+
+
+def intent_bindings(program: Program) -> dict[str, int]:
+    """Symbol values the intent gives, the default for those bound only at run time."""
+    return {s: (program.symbols.get(s) or DEFAULT_SYMBOL) for s in program.symbol_names()}
+
+
+def odd_bindings(bindings: dict[str, int]) -> dict[str, int]:
+    """A second binding with odd, non-power-of-two extents (tails, partial tiles)."""
+    return {s: max(1, v // 2 - 1) | 1 for s, v in bindings.items()}
+
+
+def shapes_to_check(program: Program) -> list[dict[str, int]]:
+    first = intent_bindings(program)
+    return [first, odd_bindings(first)] if first else [first]
+
+
+def concrete(shape: tuple, bindings: dict[str, int]) -> tuple[int, ...]:
+    return tuple(d if isinstance(d, int) else bindings[d] for d in shape)
+
+
+def output_shape(program: Program, bindings: dict[str, int]) -> tuple[int, ...]:
+    return concrete(program.output.shape, bindings)

@@ -1,0 +1,89 @@
+"""The runner child's verification path on the CPU: a host-memory stand-in for pycuda
+(fake_cuda.py; there is no GPU in CI) and a C library playing the candidate kernels."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from fake_cuda import install
+
+from dice_engine.ir import ops
+from dice_engine.ir.dtypes import F32
+from dice_engine.ir.graph import Program, TensorDecl
+from dice_engine.ir.patterns import classify
+from dice_engine.runner.child import Child
+from dice_engine.runner.device import DeviceSession
+from dice_engine.runner.protocol import RunRequest
+
+CANDIDATES = r"""
+static int pending_error = 0;
+int dice_runner_last_error(void) { int e = pending_error; pending_error = 0; return e; }
+int dice_runner_synchronize(void) { return 0; }
+const char* dice_runner_error_string(int code) { return code == 9 ? "invalid configuration argument" : "?"; }
+#define LAUNCHER(name) void name##_launch(const float* x, float* y, long long n, void* stream)
+LAUNCHER(good) { for (long long i = 0; i < n; ++i) y[i] = x[i] + 1.0f; }
+LAUNCHER(wrong) { for (long long i = 0; i < n; ++i) y[i] = x[i] + 1.001f; }
+LAUNCHER(half) { for (long long i = 0; i < n; i += 2) y[i] = x[i] + 1.0f; }
+LAUNCHER(overrun) { for (long long i = 0; i <= n; ++i) y[i] = 1.0f; }
+LAUNCHER(config) { pending_error = 9; }
+"""
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory) -> str:
+    folder = tmp_path_factory.mktemp("fake_kernels")
+    (folder / "k.c").write_text(CANDIDATES)
+    subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(folder / "k.so"), str(folder / "k.c")],
+                   check=True)
+    return str(folder / "k.so")
+
+
+@pytest.fixture
+def child(monkeypatch):
+    install(monkeypatch)
+    events: list[str] = []
+    made = Child(DeviceSession(0), events.append)
+    made.events = events
+    return made
+
+
+def request(library: str, symbol: str, n: int = 1001, **kw) -> RunRequest:
+    x = ops.input_tensor("x", F32, ("N",))
+    y = ops.make("add", [x, ops.const(1.0)])
+    program = Program({"x": TensorDecl("x", F32, ("N",))}, "y", y, {"N": n})
+    return RunRequest(library=library, symbol=symbol, roles=["input", "output", "symbol"],
+                      names=["x", "y", "N"], problem=classify(program), shapes=[{"N": n}, {"N": n // 2 | 1}],
+                      seed=7, runs=3, **kw)
+
+
+def test_a_correct_candidate_is_verified_at_both_shapes_and_timed(child, library):
+    reply = child.handle(request(library, "good_launch"))
+    assert reply["verdict"] == "ok", reply
+    assert reply["max_rel_err"] == 0.0
+    assert reply["time_us"] == pytest.approx(10.0)   # the fake events report 10 µs
+    assert "5 trials at 2 shape(s)" in reply["detail"]
+    assert child.events[:2] == ["kernel", "host"]    # the parent's kernel timeout covers launches only
+
+
+@pytest.mark.parametrize("symbol, verdict, words", [
+    ("wrong_launch", "mismatch", "exceeds 1e-05"),
+    ("half_launch", "unwritten", "500 of 1001 output elements were not written"),
+    ("overrun_launch", "out-of-bounds", "wrote out of bounds of 'y' (0 bytes past the end)"),
+    ("config_launch", "launch-failure", "CUDA error 9: invalid configuration argument (at launch"),
+])
+def test_each_failure_gets_its_own_verdict(child, library, symbol, verdict, words):
+    reply = child.handle(request(library, symbol, time=False))
+    assert reply["verdict"] == verdict
+    assert words in reply["detail"]
+
+
+def test_a_huge_allocation_is_out_of_memory_not_a_crash(child, library):
+    reply = child.handle(request(library, "good_launch", n=1 << 40))
+    assert reply["verdict"] == "out-of-memory"
+
+
+def test_fresh_inputs_per_trial_are_shared_across_candidates(child, library):
+    child.handle(request(library, "good_launch", time=False))
+    cached = len(child.trials._entries)
+    child.handle(request(library, "good_launch", time=False))
+    assert cached == 10 and len(child.trials._entries) == cached   # 5 trials × 2 shapes, reused
