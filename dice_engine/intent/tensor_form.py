@@ -95,8 +95,8 @@ def _inputs(decls: list[Declaration],
         for name in decl.names:
             if name.text in inputs:
                 raise IntentError(f"'{name.text}' is declared twice", name.start, name.end)
-            if name.text in FUNCTIONS or name.text in _MODULE_PREFIXES:
-                raise IntentError(f"'{name.text}' names a function; choose another tensor name",
+            if name.text in _MODULE_PREFIXES:
+                raise IntentError(f"'{name.text}' names a module; choose another tensor name",
                                   name.start, name.end)
             inputs[name.text] = TensorDecl(name.text, dtype, shape)
             spans[name.text] = name
