@@ -88,7 +88,8 @@ class SimtGemm(Sketch):
         def registers(p: Point) -> str | None:
             words = size // 4
             estimate = (p["thread_m"] * p["thread_n"] + p["thread_m"] + p["thread_n"]) * words + 40
-            return None if estimate <= 200 else f"about {estimate} registers per thread"
+            limit = min(200, arch.max_regs_per_block // threads(p) - 8)   # ptxas needs some slack
+            return None if estimate <= limit else f"about {estimate} registers per thread (limit {limit})"
 
         def shared_memory(p: Point) -> str | None:
             smem = _smem_bytes(p, size)

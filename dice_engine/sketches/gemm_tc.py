@@ -116,7 +116,8 @@ class TensorCoreGemm(Sketch):
             if p["load"] != "cp_async":   # the next slice waits in registers (plus addressing for scalars)
                 estimate += (p["block_m"] + p["block_n"]) * p["block_k"] // (2 * _threads(p))
                 estimate += 16 if p["load"] == "scalar" else 0
-            return None if estimate <= 224 else f"about {estimate} registers per thread"
+            limit = min(224, arch.max_regs_per_block // _threads(p) - 8)   # ptxas needs some slack
+            return None if estimate <= limit else f"about {estimate} registers per thread (limit {limit})"
 
         def shared_memory(p: Point) -> str | None:
             smem = _smem_bytes(gp, p)
