@@ -1,0 +1,192 @@
+"""Static analysis of a whole file, once (`check_source`) or incrementally for an editor
+(`Analyzer`): tree-sitter re-parses only what an edit touched, and each function's findings are
+cached under its own text (plus the text of the functions it calls and the file facts it reads),
+so a one-line edit re-analyzes one function."""
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import replace as dc_replace
+
+from tree_sitter import Point, Tree
+
+from .bank_conflict import bank_conflict_findings
+from .coalescing import coalescing_findings
+from .findings import Finding, Fix, TextEdit
+from .overflow import overflow_findings
+from .precision import precision_findings
+from .race import race_findings
+from .simt import run_function
+from .sync import sync_findings
+from .syntax import FileFacts, Function, Source, encode, file_facts, functions, new_parser, text
+
+log = logging.getLogger(__name__)
+
+
+def check_source(text_: str | bytes, path: str = "<buffer>", arch: str = "sm_90") -> list[Finding]:
+    """Static findings for one CUDA file. Never raises: a function the analyses cannot handle
+    is skipped (and logged)."""
+    return Analyzer(path, arch).update(text_)
+
+
+class Analyzer:
+    """Per-document analysis state for the language server."""
+
+    def __init__(self, path: str = "<buffer>", arch: str = "sm_90") -> None:
+        self.path = path
+        self.arch = arch
+        self._parser = new_parser()
+        self._tree: Tree | None = None
+        self._data = b""
+        self._cache: dict[str, list[Finding]] = {}
+
+    def update(self, text_: str | bytes) -> list[Finding]:
+        try:
+            data = encode(text_)
+            self._tree = self._parse(data)
+            self._data = data
+            return self._analyze(Source(data, self.path))
+        except Exception:                       # never let one odd file break the editor
+            log.warning("analysis of %s failed", self.path, exc_info=True)
+            self._tree = None
+            return []
+
+    # -- parsing --------------------------------------------------------------------------------
+
+    def _parse(self, data: bytes) -> Tree:
+        old = self._tree
+        if old is None or not self._data:
+            return self._parser.parse(data)
+        before = self._data
+        prefix = _common_prefix(before, data)
+        suffix = _common_suffix(before, data, prefix)
+        old_end, new_end = len(before) - suffix, len(data) - suffix
+        old.edit(start_byte=prefix, old_end_byte=old_end, new_end_byte=new_end,
+                 start_point=_point(before, prefix), old_end_point=_point(before, old_end),
+                 new_end_point=_point(data, new_end))
+        return self._parser.parse(data, old)
+
+    # -- analysis -------------------------------------------------------------------------------
+
+    def _analyze(self, src: Source) -> list[Finding]:
+        root = self._tree.root_node
+        fns = [f for f in functions(root) if f.is_kernel or f.is_device]
+        by_name = {f.name: f for f in fns}
+        facts = file_facts(root, functions(root))
+        facts_key = repr((sorted(facts.constants.items()), sorted(facts.structs.items())))
+        called = _called_from_kernels(fns, by_name)
+        cache: dict[str, list[Finding]] = {}
+        out: list[Finding] = []
+        seen: set[tuple] = set()
+        for fn in fns:
+            key = self._key(fn, by_name, facts, facts_key)
+            row = fn.node.start_point[0]
+            cached = self._cache.get(key)
+            if cached is None:
+                cached = [_shift(f, -row) for f in self._function_findings(src, fn, by_name, facts, called)]
+            cache[key] = cached
+            for f in cached:
+                f = _shift(f, row)
+                f.file = self.path
+                ident = (f.code, f.line, f.column, f.end_line, f.end_column)
+                if ident not in seen:
+                    seen.add(ident)
+                    out.append(f)
+        self._cache = cache
+        out.sort(key=lambda f: (f.line, f.column, f.code))
+        return out
+
+    def _key(self, fn: Function, by_name: dict[str, Function], facts: FileFacts, facts_key: str) -> str:
+        h = hashlib.blake2b(digest_size=16)
+        h.update(repr((fn.node.start_point[1], facts.block_sizes.get(fn.name), facts_key)).encode())
+        for callee in _callees(fn, by_name):
+            h.update(callee.node.text or b"")
+            h.update(b"\0")
+        return h.hexdigest()
+
+    def _function_findings(self, src: Source, fn: Function, by_name: dict[str, Function],
+                           facts: FileFacts, called: set[str]) -> list[Finding]:
+        out: list[Finding] = []
+        for analysis in (precision_findings, overflow_findings):
+            out += _guarded(analysis, src, fn, facts)
+        if fn.is_kernel or fn.name not in called:
+            try:
+                trace = run_function(fn, by_name, facts)
+            except Exception:
+                log.warning("thread analysis of %s failed", fn.name, exc_info=True)
+                return out
+            out += _guarded(lambda s, t, _f: sync_findings(s, t), src, trace, facts)
+            out += _guarded(lambda s, t, _f: race_findings(s, t), src, trace, facts)
+            out += _guarded(coalescing_findings, src, trace, facts)
+            out += _guarded(bank_conflict_findings, src, trace, facts)
+        return out
+
+
+def _guarded(analysis, *args) -> list[Finding]:
+    try:
+        return analysis(*args)
+    except Exception:
+        log.warning("%s failed", getattr(analysis, "__name__", "analysis"), exc_info=True)
+        return []
+
+
+def _callees(fn: Function, by_name: dict[str, Function]) -> list[Function]:
+    """`fn` and every function of the file it calls, transitively, in a stable order."""
+    order: list[Function] = []
+    pending = [fn]
+    while pending:
+        f = pending.pop()
+        if f in order:
+            continue
+        order.append(f)
+        stack = [f.body]
+        while stack:
+            node = stack.pop()
+            if node.type == "call_expression":
+                callee = by_name.get(text(node.child_by_field_name("function")).split("::")[-1])
+                if callee is not None and callee not in order:
+                    pending.append(callee)
+            stack.extend(node.named_children)
+    return order
+
+
+def _called_from_kernels(fns: list[Function], by_name: dict[str, Function]) -> set[str]:
+    return {c.name for f in fns if f.is_kernel for c in _callees(f, by_name)[1:]}
+
+
+def _shift(f: Finding, rows: int) -> Finding:
+    fix = f.fix
+    if fix is not None:
+        fix = Fix(fix.title, tuple(TextEdit(e.line + rows, e.column, e.end_line + rows, e.end_column,
+                                            e.new_text) for e in fix.edits))
+    return dc_replace(f, line=f.line + rows, end_line=f.end_line + rows, fix=fix, data=dict(f.data))
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    n = min(len(a), len(b))
+    lo, hi = 0, n
+    while lo < hi:                      # binary search on slice equality: C-speed comparisons
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: bytes, b: bytes, prefix: int) -> int:
+    n = min(len(a), len(b)) - prefix
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid:] == b[len(b) - mid:]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _point(data: bytes, offset: int) -> Point:
+    row = data.count(b"\n", 0, offset)
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    return Point(row, offset - line_start)

@@ -1,0 +1,101 @@
+"""`bank-conflict`: shared-memory accesses whose addresses across a warp hit one of the 32 banks
+(4 bytes wide) with more than one distinct word. Same-word accesses are broadcasts, not
+conflicts. 8- and 16-byte accesses are served in half- and quarter-warp phases.
+
+For a 2-D tile `[R][C]` whose row is a multiple of 128 bytes, the fix pads it to `[R][C+1]`, but
+only when re-evaluating every access of that tile with the padded row shows the conflict gone
+and no access made worse.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from .findings import Finding, Fix
+from .report import finding, replace
+from .simt import Access, Trace
+from .syntax import FileFacts, Source, int_literal
+
+BANKS = 32
+
+
+def bank_conflict_findings(src: Source, trace: Trace, facts: FileFacts) -> list[Finding]:
+    by_node: dict[int, list[Access]] = defaultdict(list)
+    by_mem: dict[str, list[Access]] = defaultdict(list)
+    for a in trace.accesses:
+        if a.mem.space == "shared" and a.addr is not None and a.kind != "atomic":
+            by_node[a.node.id].append(a)
+            by_mem[a.mem.name].append(a)
+    out: list[Finding] = []
+    for accesses in by_node.values():
+        elem = facts.sizeof(accesses[0].mem.elem)
+        if elem is None:
+            continue
+        degree = max(_degree(a.addr, a, elem) for a in accesses)
+        if degree < 2:
+            continue
+        a = accesses[0]
+        fix = _padding_fix(src, a, by_mem[a.mem.name], elem)
+        msg = (f"{degree}-way bank conflict on `{a.mem.name}`: lanes of one warp hit the same bank "
+               f"with {degree} different words, so the access is replayed {degree} times. "
+               + ("Pad the row by one element (the fix) so a column walk spreads over all banks."
+                  if fix else "Change the indexing (or pad/swizzle the layout) so consecutive "
+                  "lanes hit consecutive 4-byte words."))
+        out.append(finding(src, a.node, "DICE-B001", msg, fix=fix,
+                           data={"degree": degree, "array": a.mem.name}))
+    return out
+
+
+def _degree(addr: np.ndarray, a: Access, elem: int) -> int:
+    size = a.access_size or elem
+    byte_addr = addr * elem + a.field_offset
+    phase = max(1, BANKS * 4 // max(4, size))
+    worst = 1
+    for w in range(addr.size // 32):
+        for p in range(0, 32, phase):
+            lanes = slice(32 * w + p, 32 * w + p + phase)
+            m = a.mask[lanes]
+            if m.sum() < 2:
+                continue
+            words = np.unique(byte_addr[lanes][m] // 4)
+            if size > 4:
+                words = np.unique((words[:, None] + np.arange(size // 4)).ravel())
+            counts = np.bincount(words % BANKS, minlength=BANKS)
+            worst = max(worst, int(counts.max()))
+    return worst
+
+
+def _padding_fix(src: Source, a: Access, all_of_mem: list[Access], elem: int) -> Fix | None:
+    dims = a.mem.dims
+    decl = a.mem.decl
+    if dims is None or len(dims) != 2 or decl is None or (dims[1] * elem) % (BANKS * 4):
+        return None
+    if any(x.indices is None or len(x.indices) != 2 for x in all_of_mem):
+        return None
+    padded = dims[1] + 1
+    for x in all_of_mem:
+        before = _degree(x.indices[0] * dims[1] + x.indices[1], x, elem)
+        after = _degree(x.indices[0] * padded + x.indices[1], x, elem)
+        if after > before or (x.node.id == a.node.id and after > 1):
+            return None
+    size_node = _last_dimension(decl, a.mem.name)
+    if size_node is None:
+        return None
+    old = size_node.text.decode()
+    new = str(padded) if int_literal(old) is not None else f"{old} + 1"
+    return Fix(f"Pad `{a.mem.name}` to [{dims[0]}][{padded}]", (replace(src, size_node, new),))
+
+
+def _last_dimension(decl, name: str):
+    for d in decl.children_by_field_name("declarator"):
+        if d.type == "init_declarator":
+            d = d.child_by_field_name("declarator")
+        if d is not None and d.type == "array_declarator":
+            inner = d.child_by_field_name("declarator")
+            node = inner
+            while node is not None and node.type == "array_declarator":
+                node = node.child_by_field_name("declarator")
+            if node is not None and node.text.decode() == name:
+                return d.child_by_field_name("size")
+    return None

@@ -1,0 +1,62 @@
+"""The stable diagnostic codes: category, default severity, title and documentation page.
+
+Codes never change meaning; a retired code stays in the table. Each has a page under
+docs/codes/<CODE>.md (a test checks that every page exists).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    category: str
+    severity: str
+    title: str
+
+    def doc_path(self, code: str) -> str:
+        return f"docs/codes/{code}.md"
+
+
+CODES: dict[str, CodeInfo] = {
+    # sync
+    "DICE-S001": CodeInfo("sync", "error", "Barrier under a thread-dependent condition"),
+    "DICE-S002": CodeInfo("sync", "error", "Barrier after a thread-dependent early exit"),
+    "DICE-S003": CodeInfo("sync", "error", "Barrier in a loop with a thread-dependent trip count"),
+    "DICE-S004": CodeInfo("sync", "error", "Warp-synchronous mask does not match the participating lanes"),
+    # race
+    "DICE-R001": CodeInfo("race", "error", "Shared-memory read of another thread's write without a barrier"),
+    "DICE-R002": CodeInfo("race", "error", "Shared memory overwritten before other threads read it"),
+    "DICE-R003": CodeInfo("race", "error", "Several threads write the same shared-memory element"),
+    "DICE-R004": CodeInfo("race", "error", "Reduction tree step without a barrier"),
+    # coalescing
+    "DICE-C001": CodeInfo("coalescing", "warning", "Strided global-memory access"),
+    "DICE-C002": CodeInfo("coalescing", "warning", "Array-of-structs field access"),
+    "DICE-C003": CodeInfo("coalescing", "warning", "threadIdx.x is not the fastest-varying index"),
+    # bank-conflict
+    "DICE-B001": CodeInfo("bank-conflict", "warning", "Shared-memory bank conflict"),
+    # precision
+    "DICE-P001": CodeInfo("precision", "warning", "Double-precision literal in float arithmetic"),
+    "DICE-P002": CodeInfo("precision", "warning", "Math call resolves to the double-precision overload"),
+    "DICE-P003": CodeInfo("precision", "warning", "Half/bfloat16 accumulator in a loop"),
+    "DICE-P004": CodeInfo("precision", "warning", "Lossy atomicAdd target"),
+    # overflow
+    "DICE-O001": CodeInfo("overflow", "warning", "32-bit index for an extent that can exceed 2^31"),
+    "DICE-O002": CodeInfo("overflow", "warning", "Index product computed in 32 bits before widening"),
+    # resources (ptxas)
+    "DICE-M001": CodeInfo("resources", "warning", "Register spills to local memory"),
+    "DICE-M002": CodeInfo("resources", "information", "Stack frame in local memory"),
+    "DICE-M003": CodeInfo("resources", "information", "Occupancy limited by registers"),
+    "DICE-M004": CodeInfo("resources", "information", "Occupancy limited by shared memory"),
+    "DICE-M005": CodeInfo("resources", "information", "Occupancy limited by block size"),
+    "DICE-M006": CodeInfo("resources", "error", "Kernel cannot launch: resources exceed the per-block limit"),
+    # compile
+    "DICE-E001": CodeInfo("compile", "error", "nvcc error"),
+    "DICE-E002": CodeInfo("compile", "warning", "nvcc warning"),
+    "DICE-E003": CodeInfo("compile", "warning", "nvcc not found"),
+}
+
+
+def info(code: str) -> CodeInfo:
+    return CODES[code]

@@ -1,0 +1,177 @@
+"""`overflow`: linear indices computed in 32 bits for extents that can exceed 2^31.
+
+Two shapes, each needing evidence from the file that the extent really can be that large:
+- DICE-O001: a 32-bit index variable that is compared with a 64-bit extent (`int i …; if (i < n)`
+  with `size_t n`), or whose product of file constants and constant-bounded variables can reach
+  2^31;
+- DICE-O002: a 64-bit index whose initializer multiplies 32-bit grid quantities
+  (`size_t i = blockIdx.x * blockDim.x + …`): the product wraps at 2^32 before it is widened.
+"""
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from .findings import Finding, Fix, TextEdit
+from .report import finding, replace
+from .syntax import NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Function, Source, const_eval, text
+from .types import Typer
+
+LIMIT = 1 << 31
+GRID_BUILTINS = ("blockIdx", "blockDim", "gridDim", "threadIdx")
+BUILTIN_MAX = {"threadIdx": 1023, "blockDim": 1024}
+
+
+def overflow_findings(src: Source, fn: Function, facts: FileFacts) -> list[Finding]:
+    typer = Typer(fn, facts)
+    bounds, wide_compared, decremented = _uses(fn.body, typer, facts)
+    out: list[Finding] = []
+    for decl, name, type_name, init in _index_definitions(fn.body):
+        product = _first_product(init)
+        if product is None:
+            continue
+        if type_name in NARROW_INTEGERS:
+            extent = wide_compared.get(name)
+            peak = _max_value(init, facts, bounds)
+            if extent is None and (peak is None or peak < LIMIT):
+                continue
+            why = (f"it is compared with the 64-bit `{extent}`, so the extent it indexes can exceed 2^31"
+                   if extent else f"its product can reach {peak:,} (> 2^31 − 1)")
+            fix = None if name in decremented else _widen_fix(src, decl, init, product)
+            msg = (f"`{name}` is a 32-bit `{type_name}` index built from `{text(product)}`, but {why}: "
+                   "the product wraps and the kernel reads and writes out of bounds. Declare it "
+                   "`size_t` (or `long long`) and widen the first factor before multiplying.")
+            out.append(finding(src, init, "DICE-O001", msg, fix=fix, data={"variable": name}))
+        elif type_name in WIDE_INTEGERS and _narrow_grid_product(product, typer):
+            fix = Fix(f"Widen before multiplying: `({type_name}){text(_first_factor(product))} * …`",
+                      (_cast_edit(src, product, type_name),))
+            msg = (f"`{text(product)}` is computed in 32-bit unsigned arithmetic and only then widened to "
+                   f"`{type_name}`: past 2^32 threads the product wraps and `{name}` points at the wrong "
+                   f"element. Cast the first factor: `({type_name}){text(_first_factor(product))} * …`.")
+            out.append(finding(src, product, "DICE-O002", msg, fix=fix, data={"variable": name}))
+    return out
+
+
+def _index_definitions(body: Node):
+    """(declaration, name, type, initializer) for scalar integer variables with initializers."""
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if node.type == "declaration":
+            t = " ".join(text(node.child_by_field_name("type")).split())
+            for d in node.children_by_field_name("declarator"):
+                if d.type == "init_declarator":
+                    target = d.child_by_field_name("declarator")
+                    value = d.child_by_field_name("value")
+                    if target is not None and target.type == "identifier" and value is not None:
+                        yield node, text(target), t, value
+        stack.extend(node.named_children)
+
+
+def _first_product(node: Node) -> Node | None:
+    stack = [node]
+    while stack:
+        n = stack.pop(0)
+        if n.type == "binary_expression" and text(n.child_by_field_name("operator")) == "*":
+            return n
+        if n.type in ("call_expression", "subscript_expression"):
+            continue
+        stack.extend(n.named_children)
+    return None
+
+
+def _first_factor(product: Node) -> Node:
+    left = product.child_by_field_name("left")
+    while left is not None and left.type == "binary_expression" and \
+            text(left.child_by_field_name("operator")) == "*":
+        left = left.child_by_field_name("left")
+    return left if left is not None else product
+
+
+def _narrow_grid_product(product: Node, typer: Typer) -> bool:
+    """Every factor is 32-bit and at least one is a grid builtin (no widening cast inside)."""
+    factors = []
+    stack = [product]
+    while stack:
+        n = stack.pop()
+        if n.type == "binary_expression" and text(n.child_by_field_name("operator")) == "*":
+            stack += [n.child_by_field_name("left"), n.child_by_field_name("right")]
+        elif n.type == "parenthesized_expression" and n.named_children:
+            stack.append(n.named_children[-1])
+        else:
+            factors.append(n)
+    types = [typer.type_of(f) for f in factors]
+    grid = any(f.type == "field_expression" and text(f.child_by_field_name("argument")) in
+               ("blockIdx", "blockDim", "gridDim") for f in factors)
+    return grid and all(t in NARROW_INTEGERS for t in types)
+
+
+def _uses(body: Node, typer: Typer, facts: FileFacts):
+    """Constant upper bounds of variables (`x < C`), the 64-bit extent each variable is
+    compared with, and the variables that are decremented (not safe to make unsigned)."""
+    bounds: dict[str, int] = {}
+    wide: dict[str, str] = {}
+    decremented: set[str] = set()
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if node.type == "binary_expression":
+            op = text(node.child_by_field_name("operator"))
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if op in ("<", "<=", ">", ">=") and left is not None and right is not None:
+                if op in (">", ">="):
+                    left, right = right, left
+                if left.type == "identifier":
+                    c = const_eval(text(right), facts.constants)
+                    if c is not None:
+                        bounds[text(left)] = max(bounds.get(text(left), 0), c)
+                    if typer.type_of(right) in WIDE_INTEGERS:
+                        wide.setdefault(text(left), text(right))
+        elif node.type == "update_expression" and text(node.child_by_field_name("operator")) == "--":
+            decremented.add(text(node.child_by_field_name("argument")))
+        elif node.type == "assignment_expression" and text(node.child_by_field_name("operator")) == "-=":
+            decremented.add(text(node.child_by_field_name("left")))
+        stack.extend(node.named_children)
+    return bounds, wide, decremented
+
+
+def _max_value(node: Node, facts: FileFacts, bounds: dict[str, int]) -> int | None:
+    """Largest value of a non-negative index expression, or None when some part is unbounded."""
+    t = node.type
+    if t == "number_literal":
+        return const_eval(text(node), facts.constants)
+    if t == "identifier":
+        name = text(node)
+        if name in facts.constants:
+            return facts.constants[name]
+        return bounds.get(name)
+    if t == "field_expression":
+        return BUILTIN_MAX.get(text(node.child_by_field_name("argument")))
+    if t in ("parenthesized_expression", "cast_expression") and node.named_children:
+        return _max_value(node.named_children[-1], facts, bounds)
+    if t == "binary_expression":
+        op = text(node.child_by_field_name("operator"))
+        a = _max_value(node.child_by_field_name("left"), facts, bounds)
+        b = _max_value(node.child_by_field_name("right"), facts, bounds)
+        if a is None or b is None:
+            return None
+        if op == "+":
+            return a + b
+        if op == "*":
+            return a * b
+        if op in ("/", ">>", "%", "&"):
+            return a
+    return None
+
+
+def _cast_edit(src: Source, product: Node, type_name: str) -> TextEdit:
+    first = _first_factor(product)
+    l0, c0, _, _ = src.span(first)
+    return TextEdit(l0, c0, l0, c0, f"({type_name})")
+
+
+def _widen_fix(src: Source, decl: Node, init: Node, product: Node) -> Fix | None:
+    type_node = decl.child_by_field_name("type")
+    if type_node is None or len(decl.children_by_field_name("declarator")) != 1:
+        return None
+    return Fix("Widen the index to size_t",
+               (replace(src, type_node, "size_t"), _cast_edit(src, product, "size_t")))

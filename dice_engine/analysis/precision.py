@@ -1,0 +1,226 @@
+"""`precision`: arithmetic that silently runs in double inside float code, low-precision
+accumulators, and lossy atomicAdd targets.
+
+In CUDA C++ `exp`, `sqrt`, `sin`… applied to a `float` resolve to the float overloads, so those
+are not findings; what is: an unsuffixed floating literal meeting a float operand (the float is
+promoted and the operation runs in double), and generic math calls whose arguments make overload
+resolution pick double (`pow(float, int)`, `pow(x, 2.0)`). Explicitly declared `double`
+variables are deliberate and never flagged.
+"""
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from .findings import Finding, Fix
+from .report import finding, replace
+from .syntax import LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Function, Source, \
+    float_literal_type, int_literal, text
+from .types import GENERIC_MATH, Typer, is_floating, is_integer
+
+ARITHMETIC = frozenset({"+", "-", "*", "/"})
+COMPOUND = frozenset({"+=", "-=", "*=", "/="})
+LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
+
+
+def precision_findings(src: Source, fn: Function, facts: FileFacts) -> list[Finding]:
+    typer = Typer(fn, facts)
+    out: list[Finding] = []
+    stack = [(fn.body, False)]
+    while stack:
+        node, in_loop = stack.pop()
+        t = node.type
+        if t == "binary_expression":
+            out += _promoting_literals(src, typer, node)
+        elif t == "assignment_expression":
+            out += _compound_literal(src, typer, node)
+            if in_loop:
+                out += _low_precision_accumulator(src, typer, node)
+        elif t == "call_expression":
+            out += _math_call(src, typer, node) + _atomic_target(src, typer, node)
+        stack.extend((c, in_loop or t in LOOPS) for c in node.named_children)
+    return out
+
+
+def _constant_double(typer: Typer, node: Node) -> list[Node] | None:
+    """The double literals of a constant expression of type double (`0.5`, `(1.0 / 3.0)`), or None
+    when `node` is not such an expression."""
+    if node.type == "number_literal":
+        return [node] if float_literal_type(text(node)) == "double" else None
+    if node.type == "parenthesized_expression" and node.named_children:
+        return _constant_double(typer, node.named_children[-1])
+    if node.type == "unary_expression":
+        return _constant_double(typer, node.child_by_field_name("argument"))
+    if node.type == "binary_expression":
+        parts = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+        lits: list[Node] = []
+        for p in parts:
+            if p is None:
+                return None
+            if p.type == "number_literal" and float_literal_type(text(p)) is None:
+                continue
+            inner = _constant_double(typer, p)
+            if inner is None:
+                return None
+            lits += inner
+        return lits or None
+    return None
+
+
+def _suffix_fix(src: Source, literals: list[Node]) -> Fix:
+    return Fix("Make the literal float (add `f`)",
+               tuple(replace(src, lit, _float_literal(text(lit))) for lit in literals))
+
+
+def _float_literal(s: str) -> str:
+    return s + "f"
+
+
+def _promoting_literals(src: Source, typer: Typer, node: Node) -> list[Finding]:
+    op = text(node.child_by_field_name("operator"))
+    if op not in ARITHMETIC:
+        return []
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    out = []
+    for lit_side, other in ((left, right), (right, left)):
+        if lit_side is None or other is None:
+            continue
+        lits = _constant_double(typer, lit_side)
+        if not lits or _constant_double(typer, other) is not None:
+            continue
+        other_type = typer.type_of(other)
+        if other_type == "float" or other_type in LOW_PRECISION:
+            out.append(_literal_finding(src, lit_side, lits, f"`{text(other)}` ({other_type})"))
+    return out
+
+
+def _compound_literal(src: Source, typer: Typer, node: Node) -> list[Finding]:
+    op = text(node.child_by_field_name("operator"))
+    right = node.child_by_field_name("right")
+    if op not in COMPOUND or right is None:
+        return []
+    lits = _constant_double(typer, right)
+    target = typer.type_of(node.child_by_field_name("left"))
+    if not lits or not (target == "float" or target in LOW_PRECISION):
+        return []
+    return [_literal_finding(src, right, lits, f"`{text(node.child_by_field_name('left'))}` ({target})")]
+
+
+def _literal_finding(src: Source, where: Node, lits: list[Node], operand: str) -> Finding:
+    shown = ", ".join(f"`{text(x)}`" for x in lits)
+    msg = (f"{shown} is a double literal, so {operand} is converted to double and this operation "
+           "runs in double precision (up to 64x slower on GPUs with few FP64 units) before being "
+           "rounded back. Write it as a float literal: "
+           + ", ".join(f"`{_float_literal(text(x))}`" for x in lits) + ".")
+    return finding(src, where, "DICE-P001", msg, fix=_suffix_fix(src, lits))
+
+
+def _math_call(src: Source, typer: Typer, node: Node) -> list[Finding]:
+    fnode = node.child_by_field_name("function")
+    name = text(fnode).split("::")[-1] if fnode is not None else ""
+    if name not in GENERIC_MATH or name in ("abs", "max", "min"):
+        return []
+    args = typer.args(node)
+    types = [typer.type_of(a) for a in args]
+    has_float = any(t == "float" or t in LOW_PRECISION for t in types)
+    if not has_float or "double" in [typer.type_of(a) for a in args if _constant_double(typer, a) is None]:
+        return []
+    doubles = [a for a, t in zip(args, types) if t == "double"]
+    if name != "pow" and not doubles:
+        return []
+    if name == "pow" and not doubles and not any(is_integer(t) for t in types):
+        return []
+    fix = _pow_fix(src, node, args) if name == "pow" else None
+    why = ("an integer exponent" if name == "pow" and not doubles else
+           "a double argument " + ", ".join(f"`{text(a)}`" for a in doubles))
+    msg = (f"`{name}` with a float and {why} resolves to the double overload: the float is "
+           "converted, the function runs in double precision (slow on most GPUs) and the result "
+           "is rounded back. " + (f"Use {fix.title.split(': ', 1)[-1]}." if fix else
+                                  f"Use `{name}f` with float arguments."))
+    return [finding(src, node, "DICE-P002", msg, fix=fix)]
+
+
+def _pow_fix(src: Source, node: Node, args: list[Node]) -> Fix | None:
+    if len(args) != 2:
+        return None
+    base, exp = args
+    exponent = text(exp)
+    k = int_literal(exponent)
+    if k is None and float_literal_type(exponent) == "double":
+        try:
+            value = float(exponent.rstrip("lL"))
+            k = int(value) if value.is_integer() else None
+        except ValueError:
+            k = None
+    simple = base.type in ("identifier", "subscript_expression", "field_expression") and \
+        "++" not in text(base) and "--" not in text(base) and "(" not in text(base)
+    if k in (2, 3) and simple:
+        product = " * ".join([text(base)] * k)
+        return Fix(f"Replace with multiplication: `{product}`", (replace(src, node, f"({product})"),))
+    if k is not None:
+        new = f"powf({text(base)}, {float(k)!r}f)"
+    elif float_literal_type(exponent) == "double":
+        new = f"powf({text(base)}, {exponent}f)"
+    else:
+        new = f"powf({text(base)}, (float)({exponent}))"
+    return Fix(f"Use the float overload: `{new}`", (replace(src, node, new),))
+
+
+def _low_precision_accumulator(src: Source, typer: Typer, node: Node) -> list[Finding]:
+    left = node.child_by_field_name("left")
+    right = node.child_by_field_name("right")
+    op = text(node.child_by_field_name("operator"))
+    if left is None or left.type != "identifier" or right is None:
+        return []
+    target = typer.type_of(left)
+    if target not in LOW_PRECISION:
+        return []
+    name = text(left)
+    accumulates = op in ("+=", "-=") or (
+        op == "=" and any(c.type == "identifier" and text(c) == name for c in _walk(right))
+        and any(tok in text(right) for tok in ("+", "__hadd", "__hfma", "fma", "__hsub")))
+    if not accumulates:
+        return []
+    msg = (f"`{name}` is a {target} accumulator updated in a loop: every addition rounds to "
+           f"{11 if 'half' in target else 8} significant bits, so long sums stall and lose "
+           "accuracy (adding small terms to a large total changes nothing). Accumulate in `float` and "
+           f"convert to {target} once at the end.")
+    return [finding(src, node, "DICE-P003", msg)]
+
+
+def _atomic_target(src: Source, typer: Typer, node: Node) -> list[Finding]:
+    fnode = node.child_by_field_name("function")
+    if fnode is None or text(fnode) not in ("atomicAdd", "atomicAdd_block", "atomicAdd_system"):
+        return []
+    args = typer.args(node)
+    if len(args) != 2:
+        return []
+    target_expr, value = args
+    target = None
+    if target_expr.type == "pointer_expression" and text(target_expr.child_by_field_name("operator")) == "&":
+        target = typer.type_of(target_expr.child_by_field_name("argument"))
+    elif target_expr.type == "identifier":
+        target = typer.pointers.get(text(target_expr))
+    vtype = typer.type_of(value)
+    if target is None or vtype is None:
+        return []
+    if (target in NARROW_INTEGERS or target in WIDE_INTEGERS) and is_floating(vtype):
+        why = (f"the {vtype} value is truncated to the {target} target on every add, so fractions "
+               "are lost")
+    elif target in LOW_PRECISION and vtype != target:
+        why = (f"the {vtype} value is rounded to {target} and accumulated there, so every add "
+               "loses precision and large sums stall")
+    elif target == "float" and vtype == "double" and _constant_double(typer, value) is None:
+        why = "the double value is rounded to float before the add"
+    else:
+        return []
+    msg = (f"atomicAdd target is `{target}`: {why}. Accumulate into a float (or double) buffer and "
+           "convert once, or make the value the target's type on purpose.")
+    return [finding(src, node, "DICE-P004", msg)]
+
+
+def _walk(node: Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.named_children)

@@ -1,0 +1,125 @@
+"""`race`: two threads touching one shared-memory element in the same barrier interval, at least
+one of them writing.
+
+Accesses come from the SIMT trace with exact per-thread element indices, so "my element" versus
+"another thread's element" is decided by the indices themselves, guards included (`if (tid < s)`).
+Barrier intervals are the trace's epochs; loops are unrolled, so the writes of one iteration
+meet the reads of the next when no barrier separates them. `__syncwarp` separates accesses of
+lanes of the same warp only.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from .findings import Finding
+from .report import finding, line_of
+from .simt import LANE, UNIFORM, Access, Trace
+from .syntax import Source, text
+
+
+def race_findings(src: Source, trace: Trace) -> list[Finding]:
+    groups: dict[tuple[str, int], list[Access]] = defaultdict(list)
+    for a in trace.accesses:
+        if a.mem.space == "shared" and a.addr is not None and a.kind != "atomic":
+            groups[(a.mem.name, a.epoch)].append(a)
+    seen: set[tuple[str, int]] = set()
+    out: list[Finding] = []
+    for node_id, a in _scattered_updates(trace).items():
+        seen.add(("DICE-R003", node_id))
+        out.append(finding(src, a.node, "DICE-R003",
+                           f"Read-modify-write of `{a.mem.name}` at a data-dependent index: two threads "
+                           "with the same index both read the old value and one update is lost. Use "
+                           "`atomicAdd` (or another atomic) for scattered updates.",
+                           data={"array": a.mem.name}))
+    for accesses in groups.values():
+        if not any(a.kind == "w" for a in accesses):
+            continue
+        for j, later in enumerate(accesses):
+            for earlier in accesses[: j + 1]:
+                code = _hazard(trace, earlier, later)
+                if code is None or (code, later.node.id) in seen:
+                    continue
+                seen.add((code, later.node.id))
+                out.append(_finding(src, code, earlier, later))
+    return out
+
+
+def _scattered_updates(trace: Trace) -> dict[int, Access]:
+    """Shared `s[idx] += …` where idx comes from data: collisions between threads are likely."""
+    reads: set[int] = set()
+    out: dict[int, Access] = {}
+    for a in trace.accesses:
+        if a.mem.space != "shared" or a.addr is not None or a.addr_level != LANE:
+            continue
+        if a.kind == "r":
+            reads.add(a.node.id)
+        elif a.kind == "w" and a.node.id in reads:
+            out.setdefault(a.node.id, a)
+    return out
+
+
+def _hazard(trace: Trace, earlier: Access, later: Access) -> str | None:
+    if earlier.kind == "r" and later.kind == "r":
+        return None
+    if earlier is later:
+        # one write executed by many threads: only a race when they store different values
+        if later.value_level == UNIFORM or not _conflict(trace, earlier, later, same_access=True):
+            return None
+        return "DICE-R003"
+    if not _conflict(trace, earlier, later):
+        return None
+    crosses_tree = any(a != b and tree for a, b in zip(earlier.iterations, later.iterations)
+                       for tree in (a[2],))
+    if crosses_tree:
+        return "DICE-R004"
+    if earlier.kind == "w" and later.kind == "w":
+        return "DICE-R003"
+    return "DICE-R001" if earlier.kind == "w" else "DICE-R002"
+
+
+def _conflict(trace: Trace, a: Access, b: Access, same_access: bool = False) -> bool:
+    """Some thread of `a` and a *different* thread of `b` touch the same element (threads of one
+    warp only count when no __syncwarp lies between)."""
+    ids = trace.thread_ids
+    key = ids if a.warp_epoch == b.warp_epoch else trace.warp_of
+    addr_a, key_a = a.addr[a.mask], key[a.mask]
+    addr_b, key_b = b.addr[b.mask], key[b.mask]
+    if addr_a.size == 0 or addr_b.size == 0:
+        return False
+    order = np.lexsort((key_a, addr_a))
+    addr_a, key_a = addr_a[order], key_a[order]
+    lo = np.searchsorted(addr_a, addr_b, "left")
+    hi = np.searchsorted(addr_a, addr_b, "right")
+    hit = hi > lo
+    if not hit.any():
+        return False
+    if same_access:
+        return bool(np.any(hi - lo > 1) and np.any(key_a[lo[hit]] != key_a[hi[hit] - 1]))
+    first, last = key_a[lo[hit]], key_a[hi[hit] - 1]
+    mine = key_b[hit]
+    return bool(np.any((first != mine) | (last != mine)))
+
+
+def _finding(src: Source, code: str, earlier: Access, later: Access) -> Finding:
+    name = later.mem.name
+    other = f"`{text(earlier.node)}` (line {line_of(earlier.node)})"
+    if code == "DICE-R001":
+        msg = (f"Thread reads `{name}` here while another thread writes the same element in {other} "
+               "with no `__syncthreads()` between: the read may see the old or the new value "
+               "depending on scheduling. Put a barrier between the write and the read.")
+    elif code == "DICE-R002":
+        where = "in the previous loop iteration " if earlier.iterations != later.iterations else ""
+        msg = (f"This write to `{name}` can overwrite an element another thread still reads {where}"
+               f"in {other}: no barrier separates them, so that thread may read the new value. Add a "
+               "`__syncthreads()` after the last read (for tiled loops: at the end of the loop body).")
+    elif code == "DICE-R003":
+        msg = (f"Several threads write the same element of `{name}` without a barrier between them "
+               f"(with {other}): which value survives depends on scheduling. Let one thread write "
+               "(e.g. `if (threadIdx.x == 0)`), index by the thread, or use an atomic.")
+    else:
+        msg = (f"Reduction step on `{name}` without a barrier: a thread reads partial sums that other "
+               f"threads are still writing from the previous step ({other}). Put `__syncthreads()` "
+               "in the loop after each step (`__syncwarp()` for steps inside one warp).")
+    return finding(src, later.node, code, msg, data={"array": name, "other_line": line_of(earlier.node)})

@@ -1,0 +1,1047 @@
+"""A SIMT interpreter over one kernel's tree: the thread-dependence analysis and the memory trace
+that the sync, race, coalescing and bank-conflict analyses read.
+
+Every value is held for all threads of one modeled block at once (numpy arrays), together with
+its *level*: UNIFORM (same in every thread of the block: blockIdx, blockDim, kernel parameters),
+WARP (same within each warp: warp ids) or LANE (varies within a warp: threadIdx.x, lane ids,
+loads at thread-dependent addresses). Levels propagate through assignments, control dependence,
+loops and inlined calls to functions of the same file. Integer index arithmetic is computed
+exactly per thread; values that cannot be known (floating data, loads) are `None` and keep only
+their level.
+
+Control flow runs like the hardware does: a per-thread active mask, both sides of a branch, loops
+unrolled for a few iterations (enough to see one iteration's writes meet the next one's reads).
+Uniform unknowns take fixed representative values (blockIdx = 1, integer parameters = 2^20), so
+index arithmetic is exact for that block while its level still records that it may vary.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from tree_sitter import Node
+
+from .syntax import FileFacts, Function, base_type, const_eval, float_literal_type, int_literal, text
+
+UNIFORM, WARP, LANE = 0, 1, 2
+LOOP_ITERATIONS = 3          # unrolled iterations per loop entry
+CALL_DEPTH = 4
+GENERIC_INT = 1 << 20        # the value an unknown uniform integer (a size parameter) takes
+GENERIC_BLOCK_IDX = 1
+
+Array = np.ndarray
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A memory object an index walks: a global pointer parameter, a __shared__ array, a local array."""
+    name: str
+    space: str                          # "global" | "shared" | "local"
+    elem: str                           # element type name
+    dims: tuple[int, ...] | None        # declared extents (shared/local arrays), None when unknown
+    decl: Node | None = None            # the declaration (for padding fixes)
+    scalar: bool = False                # a __shared__ scalar, accessed by its name
+
+
+@dataclass
+class Val:
+    arr: Array | int | None             # per-thread integer value (or one int for all), None if unknown
+    level: int = UNIFORM
+    exact: bool = False                 # depends only on thread ids and literal constants
+    mem: Memory | None = None           # set when the value is a pointer into `mem`
+    offset: Array | int | None = 0      # element offset of that pointer
+    indices: tuple[Array | int, ...] = ()   # per-dimension indices still to be completed (tile[i])
+
+
+UNKNOWN = Val(None, UNIFORM)
+
+
+@dataclass
+class Access:
+    mem: Memory
+    kind: str                           # "r" | "w" | "atomic"
+    node: Node                          # the subscript / dereference expression
+    addr: Array | None                  # linear element index per thread, None when data-dependent
+    indices: tuple[Array, ...] | None   # per-dimension indices (shared arrays with dims)
+    mask: Array                         # threads performing the access
+    epoch: int                          # block barriers executed before it
+    warp_epoch: int                     # warp barriers (and block barriers) executed before it
+    seq: int
+    iterations: tuple[tuple[int, int, bool], ...]   # (loop id, iteration, is a tree loop)
+    field_offset: int = 0               # bytes, for struct field accesses
+    access_size: int | None = None      # bytes actually read/written (the field), None: element
+    value_level: int = UNIFORM          # level of the value written
+    block_id: int = 0                   # id of the innermost compound statement
+    exact: bool = False                 # the address depends only on thread ids and literals
+    addr_level: int = UNIFORM           # level of the address (LANE: threads may differ)
+
+
+@dataclass
+class SyncEvent:
+    node: Node
+    code: str
+    reason: Node | None                 # the condition / exit / loop responsible
+    data: dict = field(default_factory=dict)
+
+
+@dataclass
+class Trace:
+    accesses: list[Access] = field(default_factory=list)
+    sync: list[SyncEvent] = field(default_factory=list)
+    threads: int = 0
+    warp_of: Array | None = None
+    thread_ids: Array | None = None
+
+
+@dataclass
+class BlockModel:
+    dims: tuple[int, int, int]
+    known: bool                         # from a launch site or __launch_bounds__
+
+    @property
+    def threads(self) -> int:
+        return self.dims[0] * self.dims[1] * self.dims[2]
+
+
+@dataclass
+class _Ctrl:
+    kind: str                           # "if" | "loop"
+    level: int
+    exact: bool
+    node: Node
+    loop_id: int = -1
+    iteration: int = 0
+    tree: bool = False                  # loop variable halves or doubles (a reduction tree)
+    exit_level: int = UNIFORM           # highest level of a break/continue seen in this loop
+    exit_node: Node | None = None
+    broken: Array | None = None
+    continued: Array | None = None
+
+
+@dataclass
+class _Frame:
+    returned: Array
+    exit_level: int = UNIFORM
+    exit_node: Node | None = None
+    ret: Val | None = None
+    depth: int = 0
+
+
+_BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
+_WARP_SYNC = {"__syncwarp"}
+_MASKED_WARP_OPS = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
+                    "__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync",
+                    "__match_all_sync", "__reduce_add_sync", "__reduce_min_sync",
+                    "__reduce_max_sync", "__syncwarp"}
+_ATOMICS = {"atomicAdd", "atomicSub", "atomicMax", "atomicMin", "atomicExch", "atomicCAS",
+            "atomicAnd", "atomicOr", "atomicXor", "atomicInc", "atomicDec", "atomicAdd_block",
+            "atomicAdd_system"}
+_INT_FUNCS: dict[str, Callable[..., Array | int]] = {
+    "min": np.minimum, "max": np.maximum, "umin": np.minimum, "umax": np.maximum,
+    "abs": np.abs, "__popc": lambda a: a, "__mul24": lambda a, b: a * b,
+}
+_FULL_MASK = 0xFFFFFFFF
+
+
+def _c_div(a, b):
+    b = np.where(np.asarray(b) == 0, 1, b)
+    q = np.abs(a) // np.abs(b)
+    return np.where((np.asarray(a) < 0) != (np.asarray(b) < 0), -q, q)
+
+
+def _c_mod(a, b):
+    return a - _c_div(a, b) * np.where(np.asarray(b) == 0, 1, b)
+
+
+def _shift(a, b, left: bool):
+    b = np.clip(b, 0, 62)
+    return np.left_shift(a, b) if left else np.right_shift(a, b)
+
+
+_BINARY: dict[str, Callable] = {
+    "+": np.add, "-": np.subtract, "*": np.multiply, "/": _c_div, "%": _c_mod,
+    "<<": lambda a, b: _shift(a, b, True), ">>": lambda a, b: _shift(a, b, False),
+    "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor,
+    "<": np.less, ">": np.greater, "<=": np.less_equal, ">=": np.greater_equal,
+    "==": np.equal, "!=": np.not_equal,
+    "&&": lambda a, b: np.logical_and(a != 0, b != 0), "||": lambda a, b: np.logical_or(a != 0, b != 0),
+}
+
+
+class Interpreter:
+    """Runs one kernel (or one uncalled __device__ function) over a modeled block."""
+
+    def __init__(self, fn: Function, functions: dict[str, Function], facts: FileFacts,
+                 model: BlockModel) -> None:
+        self.fn = fn
+        self.functions = functions
+        self.facts = facts
+        self.model = model
+        bx, by, bz = model.dims
+        t = np.arange(model.threads, dtype=np.int64)
+        self.tid = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by)}
+        self.warp_of = t // 32
+        self.n = model.threads
+        self.trace = Trace(threads=self.n, warp_of=self.warp_of, thread_ids=t)
+        self.epoch = 0
+        self.warp_epoch = 0
+        self.seq = 0
+        self.ctrl: list[_Ctrl] = []
+        self.env: dict[str, Val] = {}
+        self.active = np.ones(self.n, dtype=bool)
+        self.frame = _Frame(np.zeros(self.n, dtype=bool))
+        self.loop_ids = 0
+        self.blocks: list[int] = [0]
+        self.sync_seen: set[tuple[str, int]] = set()
+        self.y_level = LANE if bx < 32 else WARP
+        self.z_level = LANE if bx * by < 32 else WARP
+
+    # -- entry ----------------------------------------------------------------------------------
+
+    def run(self) -> Trace:
+        for name, type_name, indirect in self.fn.params:
+            self.env[name] = self._param_value(name, type_name, indirect)
+        self._stmt(self.fn.body)
+        return self.trace
+
+    def _param_value(self, name: str, type_name: str, indirect: bool) -> Val:
+        if indirect:
+            return Val(None, UNIFORM, exact=True, mem=Memory(name, "global", type_name, None))
+        if type_name in ("float", "double", "half", "__half", "__nv_bfloat16", "bool"):
+            return Val(None, UNIFORM)
+        return Val(GENERIC_INT, UNIFORM)
+
+    # -- statements -----------------------------------------------------------------------------
+
+    def _stmt(self, node: Node) -> None:
+        handler = _STATEMENTS.get(node.type)
+        if handler is not None:
+            handler(self, node)
+        elif node.is_named and node.type not in ("comment", "ERROR"):
+            self._expr(node)
+
+    def _compound(self, node: Node) -> None:
+        saved = dict(self.env)
+        self.blocks.append(node.id)
+        for child in node.named_children:
+            if not self.active.any() and not self._may_matter(child):
+                continue
+            self._stmt(child)
+        self.blocks.pop()
+        # names declared inside go out of scope; updates to outer names stay
+        self.env = {k: self.env.get(k, v) for k, v in saved.items()}
+
+    @staticmethod
+    def _may_matter(node: Node) -> bool:
+        # statements after every thread has left still carry barriers worth checking
+        return node.type not in ("expression_statement", "declaration") or b"sync" in (node.text or b"")
+
+    def _expression_statement(self, node: Node) -> None:
+        for child in node.named_children:
+            self._expr(child)
+
+    def _declaration(self, node: Node) -> None:
+        type_name = base_type(node)
+        quals = {text(c) for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")}
+        for d in node.children_by_field_name("declarator"):
+            if d.type == "init_declarator":
+                target = d.child_by_field_name("declarator")
+                value_node = d.child_by_field_name("value")
+                if target is not None and target.type == "array_declarator":
+                    self._declare_array(target, type_name, quals, node)
+                    continue
+                name = _declared_name(target)
+                if value_node is None or value_node.type in ("initializer_list", "argument_list"):
+                    if value_node is not None:
+                        for a in value_node.named_children:
+                            self._expr(a)
+                    self.env[name] = Val(None, self._control_level())
+                    continue
+                value = self._expr(value_node)
+                if target is not None and target.type in ("pointer_declarator", "reference_declarator") \
+                        and value.mem is not None and type_name in self._sizes_known():
+                    value = self._retype_pointer(value, type_name)
+                self.env[name] = self._with_control(value)
+            elif d.type == "array_declarator":
+                self._declare_array(d, type_name, quals, node)
+            elif "__shared__" in quals:
+                name = _declared_name(d)
+                mem = Memory(name, "shared", type_name, (1,), node, scalar=True)
+                self.env[name] = Val(None, UNIFORM, True, mem=mem)
+            else:
+                name = _declared_name(d)
+                if name:
+                    self.env[name] = Val(None, self._control_level())
+
+    def _sizes_known(self) -> dict:
+        return self.facts.structs | {k: 1 for k in ("float", "double", "int", "half", "__half",
+                                                     "float2", "float4", "int4", "__half2",
+                                                     "__nv_bfloat16", "__nv_bfloat162", "unsigned")}
+
+    def _declare_array(self, d: Node, type_name: str, quals: set[str], decl: Node) -> None:
+        dims: list[int] = []
+        node: Node | None = d
+        while node is not None and node.type == "array_declarator":
+            size = node.child_by_field_name("size")
+            dims.append(self._const(size) if size is not None else -1)
+            node = node.child_by_field_name("declarator")
+        name = text(node)
+        dims.reverse()
+        known = tuple(dims) if all(x is not None and x > 0 for x in dims) else None
+        space = "shared" if "__shared__" in quals else "local"
+        self.env[name] = Val(None, UNIFORM, True, mem=Memory(name, space, type_name, known, decl))
+
+    def _const(self, node: Node) -> int | None:
+        v = self._expr(node)
+        if isinstance(v.arr, (int, np.integer)):
+            return int(v.arr)
+        return const_eval(text(node), self.facts.constants)
+
+    def _if(self, node: Node) -> None:
+        cond = self._cond(node.child_by_field_name("condition"))
+        entry = self.active
+        taken, not_taken = self._split(cond)
+        level = self._refined_level(cond)
+        self.ctrl.append(_Ctrl("if", level, cond.exact, node))
+        self.active = taken
+        self._stmt(node.child_by_field_name("consequence"))
+        after_then = self.active
+        alt = node.child_by_field_name("alternative")
+        self.active = not_taken
+        if alt is not None:
+            self._stmt(alt)
+        self.ctrl.pop()
+        self.active = (after_then | self.active) & entry
+
+    def _else(self, node: Node) -> None:
+        for child in node.named_children:
+            self._stmt(child)
+
+    def _cond(self, node: Node | None) -> Val:
+        if node is None:
+            return Val(1, UNIFORM, exact=True)
+        if node.type == "condition_clause":
+            inner = node.child_by_field_name("value") or _last_named(node)
+            for c in node.named_children:
+                if c is not inner:
+                    self._stmt(c)
+            return self._expr(inner) if inner is not None else Val(1, UNIFORM, exact=True)
+        return self._expr(node)
+
+    def _split(self, cond: Val) -> tuple[Array, Array]:
+        if cond.arr is None:
+            return self.active, self.active
+        truth = np.broadcast_to(np.asarray(cond.arr) != 0, (self.n,))
+        return self.active & truth, self.active & ~truth
+
+    def _refined_level(self, cond: Val) -> int:
+        """A thread-id-only condition constant within every warp (tid < 32, warp == 0) is
+        warp-uniform even though it depends on threadIdx."""
+        if cond.level == LANE and cond.exact and isinstance(cond.arr, np.ndarray) \
+                and self._warp_constant(np.asarray(cond.arr != 0)):
+            return WARP
+        return cond.level
+
+    def _loop(self, node: Node) -> None:
+        kind = node.type
+        init = node.child_by_field_name("initializer")
+        saved_env = dict(self.env) if kind == "for_statement" else None
+        if init is not None:
+            self._stmt(init)
+        cond_node = node.child_by_field_name("condition")
+        update = node.child_by_field_name("update")
+        body = node.child_by_field_name("body")
+        entry = self.active
+        self.loop_ids += 1
+        ctl = _Ctrl("loop", UNIFORM, True, node, loop_id=self.loop_ids, tree=_is_tree_update(update))
+        self.ctrl.append(ctl)
+        running = self.active
+        for iteration in range(LOOP_ITERATIONS):
+            ctl.iteration = iteration
+            if kind != "do_statement" or iteration > 0:
+                self.active = running
+                cond = self._cond(cond_node)
+                ctl.level = max(ctl.level, self._refined_level(cond))
+                ctl.exact = ctl.exact and cond.exact
+                running, _ = self._split(cond)
+                if cond.arr is not None and not running.any():
+                    break
+            ctl.broken = np.zeros(self.n, dtype=bool)
+            ctl.continued = np.zeros(self.n, dtype=bool)
+            self.active = running
+            if body is not None:
+                self._stmt(body)
+            running = (self.active | ctl.continued) & ~ctl.broken & ~self.frame.returned
+            if update is not None:
+                self.active = running
+                self._expr(update)
+            if kind == "do_statement":
+                self.active = running
+                cond = self._cond(cond_node)
+                ctl.level = max(ctl.level, self._refined_level(cond))
+                running, _ = self._split(cond)
+                if cond.arr is not None and not running.any():
+                    break
+        self.ctrl.pop()
+        self.active = entry & ~self.frame.returned
+        if saved_env is not None:
+            self.env = {k: self.env.get(k, v) for k, v in saved_env.items()}
+
+    def _return(self, node: Node) -> None:
+        value_node = next((c for c in node.named_children), None)
+        if value_node is not None:
+            value = self._with_control(self._expr(value_node))
+            prev = self.frame.ret
+            if prev is None:
+                self.frame.ret = value
+            else:
+                self.frame.ret = Val(_merge(prev.arr, value.arr, self.active),
+                                     max(prev.level, value.level), prev.exact and value.exact,
+                                     mem=prev.mem or value.mem, offset=prev.offset)
+        level = self._control_level()
+        if level > self.frame.exit_level:
+            self.frame.exit_level, self.frame.exit_node = level, node
+        self.frame.returned = self.frame.returned | self.active
+        self.active = np.zeros(self.n, dtype=bool)
+
+    def _break_continue(self, node: Node) -> None:
+        loop = next((c for c in reversed(self.ctrl) if c.kind == "loop"), None)
+        if loop is None:                   # a break of a switch
+            return
+        level = max((c.level for c in self.ctrl[self.ctrl.index(loop) + 1:]), default=UNIFORM)
+        if level > loop.exit_level:
+            loop.exit_level, loop.exit_node = level, node
+        if node.type == "break_statement":
+            loop.broken = loop.broken | self.active
+        else:
+            loop.continued = loop.continued | self.active
+        self.active = np.zeros(self.n, dtype=bool)
+
+    def _switch(self, node: Node) -> None:
+        cond = self._cond(node.child_by_field_name("condition"))
+        self.ctrl.append(_Ctrl("if", cond.level, cond.exact, node))
+        entry = self.active
+        body = node.child_by_field_name("body")
+        for case in body.named_children if body is not None else ():
+            self.active = entry
+            for stmt in case.named_children[1:] if case.type == "case_statement" else (case,):
+                self._stmt(stmt)
+        self.ctrl.pop()
+        self.active = entry & ~self.frame.returned
+
+    # -- control helpers ------------------------------------------------------------------------
+
+    def _control_level(self) -> int:
+        level = max((c.level for c in self.ctrl), default=UNIFORM)
+        return max(level, self.frame.exit_level)
+
+    def _with_control(self, v: Val) -> Val:
+        level = self._control_level()
+        if level <= v.level:
+            return v
+        return Val(v.arr, level, v.exact and all(c.exact for c in self.ctrl), v.mem, v.offset, v.indices)
+
+    def _iterations(self) -> tuple[tuple[int, int, bool], ...]:
+        return tuple((c.loop_id, c.iteration, c.tree) for c in self.ctrl if c.kind == "loop")
+
+    # -- expressions ----------------------------------------------------------------------------
+
+    def _expr(self, node: Node | None) -> Val:
+        if node is None:
+            return UNKNOWN
+        handler = _EXPRESSIONS.get(node.type)
+        if handler is None:
+            for child in node.named_children:
+                self._expr(child)
+            return UNKNOWN
+        return handler(self, node)
+
+    def _number(self, node: Node) -> Val:
+        s = text(node)
+        if float_literal_type(s) is not None:
+            return Val(None, UNIFORM, exact=True)
+        v = int_literal(s)
+        return Val(v, UNIFORM, exact=True) if v is not None else Val(None, UNIFORM, exact=True)
+
+    def _identifier(self, node: Node) -> Val:
+        name = text(node)
+        v = self.env.get(name)
+        if v is not None and v.mem is not None and v.mem.scalar:
+            self._record(v.mem, "r", node, v, None, None)
+            return Val(None, UNIFORM)
+        if v is not None:
+            return v
+        c = self.facts.constants.get(name)
+        if c is not None:
+            return Val(c, UNIFORM, exact=True)
+        if name == "warpSize":
+            return Val(32, UNIFORM, exact=True)
+        return UNKNOWN
+
+    def _field(self, node: Node) -> Val:
+        arg = node.child_by_field_name("argument")
+        fld = text(node.child_by_field_name("field"))
+        base = text(arg)
+        if base == "threadIdx" and fld in self.tid:
+            level = {"x": LANE, "y": self.y_level, "z": self.z_level}[fld]
+            return Val(self.tid[fld], level, exact=True)
+        if base == "blockDim" and fld in "xyz":
+            return Val(self.model.dims["xyz".index(fld)], UNIFORM, exact=self.model.known)
+        if base == "blockIdx":
+            return Val(GENERIC_BLOCK_IDX, UNIFORM)
+        if base == "gridDim":
+            return Val(64, UNIFORM)
+        if arg is not None and arg.type == "subscript_expression":
+            return self._subscript(arg, field_name=fld, field_node=node)
+        v = self._expr(arg)
+        return Val(None, v.level)
+
+    def _binary(self, node: Node) -> Val:
+        op = text(node.child_by_field_name("operator"))
+        a = self._expr(node.child_by_field_name("left"))
+        b = self._expr(node.child_by_field_name("right"))
+        level, exact = max(a.level, b.level), a.exact and b.exact
+        if a.mem is not None and b.mem is None and op in ("+", "-"):
+            off = _arith(op, a.offset, b.arr)
+            return Val(None, level, exact, mem=a.mem, offset=off)
+        if b.mem is not None and a.mem is None and op == "+":
+            return Val(None, level, exact, mem=b.mem, offset=_arith(op, b.offset, a.arr))
+        fn = _BINARY.get(op)
+        if fn is None or a.arr is None or b.arr is None:
+            return Val(None, level, exact)
+        with np.errstate(all="ignore"):
+            result = fn(a.arr, b.arr)
+        if isinstance(result, np.ndarray):
+            result = result.astype(np.int64, copy=False)
+            if level == LANE and exact and self._warp_constant(result):
+                level = WARP                # threadIdx.x / 32, a warp id
+        else:
+            result = int(result)
+        return Val(result, level, exact)
+
+    def _warp_constant(self, arr: Array) -> bool:
+        if self.n % 32:
+            return False
+        by_warp = arr.reshape(-1, 32)
+        return bool((by_warp == by_warp[:, :1]).all())
+
+    def _unary(self, node: Node) -> Val:
+        op = text(node.child_by_field_name("operator"))
+        v = self._expr(node.child_by_field_name("argument"))
+        if v.arr is None:
+            return Val(None, v.level, v.exact)
+        if op == "-":
+            return Val(-v.arr, v.level, v.exact)
+        if op == "!":
+            return Val(np.asarray(v.arr == 0, dtype=np.int64) if isinstance(v.arr, np.ndarray)
+                       else int(v.arr == 0), v.level, v.exact)
+        if op == "~":
+            return Val(~v.arr, v.level, v.exact)
+        return v
+
+    def _paren(self, node: Node) -> Val:
+        inner = node.named_children
+        return self._expr(inner[-1]) if inner else UNKNOWN
+
+    def _cast(self, node: Node) -> Val:
+        v = self._expr(node.child_by_field_name("value"))
+        type_desc = node.child_by_field_name("type")
+        if v.mem is not None and type_desc is not None and "*" in text(type_desc):
+            return self._retype_pointer(v, text(type_desc.child_by_field_name("type")))
+        if type_desc is not None and text(type_desc) in ("float", "double", "half", "__half"):
+            return Val(None, v.level, v.exact)
+        return v
+
+    def _retype_pointer(self, v: Val, new_elem: str) -> Val:
+        old_size = self.facts.sizeof(v.mem.elem) if v.mem else None
+        new_size = self.facts.sizeof(new_elem)
+        if v.mem is None or new_elem == v.mem.elem:
+            return v
+        off = v.offset
+        if old_size and new_size and off is not None:
+            scaled = np.asarray(off) * old_size
+            off = None if np.any(scaled % new_size) else scaled // new_size
+            if off is not None and off.ndim == 0:
+                off = int(off)
+        else:
+            off = None
+        mem = Memory(v.mem.name, v.mem.space, new_elem, None, v.mem.decl)
+        return Val(None, v.level, mem=mem, offset=off)
+
+    def _conditional(self, node: Node) -> Val:
+        cond = self._expr(node.child_by_field_name("condition"))
+        entry = self.active
+        taken, not_taken = self._split(cond)
+        self.active = taken
+        a = self._expr(node.child_by_field_name("consequence"))
+        self.active = not_taken
+        b = self._expr(node.child_by_field_name("alternative"))
+        self.active = entry
+        level = max(cond.level, a.level, b.level)
+        exact = cond.exact and a.exact and b.exact
+        if a.mem is not None or b.mem is not None:
+            return Val(None, level, mem=a.mem or b.mem, offset=None)
+        if cond.arr is None or a.arr is None or b.arr is None:
+            return Val(None, level, exact)
+        return Val(np.where(np.asarray(cond.arr) != 0, a.arr, b.arr), level, exact)
+
+    def _comma(self, node: Node) -> Val:
+        v = UNKNOWN
+        for child in node.named_children:
+            v = self._expr(child)
+        return v
+
+    def _sizeof(self, node: Node) -> Val:
+        t = node.child_by_field_name("type")
+        size = self.facts.sizeof(text(t.child_by_field_name("type")) if t is not None else "")
+        return Val(size, UNIFORM, exact=True) if size else UNKNOWN
+
+    # -- memory ---------------------------------------------------------------------------------
+
+    def _location(self, node: Node) -> Val:
+        """The pointer value an lvalue/rvalue subscript chain denotes (not an access)."""
+        base = node.child_by_field_name("argument")
+        idx_list = node.child_by_field_name("indices")
+        idx_nodes = _operands(idx_list)
+        idx = self._expr(idx_nodes[0]) if idx_nodes else UNKNOWN
+        for extra in idx_nodes[1:]:
+            self._expr(extra)
+        b = self._subscript_base(base)
+        if b.mem is None:
+            return Val(None, max(b.level, idx.level))
+        level, exact = max(b.level, idx.level), b.exact and idx.exact
+        indices = b.indices + (idx.arr,)
+        if b.mem.dims is not None and len(b.mem.dims) > 1:
+            return Val(None, level, exact, mem=b.mem, offset=None, indices=indices)
+        off = _arith("+", b.offset, idx.arr)
+        return Val(None, level, exact, mem=b.mem, offset=off, indices=indices)
+
+    def _subscript_base(self, base: Node | None) -> Val:
+        if base is not None and base.type == "subscript_expression":
+            return self._location(base)
+        return self._expr(base)
+
+    def _subscript(self, node: Node, field_name: str | None = None, field_node: Node | None = None,
+                   kind: str = "r", value: Val | None = None) -> Val:
+        loc = self._location(node)
+        if loc.mem is None:
+            return Val(None, loc.level)
+        mem = loc.mem
+        if mem.dims is not None and len(loc.indices) < len(mem.dims):
+            return loc                      # a row of a multi-dimensional array: still a pointer
+        self._record(mem, kind, field_node or node, loc, field_name, value)
+        load_level = loc.level if mem.space != "local" else LANE
+        return Val(None, load_level)
+
+    def _record(self, mem: Memory, kind: str, node: Node, loc: Val, field_name: str | None,
+                value: Val | None) -> None:
+        if mem.space == "local":
+            return
+        addr, indices = self._linear(mem, loc)
+        mask = self.active
+        if indices is not None and mem.dims is not None:
+            inside = np.ones(self.n, dtype=bool)
+            for i, extent in zip(indices, mem.dims):
+                inside &= (i >= 0) & (i < extent)
+            mask = mask & inside            # out-of-bounds threads are a memory error, not a race
+        field_offset, access_size = 0, None
+        if field_name is not None:
+            fo = self.facts.field_offset(mem.elem, field_name)
+            if fo is None and mem.elem in ("float2", "float3", "float4", "int2", "int4", "double2"):
+                width = 8 if mem.elem == "double2" else 4
+                pos = "xyzw".find(field_name)
+                fo = (pos * width, width) if pos >= 0 else None
+            if fo is None:
+                addr = None
+            else:
+                field_offset, access_size = fo
+        self.seq += 1
+        self.trace.accesses.append(Access(
+            mem, kind, node, addr, indices, mask, self.epoch, self.warp_epoch, self.seq,
+            self._iterations(), field_offset, access_size,
+            value.level if value is not None else UNIFORM, self.blocks[-1], loc.exact, loc.level))
+
+    def _linear(self, mem: Memory, loc: Val) -> tuple[Array | None, tuple[Array, ...] | None]:
+        if mem.dims is not None and len(mem.dims) > 1:
+            if any(i is None for i in loc.indices) or len(loc.indices) != len(mem.dims):
+                return None, None
+            parts = [np.broadcast_to(np.asarray(i, dtype=np.int64), (self.n,)) for i in loc.indices]
+            addr = parts[0]
+            for i, extent in zip(parts[1:], mem.dims[1:]):
+                addr = addr * extent + i
+            return addr, tuple(parts)
+        if loc.offset is None:
+            return None, None
+        addr = np.broadcast_to(np.asarray(loc.offset, dtype=np.int64), (self.n,))
+        return addr, (addr,) if mem.dims is not None else None
+
+    def _pointer_expr(self, node: Node, kind: str = "r", value: Val | None = None) -> Val:
+        op = text(node.child_by_field_name("operator"))
+        arg = node.child_by_field_name("argument")
+        if op == "&":
+            if arg is not None and arg.type == "subscript_expression":
+                return self._location(arg)
+            return self._expr(arg)
+        v = self._expr(arg)
+        if v.mem is None:
+            return Val(None, v.level)
+        self._record(v.mem, kind, node, v, None, value)
+        return Val(None, v.level if v.mem.space != "local" else LANE)
+
+    # -- assignment -----------------------------------------------------------------------------
+
+    def _assign(self, node: Node) -> Val:
+        op = text(node.child_by_field_name("operator"))
+        left = node.child_by_field_name("left")
+        value = self._expr(node.child_by_field_name("right"))
+        if op != "=":
+            current = self._read_lvalue(left)
+            fn = _BINARY.get(op[:-1])
+            if fn is not None and current.arr is not None and value.arr is not None:
+                with np.errstate(all="ignore"):
+                    arr = np.asarray(fn(current.arr, value.arr), dtype=np.int64)
+                value = Val(arr, max(current.level, value.level), current.exact and value.exact)
+            elif current.mem is not None and op in ("+=", "-=") and value.arr is not None:
+                value = Val(None, max(current.level, value.level), mem=current.mem,
+                            offset=_arith(op[0], current.offset, value.arr))
+            else:
+                value = Val(None, max(current.level, value.level))
+        self._write_lvalue(left, value)
+        return value
+
+    def _read_lvalue(self, left: Node | None) -> Val:
+        if left is None:
+            return UNKNOWN
+        if left.type == "identifier":
+            return self._identifier(left)
+        return self._expr(left)
+
+    def _write_lvalue(self, left: Node | None, value: Val) -> None:
+        if left is None:
+            return
+        t = left.type
+        if t == "identifier":
+            name = text(left)
+            old = self.env.get(name)
+            if old is not None and old.mem is not None and old.mem.scalar:
+                self._record(old.mem, "w", left, old, None, value)
+                return
+            value = self._with_control(value)
+            if old is not None and not self.active.all():
+                arr = _merge(old.arr, value.arr, self.active)
+                mem = value.mem or old.mem
+                offset = _merge(old.offset, value.offset, self.active) if mem is not None else 0
+                value = Val(arr, max(old.level, value.level), old.exact and value.exact, mem, offset)
+            self.env[name] = value
+        elif t == "subscript_expression":
+            self._subscript(left, kind="w", value=value)
+        elif t == "field_expression":
+            arg = left.child_by_field_name("argument")
+            if arg is not None and arg.type == "subscript_expression":
+                self._subscript(arg, field_name=text(left.child_by_field_name("field")),
+                                field_node=left, kind="w", value=value)
+            elif arg is not None and arg.type == "identifier":
+                name = text(arg)
+                old = self.env.get(name)
+                level = max(old.level if old else UNIFORM, value.level, self._control_level())
+                self.env[name] = Val(None, level)
+        elif t == "pointer_expression":
+            self._pointer_expr(left, kind="w", value=value)
+        elif t == "parenthesized_expression":
+            inner = left.named_children
+            if inner:
+                self._write_lvalue(inner[-1], value)
+
+    def _update(self, node: Node) -> Val:
+        arg = node.child_by_field_name("argument")
+        op = text(node.child_by_field_name("operator"))
+        current = self._read_lvalue(arg)
+        delta = 1 if op == "++" else -1
+        if current.arr is not None:
+            new = Val(current.arr + delta, current.level, current.exact)
+        elif current.mem is not None:
+            new = Val(None, current.level, mem=current.mem, offset=_arith("+", current.offset, delta))
+        else:
+            new = Val(None, current.level)
+        self._write_lvalue(arg, new)
+        return new
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    def _call(self, node: Node) -> Val:
+        fnode = node.child_by_field_name("function")
+        args_node = node.child_by_field_name("arguments")
+        arg_nodes = _operands(args_node)
+        name = _callee_name(fnode)
+        if any(c.type == "kernel_call_syntax" for c in node.named_children):
+            return UNKNOWN
+        if fnode is not None and fnode.type == "template_function" and name in (
+                "static_cast", "reinterpret_cast", "const_cast"):
+            v = self._expr(arg_nodes[0]) if arg_nodes else UNKNOWN
+            target = fnode.child_by_field_name("arguments")
+            tt = text(target).strip("<> ")
+            if v.mem is not None and tt.endswith("*"):
+                return self._retype_pointer(v, tt.rstrip("*").replace("const", "").strip())
+            return v if tt not in ("float", "double") else Val(None, v.level)
+        if name in _BARRIERS or self._is_cg_block_sync(fnode):
+            for a in arg_nodes:
+                self._expr(a)
+            self._barrier(node)
+            return Val(None, UNIFORM)
+        if name in _MASKED_WARP_OPS:
+            args = [self._expr(a) for a in arg_nodes]
+            self._warp_op(node, name, args[0] if args else Val(_FULL_MASK, UNIFORM, exact=True),
+                          bool(arg_nodes))
+            if name == "__syncwarp":
+                self.warp_epoch += 1
+                return UNKNOWN
+            if name == "__shfl_sync" and len(args) >= 3 and args[2].level == UNIFORM:
+                return Val(None, max(WARP, args[1].level if args[1].level < LANE else WARP))
+            if name in ("__ballot_sync", "__any_sync", "__all_sync"):
+                return Val(None, WARP)
+            return Val(None, LANE)
+        if name in _ATOMICS:
+            args = [self._atomic_target(arg_nodes[0])] if arg_nodes else []
+            args += [self._expr(a) for a in arg_nodes[1:]]
+            return Val(None, LANE)
+        if name in ("__ldg", "__ldcs", "__ldcg", "__ldca", "__ldlu") and arg_nodes:
+            ptr = self._expr(arg_nodes[0])
+            if ptr.mem is not None:
+                self._record(ptr.mem, "r", node, ptr, None, None)
+            return Val(None, ptr.level)
+        if name in ("__activemask", "__lanemask_lt"):
+            return Val(None, WARP)
+        if name == "__laneid" or name == "laneid":
+            return Val(self.tid["x"] % 32, LANE, exact=True)
+        args = [self._expr(a) for a in arg_nodes]
+        callee = self.functions.get(name)
+        if callee is not None and self.frame.depth < CALL_DEPTH and callee is not self.fn:
+            return self._inline(callee, args)
+        level = max((a.level for a in args), default=UNIFORM)
+        int_fn = _INT_FUNCS.get(name)
+        if int_fn is not None and args and all(a.arr is not None for a in args):
+            with np.errstate(all="ignore"):
+                return Val(np.asarray(int_fn(*[a.arr for a in args]), dtype=np.int64), level,
+                           all(a.exact for a in args))
+        return Val(None, level)
+
+    def _atomic_target(self, node: Node) -> Val:
+        ptr = self._expr(node)
+        if ptr.mem is not None:
+            self._record(ptr.mem, "atomic", node, ptr, None, None)
+        return ptr
+
+    @staticmethod
+    def _is_cg_block_sync(fnode: Node | None) -> bool:
+        """cooperative_groups: block.sync(), cg::sync(block), this_thread_block().sync()."""
+        if fnode is None:
+            return False
+        s = text(fnode)
+        if fnode.type == "field_expression" and text(fnode.child_by_field_name("field")) == "sync":
+            owner = text(fnode.child_by_field_name("argument")).lower()
+            return "block" in owner or owner in ("cta", "g", "grp", "group")
+        return s in ("cg::sync", "cooperative_groups::sync")
+
+    def _inline(self, callee: Function, args: list[Val]) -> Val:
+        saved_env, saved_frame, saved_ctrl_len = self.env, self.frame, len(self.ctrl)
+        self.env = {}
+        for (pname, ptype, indirect), value in zip(callee.params, args):
+            self.env[pname] = value if (value.arr is not None or value.mem is not None or value.level) \
+                else self._param_value(pname, ptype, indirect)
+        self.frame = _Frame(np.zeros(self.n, dtype=bool), depth=saved_frame.depth + 1)
+        entry = self.active
+        self._stmt(callee.body)
+        ret = self.frame.ret or Val(None, max((a.level for a in args), default=UNIFORM))
+        self.env, self.frame = saved_env, saved_frame
+        del self.ctrl[saved_ctrl_len:]
+        self.active = entry
+        return ret
+
+    # -- barriers -------------------------------------------------------------------------------
+
+    def _barrier(self, node: Node) -> None:
+        reason = self._divergence(WARP)
+        if reason is not None:
+            code, why = reason
+            key = (code, node.id)
+            if key not in self.sync_seen:
+                self.sync_seen.add(key)
+                self.trace.sync.append(SyncEvent(node, code, why))
+        self.epoch += 1
+        self.warp_epoch += 1
+
+    def _divergence(self, threshold: int) -> tuple[str, Node] | None:
+        """Why not every thread (of the block for WARP, of the warp for LANE) reaches here."""
+        for c in reversed(self.ctrl):
+            if c.kind == "if" and c.level >= threshold:
+                return "DICE-S001", c.node
+        if self.frame.exit_level >= threshold and self.frame.exit_node is not None:
+            return "DICE-S002", self.frame.exit_node
+        for c in reversed(self.ctrl):
+            if c.kind == "loop" and c.exit_level >= threshold and c.exit_node is not None:
+                return "DICE-S002", c.exit_node
+        for c in reversed(self.ctrl):
+            if c.kind == "loop" and c.level >= threshold:
+                return "DICE-S003", c.node
+        return None
+
+    def _warp_op(self, node: Node, name: str, mask: Val, has_mask: bool) -> None:
+        if not has_mask or mask.arr is None:
+            return                              # __activemask() or a computed mask
+        values = np.broadcast_to(np.asarray(mask.arr, dtype=np.int64), (self.n,))
+        if self.n % 32:
+            return
+        exact = all(c.exact for c in self.ctrl) and self.frame.exit_level < LANE
+        if not exact:
+            if self._divergence(LANE) is not None and np.all(values & _FULL_MASK == _FULL_MASK):
+                self._warp_finding(node, name, "full mask under a lane-dependent condition")
+            return
+        lanes = self.active.reshape(-1, 32)
+        bits = (lanes * (1 << np.arange(32, dtype=np.int64))).sum(axis=1)
+        want = values.reshape(-1, 32)[:, 0] & _FULL_MASK
+        executing = bits != 0
+        if np.any(executing & (bits != want)):
+            w = int(np.argmax(executing & (bits != want)))
+            self._warp_finding(node, name, f"warp {w}: lanes 0x{int(bits[w]):08x} execute it, "
+                                           f"mask names 0x{int(want[w]):08x}")
+
+    def _warp_finding(self, node: Node, name: str, detail: str) -> None:
+        key = ("DICE-S004", node.id)
+        if key not in self.sync_seen:
+            self.sync_seen.add(key)
+            self.trace.sync.append(SyncEvent(node, "DICE-S004", None, {"op": name, "detail": detail}))
+
+
+def _operands(node: Node | None) -> list[Node]:
+    return [c for c in node.named_children if c.type != "comment"] if node is not None else []
+
+
+def _last_named(node: Node) -> Node | None:
+    return node.named_children[-1] if node.named_children else None
+
+
+def _declared_name(d: Node | None) -> str:
+    while d is not None and d.type not in ("identifier", "field_identifier"):
+        d = d.child_by_field_name("declarator")
+    return text(d)
+
+
+def _callee_name(fnode: Node | None) -> str:
+    if fnode is None:
+        return ""
+    if fnode.type == "template_function":
+        fnode = fnode.child_by_field_name("name")
+    return text(fnode).split("::")[-1]
+
+
+def _is_tree_update(update: Node | None) -> bool:
+    if update is None:
+        return False
+    s = text(update).replace(" ", "")
+    return any(p in s for p in (">>=1", "/=2", "*=2", "<<=1", "=s/2", "=s>>1", "=s*2")) or (
+        ">>1" in s or "/2" in s or "<<1" in s or "*2" in s)
+
+
+def _arith(op: str, a, b):
+    if a is None or b is None:
+        return None
+    return a + b if op == "+" else a - b
+
+
+def _merge(old, new, mask: Array):
+    if old is None or new is None:
+        return None
+    return np.where(mask, new, old)
+
+
+_STATEMENTS: dict[str, Callable[[Interpreter, Node], None]] = {
+    "compound_statement": Interpreter._compound,
+    "expression_statement": Interpreter._expression_statement,
+    "declaration": Interpreter._declaration,
+    "if_statement": Interpreter._if,
+    "else_clause": Interpreter._else,
+    "for_statement": Interpreter._loop,
+    "while_statement": Interpreter._loop,
+    "do_statement": Interpreter._loop,
+    "return_statement": Interpreter._return,
+    "break_statement": Interpreter._break_continue,
+    "continue_statement": Interpreter._break_continue,
+    "switch_statement": Interpreter._switch,
+    "labeled_statement": lambda self, n: [self._stmt(c) for c in n.named_children[1:]] and None,
+    "comment": lambda self, n: None,
+    "type_definition": lambda self, n: None,
+    "struct_specifier": lambda self, n: None,
+    "preproc_call": lambda self, n: None,
+    "alias_declaration": lambda self, n: None,
+    "using_declaration": lambda self, n: None,
+    "static_assert_declaration": lambda self, n: None,
+}
+
+_EXPRESSIONS: dict[str, Callable[[Interpreter, Node], Val]] = {
+    "number_literal": Interpreter._number,
+    "identifier": Interpreter._identifier,
+    "field_expression": Interpreter._field,
+    "binary_expression": Interpreter._binary,
+    "unary_expression": Interpreter._unary,
+    "parenthesized_expression": Interpreter._paren,
+    "cast_expression": Interpreter._cast,
+    "conditional_expression": Interpreter._conditional,
+    "comma_expression": Interpreter._comma,
+    "sizeof_expression": Interpreter._sizeof,
+    "subscript_expression": lambda self, n: self._subscript(n),
+    "pointer_expression": Interpreter._pointer_expr,
+    "assignment_expression": Interpreter._assign,
+    "update_expression": Interpreter._update,
+    "call_expression": Interpreter._call,
+    "true": lambda self, n: Val(1, UNIFORM, exact=True),
+    "false": lambda self, n: Val(0, UNIFORM, exact=True),
+    "char_literal": lambda self, n: Val(None, UNIFORM, exact=True),
+    "string_literal": lambda self, n: UNKNOWN,
+    "condition_clause": Interpreter._cond,
+    "declaration": lambda self, n: self._declaration(n) or UNKNOWN,
+}
+
+
+
+def block_model(fn: Function, facts: FileFacts) -> BlockModel:
+    """The block the kernel runs with: a literal launch site or __launch_bounds__ when the file
+    has one; otherwise a guess from its 2-D shared tiles, or 256 (1-D) / 32x8 (2-D)."""
+    if fn.name in facts.block_sizes:
+        dims = facts.block_sizes[fn.name]
+        if 0 < dims[0] * dims[1] * dims[2] <= 1024:
+            return BlockModel(dims, True)
+    body = fn.body.text or b""
+    uses_y = b"threadIdx.y" in body
+    if fn.launch_bounds and not uses_y and 0 < fn.launch_bounds <= 1024:
+        return BlockModel((fn.launch_bounds, 1, 1), True)
+    if not uses_y:
+        return BlockModel((256, 1, 1), False)
+    for rows, cols in _shared_tiles(fn, facts):
+        width = cols if cols & (cols - 1) == 0 else cols - 1      # [32][33]: a padded 32-wide tile
+        if 8 <= width <= 32:
+            return BlockModel((width, max(1, min(rows, 1024 // width)), 1), False)
+    return BlockModel((32, 8, 1), False)
+
+
+def _shared_tiles(fn: Function, facts: FileFacts) -> list[tuple[int, int]]:
+    tiles = []
+    stack = [fn.body]
+    while stack:
+        node = stack.pop()
+        if node.type == "declaration" and b"__shared__" in (node.text or b""):
+            for d in node.children_by_field_name("declarator"):
+                dims = []
+                while d is not None and d.type == "array_declarator":
+                    size = d.child_by_field_name("size")
+                    dims.append(const_eval(text(size), facts.constants) if size is not None else None)
+                    d = d.child_by_field_name("declarator")
+                if len(dims) == 2 and all(dims):
+                    tiles.append((dims[1], dims[0]))       # declared [rows][cols]
+        else:
+            stack.extend(node.named_children)
+    return tiles
+
+
+def run_function(fn: Function, functions: dict[str, Function], facts: FileFacts) -> Trace:
+    return Interpreter(fn, functions, facts, block_model(fn, facts)).run()

@@ -1,0 +1,443 @@
+"""Parsing CUDA with tree-sitter-cuda, and what every analysis needs from the tree: code-point
+positions, the kernels and __device__ functions of a file, its constants, structs and launch
+configurations.
+
+tree-sitter reports byte columns; findings use code-point columns, so every range goes through
+`Source.span`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import tree_sitter_cuda
+from tree_sitter import Language, Node, Parser, Tree
+
+LANGUAGE = Language(tree_sitter_cuda.language())
+
+
+def new_parser() -> Parser:
+    return Parser(LANGUAGE)
+
+
+def encode(text: str | bytes) -> bytes:
+    """The bytes tree-sitter parses. Lone surrogates (undecodable input read with
+    surrogateescape) survive the round trip instead of raising."""
+    if isinstance(text, bytes):
+        return text
+    return text.encode("utf-8", errors="surrogatepass")
+
+
+class Source:
+    """One file's bytes, with byte → code-point column conversion per line."""
+
+    def __init__(self, data: bytes, path: str = "<buffer>") -> None:
+        self.data = data
+        self.path = path
+        self.lines = data.split(b"\n")
+
+    def column(self, row: int, byte_col: int) -> int:
+        if row >= len(self.lines):
+            return byte_col
+        line = self.lines[row]
+        if line.isascii():
+            return byte_col
+        return len(line[:byte_col].decode("utf-8", errors="replace"))
+
+    def span(self, node: Node) -> tuple[int, int, int, int]:
+        (r0, c0), (r1, c1) = node.start_point, node.end_point
+        return r0, self.column(r0, c0), r1, self.column(r1, c1)
+
+
+def text(node: Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", errors="replace")
+
+
+# ---------------------------------------------------------------------------------------------
+# Functions
+
+@dataclass
+class Function:
+    node: Node                      # the function_definition
+    name: str
+    qualifiers: frozenset[str]      # "__global__", "__device__", "__host__"
+    params: list[tuple[str, str, bool]]   # (name, base type, is pointer/array)
+    body: Node
+    launch_bounds: int | None
+
+    @property
+    def is_kernel(self) -> bool:
+        return "__global__" in self.qualifiers
+
+    @property
+    def is_device(self) -> bool:
+        return "__device__" in self.qualifiers
+
+
+def _declarator_name(decl: Node | None) -> tuple[str, bool]:
+    """The identifier a declarator declares and whether it is a pointer, array or reference."""
+    indirect = False
+    while decl is not None and decl.type not in ("identifier", "field_identifier"):
+        if decl.type in ("pointer_declarator", "array_declarator", "reference_declarator",
+                         "abstract_pointer_declarator"):
+            indirect = True
+        nxt = decl.child_by_field_name("declarator")
+        if nxt is None:
+            nxt = next((c for c in decl.named_children if c.type in
+                        ("identifier", "pointer_declarator", "array_declarator",
+                         "reference_declarator", "init_declarator", "function_declarator")), None)
+        decl = nxt
+    return (text(decl) if decl is not None else ""), indirect
+
+
+def base_type(decl_node: Node) -> str:
+    """The declared base type, without qualifiers (`const float` → "float")."""
+    t = decl_node.child_by_field_name("type")
+    name = text(t)
+    if t is not None and t.type == "sized_type_specifier":
+        name = " ".join(name.split())
+    return name.removeprefix("struct ").strip()
+
+
+def functions(root: Node) -> list[Function]:
+    out: list[Function] = []
+    stack = list(reversed(root.children))
+    while stack:
+        node = stack.pop()
+        if node.type == "function_definition":
+            fn = _function(node)
+            if fn is not None:
+                out.append(fn)
+        elif node.type in ("template_declaration", "namespace_definition", "declaration_list",
+                           "linkage_specification", "preproc_if", "preproc_ifdef", "preproc_else",
+                           "preproc_elif"):
+            stack.extend(reversed(node.named_children))
+    return out
+
+
+def _function(node: Node) -> Function | None:
+    body = node.child_by_field_name("body")
+    decl = node.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    if body is None or decl is None:
+        return None
+    quals = frozenset(c.type for c in node.children
+                      if c.type in ("__global__", "__device__", "__host__"))
+    bounds = None
+    for c in node.children:
+        if c.type == "launch_bounds":
+            nums = [n for n in c.named_children if n.type == "number_literal"]
+            if nums:
+                bounds = int_literal(text(nums[0]))
+    params: list[tuple[str, str, bool]] = []
+    plist = decl.child_by_field_name("parameters")
+    for p in plist.named_children if plist is not None else ():
+        if p.type != "parameter_declaration":
+            continue
+        name, indirect = _declarator_name(p.child_by_field_name("declarator"))
+        if name:
+            params.append((name, base_type(p), indirect))
+    name_node = decl.child_by_field_name("declarator")
+    return Function(node, text(name_node).split("::")[-1], quals, params, body, bounds)
+
+
+# ---------------------------------------------------------------------------------------------
+# Literals and file-level facts
+
+_INT_RE = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9][0-9']*)([uUlL]*)$")
+
+
+def int_literal(s: str) -> int | None:
+    m = _INT_RE.match(s.strip())
+    if not m:
+        return None
+    digits = m.group(1).replace("'", "")
+    try:
+        if digits[:2] in ("0x", "0X"):
+            return int(digits, 16)
+        if digits[:2] in ("0b", "0B"):
+            return int(digits[2:], 2)
+        if len(digits) > 1 and digits[0] == "0":
+            return int(digits, 8)
+        return int(digits)
+    except ValueError:
+        return None
+
+
+def float_literal_type(s: str) -> str | None:
+    """"double"/"float"/"half" for a floating literal, None for an integer literal."""
+    s = s.strip().replace("'", "")
+    if s[:2] in ("0x", "0X"):
+        if "p" not in s and "P" not in s:
+            return None
+    elif not any(ch in s for ch in ".eE"):
+        return None
+    if s[-1] in "fF":
+        return "float"
+    if s[-1] in "lL":
+        return "long double"
+    return "double"
+
+
+PRIMITIVE_SIZES = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1,
+    "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2,
+    "half": 2, "__half": 2, "__nv_bfloat16": 2, "nv_bfloat16": 2,
+    "int": 4, "unsigned": 4, "unsigned int": 4, "int32_t": 4, "uint32_t": 4, "float": 4,
+    "__half2": 4, "half2": 4, "__nv_bfloat162": 4, "char4": 4, "uchar4": 4,
+    "long": 8, "unsigned long": 8, "long long": 8, "unsigned long long": 8, "int64_t": 8,
+    "uint64_t": 8, "size_t": 8, "ptrdiff_t": 8, "double": 8, "float2": 8, "int2": 8,
+    "float3": 12, "int3": 12, "float4": 16, "int4": 16, "double2": 16, "uint4": 16,
+}
+PRIMITIVE_ALIGN = {"float3": 4, "int3": 4, "char4": 4, "uchar4": 4}   # others: their size
+WIDE_INTEGERS = frozenset({"long", "unsigned long", "long long", "unsigned long long", "int64_t",
+                           "uint64_t", "size_t", "ptrdiff_t", "long int", "long long int",
+                           "unsigned long long int", "long unsigned int", "ssize_t"})
+NARROW_INTEGERS = frozenset({"int", "unsigned", "unsigned int", "int32_t", "uint32_t", "short",
+                             "unsigned short", "char", "signed char", "unsigned char"})
+LOW_PRECISION = frozenset({"half", "__half", "__nv_bfloat16", "nv_bfloat16"})
+
+
+@dataclass
+class FileFacts:
+    """What the file says about sizes: integer constants (#define, constexpr/const globals),
+    struct layouts, and block sizes at launch sites."""
+    constants: dict[str, int] = field(default_factory=dict)
+    structs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)   # name → (field, type)
+    block_sizes: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # kernel → block
+
+    def sizeof(self, type_name: str) -> int | None:
+        return self._layout(type_name)[0]
+
+    def alignof(self, type_name: str) -> int | None:
+        return self._layout(type_name)[1]
+
+    def _layout(self, type_name: str) -> tuple[int | None, int | None]:
+        if type_name in PRIMITIVE_SIZES:
+            size = PRIMITIVE_SIZES[type_name]
+            return size, PRIMITIVE_ALIGN.get(type_name, size)
+        fields = self.structs.get(type_name)
+        if not fields:
+            return None, None
+        size = align = 0
+        for _, ft in fields:
+            s, a = self._layout(ft)
+            if s is None or a is None:
+                return None, None
+            size = (size + a - 1) // a * a + s
+            align = max(align, a)
+        return (size + align - 1) // align * align, align
+
+    def field_offset(self, type_name: str, field_name: str) -> tuple[int, int] | None:
+        """(byte offset, byte size) of a struct field."""
+        offset = 0
+        for fname, ft in self.structs.get(type_name, ()):
+            s, a = self._layout(ft)
+            if s is None or a is None:
+                return None
+            offset = (offset + a - 1) // a * a
+            if fname == field_name:
+                return offset, s
+            offset += s
+        return None
+
+
+def file_facts(root: Node, fns: list[Function]) -> FileFacts:
+    facts = FileFacts()
+    stack = list(reversed(root.children))
+    while stack:
+        node = stack.pop()
+        t = node.type
+        if t == "preproc_def":
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            v = const_eval(text(value), facts.constants) if value is not None else None
+            if v is not None:
+                facts.constants[text(name)] = v
+        elif t == "declaration":
+            _record_const_decl(node, facts)
+        elif t == "struct_specifier" or (t == "type_definition" and node.named_children
+                                         and node.named_children[0].type == "struct_specifier"):
+            _record_struct(node, facts)
+        elif t in ("template_declaration", "namespace_definition", "declaration_list",
+                   "linkage_specification", "preproc_if", "preproc_ifdef", "preproc_else"):
+            stack.extend(reversed(node.named_children))
+    for fn in fns:
+        _record_launches(fn.body, facts)
+    return facts
+
+
+def _record_const_decl(node: Node, facts: FileFacts) -> None:
+    quals = {text(c) for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")}
+    if not quals & {"const", "constexpr"}:
+        spec = node.child_by_field_name("type")
+        if spec is not None and spec.type == "struct_specifier":
+            _record_struct(spec, facts)
+        return
+    for d in node.children_by_field_name("declarator"):
+        if d.type == "init_declarator":
+            v = const_eval(text(d.child_by_field_name("value")), facts.constants)
+            if v is not None:
+                facts.constants[text(d.child_by_field_name("declarator"))] = v
+
+
+def _record_struct(node: Node, facts: FileFacts) -> None:
+    spec = node if node.type == "struct_specifier" else (
+        node.child_by_field_name("type") or node.named_children[0])
+    body = spec.child_by_field_name("body")
+    if body is None:
+        return
+    name = text(spec.child_by_field_name("name"))
+    if node.type == "type_definition":
+        decl = node.child_by_field_name("declarator")
+        name = name or text(decl)
+    if not name:
+        return
+    fields: list[tuple[str, str]] = []
+    for fd in body.named_children:
+        if fd.type != "field_declaration":
+            continue
+        ft = base_type(fd)
+        for d in fd.children_by_field_name("declarator"):
+            if d.type != "field_identifier":      # arrays, pointers, bitfields: layout unknown
+                return
+            fields.append((text(d), ft))
+    facts.structs[name] = fields
+
+
+def _record_launches(body: Node, facts: FileFacts) -> None:
+    dims: dict[str, tuple[int, int, int]] = {}
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if node.type == "declaration" and text(node.child_by_field_name("type")) == "dim3":
+            for d in node.children_by_field_name("declarator"):
+                name, args = _dim3_parts(d)
+                vals = [const_eval(a, facts.constants) for a in args]
+                if name and vals and all(v is not None for v in vals):
+                    vals = (vals + [1, 1])[:3]
+                    dims[name] = (vals[0], vals[1], vals[2])   # type: ignore[assignment]
+        elif node.type == "call_expression":
+            cfg = next((c for c in node.named_children if c.type == "kernel_call_syntax"), None)
+            if cfg is not None and len(cfg.named_children) >= 2:
+                kernel = text(node.child_by_field_name("function")).split("::")[-1].split("<")[0]
+                block = cfg.named_children[1]
+                size = dims.get(text(block))
+                if size is None:
+                    v = const_eval(text(block), facts.constants)
+                    size = (v, 1, 1) if v is not None else None
+                if size is None and block.type == "call_expression" and text(block).startswith("dim3"):
+                    vals = [const_eval(text(a), facts.constants)
+                            for a in block.child_by_field_name("arguments").named_children]
+                    if vals and all(v is not None for v in vals):
+                        size = tuple((vals + [1, 1])[:3])   # type: ignore[assignment]
+                if size is not None:
+                    facts.block_sizes.setdefault(kernel, size)
+        stack.extend(reversed(node.named_children))     # document order: dim3 before its launch
+
+
+def _dim3_parts(d: Node) -> tuple[str, list[str]]:
+    if d.type == "function_declarator":      # `dim3 block(TILE, ROWS);` parses as a declaration
+        params = d.child_by_field_name("parameters")
+        return text(d.child_by_field_name("declarator")), [
+            text(p) for p in (params.named_children if params is not None else ())]
+    if d.type == "init_declarator":
+        name = text(d.child_by_field_name("declarator"))
+        value = d.child_by_field_name("value")
+        if value is not None and value.type in ("argument_list", "initializer_list"):
+            return name, [text(a) for a in value.named_children]
+        if value is not None and value.type == "call_expression":
+            args = value.child_by_field_name("arguments")
+            return name, [text(a) for a in args.named_children] if args is not None else []
+    return "", []
+
+
+_TOKEN_RE = re.compile(r"\s*(0[xX][0-9a-fA-F]+|\d+|[A-Za-z_]\w*|<<|>>|[-+*/%()&|^~])")
+
+
+@lru_cache(maxsize=4096)
+def _tokens(expr: str) -> tuple[str, ...] | None:
+    expr = re.sub(r"(?<=\d)[uUlL]+\b", "", expr.strip())
+    out, pos = [], 0
+    while pos < len(expr):
+        m = _TOKEN_RE.match(expr, pos)
+        if not m:
+            return None
+        out.append(m.group(1))
+        pos = m.end()
+        while pos < len(expr) and expr[pos].isspace():
+            pos += 1
+    return tuple(out)
+
+
+def const_eval(expr: str, constants: dict[str, int]) -> int | None:
+    """An integer constant expression of literals, known names and + - * / % << >> & | ^ ~,
+    or None. Casts such as (size_t) are skipped."""
+    toks = _tokens(expr)
+    if not toks:
+        return None
+    pos = 0
+
+    def primary() -> int | None:
+        nonlocal pos
+        if pos >= len(toks):
+            return None
+        tok = toks[pos]
+        pos += 1
+        if tok == "(":
+            if pos < len(toks) and toks[pos] in ("size_t", "int", "unsigned", "long", "int64_t") \
+                    and pos + 1 < len(toks) and toks[pos + 1] == ")":
+                pos += 2
+                return unary()
+            v = binary(0)
+            if pos < len(toks) and toks[pos] == ")":
+                pos += 1
+                return v
+            return None
+        if tok == "-":
+            v = unary()
+            return None if v is None else -v
+        if tok == "~":
+            v = unary()
+            return None if v is None else ~v
+        if tok[0].isdigit():
+            return int_literal(tok)
+        return constants.get(tok)
+
+    def unary() -> int | None:
+        return primary()
+
+    levels = [("|",), ("^",), ("&",), ("<<", ">>"), ("+", "-"), ("*", "/", "%")]
+
+    def binary(level: int) -> int | None:
+        nonlocal pos
+        if level == len(levels):
+            return unary()
+        left = binary(level + 1)
+        while left is not None and pos < len(toks) and toks[pos] in levels[level]:
+            op = toks[pos]
+            pos += 1
+            right = binary(level + 1)
+            if right is None:
+                return None
+            left = _apply(op, left, right)
+        return left
+
+    v = binary(0)
+    return v if pos == len(toks) else None
+
+
+def _apply(op: str, a: int, b: int) -> int | None:
+    if op in ("/", "%") and b == 0:
+        return None
+    if op in ("<<", ">>") and not 0 <= b < 64:
+        return None
+    return {"+": a + b, "-": a - b, "*": a * b, "/": int(a / b) if b else 0, "%": a % b if b else 0,
+            "<<": a << b, ">>": a >> b, "&": a & b, "|": a | b, "^": a ^ b}[op]
+
+
+def parse(parser: Parser, data: bytes, old: Tree | None = None) -> Tree:
+    return parser.parse(data, old) if old is not None else parser.parse(data)

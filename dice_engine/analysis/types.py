@@ -1,0 +1,200 @@
+"""Static C types of expressions inside one function, enough for the precision and overflow
+analyses: declared types of parameters and locals, literal types, element types of subscripts,
+CUDA builtins, math-function overload resolution and the usual arithmetic conversions."""
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from .syntax import LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Function, base_type, \
+    float_literal_type, text
+
+FLOATING_RANK = {"double": 3, "long double": 3, "float": 2, "half": 1, "__half": 1,
+                 "__nv_bfloat16": 1, "nv_bfloat16": 1}
+# generic math functions whose overload follows the argument type (float → float in CUDA C++)
+GENERIC_MATH = frozenset({
+    "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "rsqrt",
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
+    "atanh", "pow", "fabs", "floor", "ceil", "trunc", "round", "rint", "fmod", "fmax", "fmin",
+    "fma", "erf", "erfc", "erfinv", "hypot", "copysign", "lgamma", "tgamma", "abs", "max", "min"})
+
+
+class Typer:
+    def __init__(self, fn: Function, facts: FileFacts) -> None:
+        self.facts = facts
+        self.vars: dict[str, str] = {}
+        self.pointers: dict[str, str] = {}         # name → element type (pointers and arrays)
+        for name, type_name, indirect in fn.params:
+            (self.pointers if indirect else self.vars)[name] = type_name
+        self._collect(fn.body)
+
+    def _collect(self, root: Node) -> None:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node.type in ("declaration", "for_range_loop"):
+                t = base_type(node)
+                for d in node.children_by_field_name("declarator"):
+                    self._declare(d, t)
+            stack.extend(node.named_children)
+
+    def _declare(self, d: Node, t: str) -> None:
+        indirect = False
+        while d is not None and d.type != "identifier":
+            if d.type in ("pointer_declarator", "array_declarator"):
+                indirect = True
+            d = d.child_by_field_name("declarator")
+        if d is not None:
+            (self.pointers if indirect else self.vars)[text(d)] = t
+
+    def type_of(self, node: Node | None) -> str | None:
+        if node is None:
+            return None
+        t = node.type
+        if t == "number_literal":
+            return float_literal_type(text(node)) or ("long long" if text(node).lower().endswith("ll")
+                                                       else "int")
+        if t == "identifier":
+            name = text(node)
+            if name in self.vars:
+                return self.vars[name]
+            return "int" if name in self.facts.constants else None
+        if t == "parenthesized_expression":
+            inner = node.named_children
+            return self.type_of(inner[-1]) if inner else None
+        if t == "field_expression":
+            base = text(node.child_by_field_name("argument"))
+            if base in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
+                return "unsigned int"
+            owner = self._owner_type(node.child_by_field_name("argument"))
+            field = text(node.child_by_field_name("field"))
+            if owner in ("float2", "float3", "float4"):
+                return "float"
+            if owner in ("double2",):
+                return "double"
+            if owner in ("int2", "int3", "int4"):
+                return "int"
+            for fname, ftype in self.facts.structs.get(owner or "", ()):
+                if fname == field:
+                    return ftype
+            return None
+        if t == "subscript_expression":
+            return self.element_type(node.child_by_field_name("argument"))
+        if t == "pointer_expression":
+            if text(node.child_by_field_name("operator")) == "*":
+                return self.element_type(node.child_by_field_name("argument"))
+            return None
+        if t == "cast_expression":
+            td = node.child_by_field_name("type")
+            return None if td is None or "*" in text(td) else " ".join(text(td).replace("const", "").split())
+        if t in ("binary_expression",):
+            op = text(node.child_by_field_name("operator"))
+            if op in ("<", ">", "<=", ">=", "==", "!=", "&&", "||"):
+                return "bool"
+            lt = self.type_of(node.child_by_field_name("left"))
+            rt = self.type_of(node.child_by_field_name("right"))
+            return common_type(lt, rt)
+        if t == "unary_expression":
+            return "bool" if text(node.child_by_field_name("operator")) == "!" else \
+                self.type_of(node.child_by_field_name("argument"))
+        if t in ("assignment_expression",):
+            return self.type_of(node.child_by_field_name("left"))
+        if t == "update_expression":
+            return self.type_of(node.child_by_field_name("argument"))
+        if t == "conditional_expression":
+            return common_type(self.type_of(node.child_by_field_name("consequence")),
+                               self.type_of(node.child_by_field_name("alternative")))
+        if t == "call_expression":
+            return self.call_type(node)
+        return None
+
+    def _owner_type(self, node: Node | None) -> str | None:
+        if node is None:
+            return None
+        if node.type == "identifier":
+            return self.vars.get(text(node))
+        return self.type_of(node)
+
+    def element_type(self, node: Node | None) -> str | None:
+        while node is not None and node.type == "subscript_expression":
+            node = node.child_by_field_name("argument")
+        if node is None:
+            return None
+        if node.type == "identifier":
+            return self.pointers.get(text(node))
+        if node.type == "parenthesized_expression" and node.named_children:
+            return self.element_type(node.named_children[-1])
+        if node.type == "binary_expression":
+            return self.element_type(node.child_by_field_name("left")) or \
+                self.element_type(node.child_by_field_name("right"))
+        return None
+
+    def call_type(self, node: Node) -> str | None:
+        fnode = node.child_by_field_name("function")
+        if fnode is not None and fnode.type == "template_function":
+            name = text(fnode.child_by_field_name("name"))
+            if name in ("static_cast", "reinterpret_cast"):
+                target = text(fnode.child_by_field_name("arguments")).strip("<> ")
+                return None if "*" in target else target
+            return None
+        name = text(fnode).split("::")[-1]
+        args = self.args(node)
+        if name in GENERIC_MATH:
+            resolved = math_overload(name, [self.type_of(a) for a in args])
+            return resolved
+        if name in ("__half2float", "__bfloat162float", "__int2float_rn", "__fdividef", "rsqrtf"):
+            return "float"
+        if name in ("__float2half", "__float2half_rn", "__hadd", "__hmul", "__hfma", "__hsub"):
+            return "half"
+        if name.startswith("__float2bfloat16"):
+            return "__nv_bfloat16"
+        if name.endswith("f") and name[:-1] in GENERIC_MATH or name.startswith("__f") or \
+                name in ("__expf", "__logf", "__sinf", "__cosf", "__powf", "__tanf", "__saturatef"):
+            return "float"
+        if name in ("__shfl_sync", "__shfl_down_sync", "__shfl_up_sync", "__shfl_xor_sync") and len(args) > 1:
+            return self.type_of(args[1])
+        return None
+
+    @staticmethod
+    def args(node: Node) -> list[Node]:
+        a = node.child_by_field_name("arguments")
+        return [c for c in a.named_children if c.type != "comment"] if a is not None else []
+
+
+def is_floating(t: str | None) -> bool:
+    return t in FLOATING_RANK
+
+
+def is_integer(t: str | None) -> bool:
+    return t in NARROW_INTEGERS or t in WIDE_INTEGERS
+
+
+def common_type(a: str | None, b: str | None) -> str | None:
+    """The usual arithmetic conversions (half/bf16 with float computes in float)."""
+    if a is None or b is None:
+        known = a or b
+        return known if known in ("double", "long double") else None
+    ra, rb = FLOATING_RANK.get(a, 0), FLOATING_RANK.get(b, 0)
+    if ra or rb:
+        if ra == rb:
+            return a
+        winner = a if ra > rb else b
+        return "float" if winner in LOW_PRECISION and (ra and rb) else winner
+    if a in WIDE_INTEGERS or b in WIDE_INTEGERS:
+        return a if a in WIDE_INTEGERS else b
+    if "unsigned" in a or "unsigned" in b:
+        return "unsigned int"
+    return "int"
+
+
+def math_overload(name: str, arg_types: list[str | None]) -> str | None:
+    """The overload a generic math call resolves to. `pow(float, int)` is the double overload
+    (C++11 promotes mixed arithmetic arguments to double)."""
+    if any(t in ("double", "long double") for t in arg_types):
+        return "double"
+    floats = [t for t in arg_types if t in ("float",) or t in LOW_PRECISION]
+    if not floats:
+        return "double" if any(is_integer(t) for t in arg_types) and name not in ("abs", "max", "min") \
+            else None
+    if name == "pow" and any(is_integer(t) for t in arg_types):
+        return "double"
+    return "float"

@@ -1,0 +1,15 @@
+// The barrier hides in a __device__ helper that is called under a divergent branch.
+__device__ float block_sum_step(float* s, int tid) {
+    __syncthreads();  // expect: sync
+    return s[tid] + s[0];
+}
+
+__global__ void guarded_helper(const float* in, float* out) {
+    __shared__ float s[256];
+    int tid = threadIdx.x;
+    s[tid] = in[blockIdx.x * blockDim.x + tid];
+    __syncthreads();
+    if (tid % 2 == 0) {
+        out[blockIdx.x * blockDim.x + tid] = block_sum_step(s, tid);
+    }
+}
