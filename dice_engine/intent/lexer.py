@@ -9,15 +9,14 @@ from .errors import IntentError
 
 @dataclass(frozen=True)
 class Token:
-    kind: str      # "name" | "number" | "string" | "op" | "sep" | "end"
+    kind: str      # "name" | "number" | "string" | "op" | "end"
     text: str
     start: int
     end: int
 
 
 _TOKEN = re.compile(r"""
-    (?P<space>[ \t\r\f\v]+)
-  | (?P<sep>[;\n])
+    (?P<space>\s+)
   | (?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
   | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<string>'[^'\n]*'|"[^"\n]*")
@@ -25,23 +24,41 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 
 
-def tokenize(text: str) -> list[Token]:
-    """All tokens of `text`. A newline inside brackets is whitespace, not a statement break."""
+def statement_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each statement, without surrounding whitespace; empty ones are dropped.
+
+    `;` ends a statement anywhere outside quotes (an unclosed bracket then errs in its own
+    statement); a line break only outside brackets, so a long expression may wrap."""
+    spans: list[tuple[int, int]] = []
+    depth, quote, begin = 0, "", 0
+    for i, c in enumerate(text + "\n"):
+        if quote:
+            quote = "" if c in (quote, "\n") else quote
+        elif c in "'\"":
+            quote = c
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth = max(depth - 1, 0)
+        elif c in ";；" or (c == "\n" and (depth == 0 or i == len(text))):
+            piece = text[begin:i]
+            lead = len(piece) - len(piece.lstrip())
+            if piece.strip():
+                spans.append((begin + lead, begin + len(piece.rstrip())))
+            begin = i + 1
+    return spans
+
+
+def tokenize(text: str, start: int = 0, end: int | None = None) -> list[Token]:
+    """The tokens of `text[start:end]` (one statement), with offsets into `text`."""
+    end = len(text) if end is None else end
     tokens: list[Token] = []
-    depth = 0
-    pos = 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
+    pos = start
+    while pos < end:
+        m = _TOKEN.match(text, pos, end)
         if m is None:
             raise IntentError(f"unexpected character {text[pos]!r}", pos, pos + 1)
-        kind = m.lastgroup or "space"
         pos = m.end()
-        if kind == "space" or (kind == "sep" and m.group() == "\n" and depth > 0):
-            continue
-        if kind == "op" and m.group() in "([":
-            depth += 1
-        elif kind == "op" and m.group() in ")]":
-            depth = max(depth - 1, 0)
-        tokens.append(Token(kind, m.group(), m.start(), m.end()))
-    tokens.append(Token("end", "", len(text), len(text)))
+        if m.lastgroup != "space":
+            tokens.append(Token(m.lastgroup or "op", m.group(), m.start(), m.end()))
     return tokens

@@ -54,3 +54,10 @@ def normalize_option(key: str, value: str) -> dict[str, str]:
     if key == "hints":
         return {"hints": value}
     raise ValueError(f"unknown option '{key}'" + did_you_mean(key, OPTION_KEYS))
+
+
+def merge_options(options: dict[str, str], new: dict[str, str]) -> None:
+    """`options.update(new)`, except that a new `arch` without a named GPU drops the old GPU."""
+    if "arch" in new and "gpu" not in new:
+        options.pop("gpu", None)
+    options.update(new)

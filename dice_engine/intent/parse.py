@@ -14,7 +14,8 @@ from ..ir.dtypes import parse_dtype
 from ..ir.graph import Program
 from ..ir.patterns import heavy_nodes
 from .errors import IntentError
-from .options import OPTION_KEYS, normalize_option
+from .lexer import statement_spans
+from .options import OPTION_KEYS, merge_options, normalize_option
 from .tensor_form import parse_tensor_form
 from .words import parse_words
 
@@ -26,7 +27,8 @@ _NUMBER = re.compile(r"\s*[\d.]+\s*")
 
 def is_tensor_form(text: str) -> bool:
     """Whether some statement of `text` is a declaration or a tensor assignment."""
-    for statement in re.split(r"[;\n]", text):
+    for start, end in statement_spans(text):
+        statement = text[start:end]
         decl = _DECLARATION.match(statement)
         if decl and (decl.group("bracket") or (parse_dtype(decl.group("dtype")) is not None
                                                and not statement[decl.end():].strip())):
@@ -78,7 +80,7 @@ def _apply_overrides(program: Program, overrides: dict[str, Any]) -> None:
             raise IntentError(f"unknown option '{key}' (options: {', '.join(OPTION_KEYS)}; "
                               f"symbols: {', '.join(program.symbols) or 'none'})", 0, len(program.text))
         try:
-            program.options.update(normalize_option(key, str(value)))
+            merge_options(program.options, normalize_option(key, str(value)))
         except ValueError as e:
             raise IntentError(str(e), 0, len(program.text)) from None
 

@@ -5,11 +5,12 @@ point at exactly the text responsible.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Union
 
 from .errors import IntentError
-from .lexer import Token, tokenize
+from .lexer import Token, statement_spans, tokenize
 from .options import OPTION_KEYS
 
 
@@ -99,7 +100,14 @@ class OptionSetting:
     value: Span
 
 
-Statement = Union[Declaration, Assignment, OptionSetting]
+@dataclass
+class WordNote:
+    """A statement in words inside a tensor-form intent (a target, a goal, strategy hints)."""
+    start: int
+    end: int
+
+
+Statement = Union[Declaration, Assignment, OptionSetting, WordNote]
 
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 
@@ -118,19 +126,19 @@ def looks_like_statement(tokens: list[Token]) -> bool:
     return i > 1 and i < len(tokens) and tokens[i].text == ":"
 
 
-def split_statements(tokens: list[Token]) -> list[list[Token]]:
-    out: list[list[Token]] = [[]]
-    for tok in tokens:
-        if tok.kind in ("sep", "end"):
-            out.append([])
-        else:
-            out[-1].append(tok)
-    return [s for s in out if s]
+_TENSOR_START = re.compile(r"\s*[A-Za-z_]\w*\s*(?:=(?!=)|:|,\s*[A-Za-z_]\w*\s*[:,])")
 
 
 def parse_statements(text: str) -> list[Statement]:
-    tokens = tokenize(text)
-    return [_Parser(text, stmt).statement() for stmt in split_statements(tokens)]
+    """The statements of a tensor-form intent. A statement that does not start like a
+    declaration, assignment or option is kept as a `WordNote` (words such as "on an A100")."""
+    out: list[Statement] = []
+    for start, end in statement_spans(text):
+        if not _TENSOR_START.match(text, start, end):
+            out.append(WordNote(start, end))
+            continue
+        out.append(_Parser(text, tokenize(text, start, end)).statement())
+    return out
 
 
 class _Parser:

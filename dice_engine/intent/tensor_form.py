@@ -1,6 +1,7 @@
 """The tensor form (design.md §1): statements → a `Program`.
 
-Declarations give the inputs, `key=value` statements the options and symbol values, and
+Declarations give the inputs, `key=value` statements the options and symbol values, statements
+in words a target GPU, goal or strategy hints ("one warp per row, on an A100"), and
 assignments the computation: the last assigned name is the output, earlier ones are
 intermediates inlined where used. Every problem is an `IntentError` with the range to underline.
 """
@@ -11,9 +12,10 @@ from ..ir.dtypes import ALIASES, DType, parse_dtype
 from ..ir.graph import Dim, Node, Program, TensorDecl
 from .errors import IntentError, did_you_mean
 from .functions import FUNCTIONS, Arg, Value, bind
-from .options import normalize_option
+from .options import merge_options, normalize_option
+from .words import annotations
 from .syntax import (Assignment, Attribute, Binary, Call, Declaration, Expr, Literal, Name, OptionSetting,
-                     Seq, Span, Unary, parse_statements)
+                     Seq, Span, Unary, WordNote, parse_statements)
 
 _BINARY_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "**": "pow", "@": "matmul",
                "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne",
@@ -26,8 +28,11 @@ def parse_tensor_form(text: str, precision: DType | None = None) -> Program:
     statements = parse_statements(text)
     options: dict[str, str] = {}
     for stmt in statements:
+        if isinstance(stmt, WordNote):
+            options.update(_word_note(text, stmt))
+    for stmt in statements:
         if isinstance(stmt, OptionSetting):
-            options.update(_option(stmt))
+            merge_options(options, _option(stmt))
     if precision is None and "precision" in options:
         precision = parse_dtype(options["precision"])
 
@@ -78,6 +83,15 @@ def _option(stmt: OptionSetting) -> dict[str, str]:
         return normalize_option(stmt.key.text, stmt.value.text)
     except ValueError as e:
         raise IntentError(str(e), stmt.value.start, stmt.value.end) from None
+
+
+def _word_note(text: str, note: WordNote) -> dict[str, str]:
+    found = annotations(text, note.start, note.end)
+    if not found:
+        raise IntentError("expected a declaration (x: f32[1024]), an assignment (y = ...), an option "
+                          "(arch=sm_90), or words naming a target GPU, a goal or strategy hints",
+                          note.start, note.end)
+    return found
 
 
 def _inputs(decls: list[Declaration],

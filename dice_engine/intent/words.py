@@ -105,6 +105,18 @@ def parse_words(text: str, *, precision: DType | None = None,
     return _Builder(text, scan, dtype, mentions, default_shape).program(options)
 
 
+def annotations(text: str, start: int, end: int) -> dict[str, str]:
+    """The target, goal and hints that the words in `text[start:end]` name (for word statements
+    inside a tensor-form intent)."""
+    scan = _Scanner(text)
+    scan.claim(0, start)
+    scan.claim(end, len(text))
+    options: dict[str, str] = {}
+    _target(text, scan, options)
+    _goal_and_hints(scan, options)
+    return options
+
+
 # ---------------------------------------------------------------------------------------------
 # Options, target, goal, hints, dtype
 

@@ -84,6 +84,20 @@ def test_inputs_symbols_and_options():
     assert default_kernel_name(p) == "scale_rows"
 
 
+def test_words_inside_the_tensor_form_give_target_goal_and_hints():
+    p = parse_intent("y = softmax(x, dim=1); x: f32[4096, 1024]; one warp per row, on an A100, low latency")
+    assert p.options == {"arch": "sm_80", "gpu": "A100", "goal": "latency", "hints": "warp_per_row"}
+    p = parse_intent("y = softmax(x, dim=1)；x: f32[4096, 1024]；针对计算能力8.0，使用共享内存")
+    assert p.options == {"arch": "sm_80", "hints": "shared_memory"}
+    p = parse_intent("y = exp(x); x: f32[8]; on an A100; arch=sm_90")
+    assert p.options == {"arch": "sm_90"}     # an explicit option wins over words
+
+
+def test_expression_may_wrap_across_lines_inside_brackets():
+    p = parse_intent("y = gelu(x @ W\n    + b)\nx: bf16[8, 16]; W: bf16[16, 32]; b: bf16[32]")
+    assert p.output.op == "gelu" and p.output.args[0].op == "add"
+
+
 def test_casts():
     for text in ("y = x.float() * 2; x: f16[10]", "y = x.to(f32) * 2; x: f16[10]"):
         cast = parse_intent(text).output.args[0]
@@ -109,6 +123,8 @@ def test_precision_override_changes_float_inputs_only():
 def test_arch_named_gpu_keeps_the_gpu():
     p = parse_intent("y = exp(x); x: f32[8]", arch="H200")
     assert p.options["arch"] == "sm_90" and p.options["gpu"] == "H200"
+    p = parse_intent("y = exp(x); x: f32[8]; arch=H200", arch="sm_80")
+    assert p.options == {"arch": "sm_80"}
 
 
 def test_default_kernel_name_is_an_identifier():
@@ -146,6 +162,8 @@ ERRORS = [
     ("y = relu(x); x: f32[4]; x: f32[5]", "x", "declared twice"),
     ("y = cumsum(x, dim=1, keepdim=True); x: f32[4, 4]", "keepdim=True", "no argument 'keepdim'"),
     ("y = a < b < c; a, b, c: f32[4]", "<", "chained comparisons"),
+    ("y = relu(x); x f32[4]", "x f32[4]", "expected a declaration"),
+    ("y = relu(x); x: f32[4]; make it good", "make it good", "words naming a target GPU"),
 ]
 
 
