@@ -13,8 +13,10 @@ improvement, when no new legal point can be proposed, or when `cancel` is set.
 from __future__ import annotations
 
 import math
+import os
 import random
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
@@ -126,21 +128,30 @@ class Search:
     # -- the loop ------------------------------------------------------------------------------
 
     def run(self) -> Iterator[Candidate]:
-        stale = 0
-        while len(self.history) < self.budget and stale < self.patience:
-            proposals = self._propose(self.rounds)
-            if not proposals:
-                break
-            improved = False
-            for arm, point in proposals:
-                if self._cancelled() or len(self.history) >= self.budget:
-                    return
-                found = self._evaluate(arm, point, self.rounds)
-                if found is not None:
-                    improved = True
-                    yield found
-            self.rounds += 1
-            stale = 0 if improved else stale + 1
+        # Compiles of one round run in parallel (nvcc is a subprocess); scoring stays in order,
+        # so results do not depend on which compile finishes first.
+        pool = ThreadPoolExecutor(max_workers=max(1, min(self.per_round, os.cpu_count() or 1)))
+        try:
+            stale = 0
+            while len(self.history) < self.budget and stale < self.patience and not self._cancelled():
+                proposals = self._propose(self.rounds)[:self.budget - len(self.history)]
+                if not proposals:
+                    break
+                improved = False
+                rendered = [self._render(arm, point) for arm, point in proposals]
+                compiles = [None if isinstance(r, str) else pool.submit(self.compiler, r, self.arch)
+                            for r in rendered]
+                for (arm, point), r, compiling in zip(proposals, rendered, compiles):
+                    if self._cancelled():
+                        return
+                    found = self._evaluate(arm, point, self.rounds, r, compiling)
+                    if found is not None:
+                        improved = True
+                        yield found
+                self.rounds += 1
+                stale = 0 if improved else stale + 1
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def _cancelled(self) -> bool:
         return self.cancel is not None and self.cancel.is_set()
@@ -217,15 +228,21 @@ class Search:
         if evaluation.status != "ok":
             arm.last_failure = evaluation
 
-    def _evaluate(self, arm: _Arm, point: Point, round_no: int) -> Candidate | None:
-        ev = Evaluation(len(self.history), round_no, arm.sketch.name, dict(point), "ok")
+    def _render(self, arm: _Arm, point: Point) -> RenderedKernel | str:
+        """The candidate's source, or why rendering failed."""
         try:
-            rendered = arm.sketch.render(self.problem, self.arch, point, self.name)
+            return arm.sketch.render(self.problem, self.arch, point, self.name)
         except Exception as e:   # a sketch bug at one point must not end the search; it is recorded
-            ev.status, ev.detail = "render-error", f"{type(e).__name__}: {e}"
+            return f"{type(e).__name__}: {e}"
+
+    def _evaluate(self, arm: _Arm, point: Point, round_no: int, rendered: RenderedKernel | str,
+                  compiling: Future[CompileResult] | None) -> Candidate | None:
+        ev = Evaluation(len(self.history), round_no, arm.sketch.name, dict(point), "ok")
+        if isinstance(rendered, str) or compiling is None:
+            ev.status, ev.detail = "render-error", str(rendered)
             self._record(arm, ev)
             return None
-        compiled = self.compiler(rendered, self.arch)
+        compiled = compiling.result()
         if not compiled.ok:
             ev.status, ev.detail = "compile-error", compiled.first_error()
             self._record(arm, ev)

@@ -1,0 +1,194 @@
+"""`dice`: generate kernels from intents, check CUDA files, report the toolchain.
+
+Exit codes: 0 success, 1 an intent cannot be served or a check found errors (one line says
+why, never a traceback), 2 usage errors.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, Sequence
+
+from .api import CUDAGenerator, FileReport, GenerationError, GenerationResult, generate_file, one_line
+from .arch import resolve
+from .compile import NvccNotFound
+from .intent import IntentError
+from .ir.ops import OpError
+from .ir.patterns import PatternError
+
+CUDA_SUFFIXES = (".cu", ".cuh")
+USER_ERRORS = (IntentError, GenerationError, PatternError, OpError, NvccNotFound)
+
+
+class UsageError(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dice", description="DICE: a CUDA kernel copilot")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    gen = sub.add_parser("generate", help="a kernel for an intent, or for every intent in a .cu file")
+    gen.add_argument("target", help='an intent ("y = softmax(x, dim=1); x: f32[4096, 1024]") or FILE.cu')
+    gen.add_argument("--arch", help="GPU or architecture when the intent names none (sm_90, a100, ...)")
+    gen.add_argument("--out", help="write the kernel (or the filled file) here instead of stdout")
+    gen.add_argument("--budget", type=int, help="candidate evaluations per intent (default 24)")
+    gen.add_argument("--format", choices=("text", "json"), default="text")
+    gen.add_argument("--write", action="store_true", help="FILE.cu: rewrite its regions in place")
+    gen.add_argument("--seed", type=int, default=0, help="seed of the search (same seed, same result)")
+
+    check = sub.add_parser("check", help="diagnostics for CUDA files")
+    check.add_argument("files", nargs="+")
+    check.add_argument("--arch", default="sm_90")
+    check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    check.add_argument("--gpu", action="store_true", help="also run compute-sanitizer/ncu checks on a GPU")
+
+    doctor = sub.add_parser("doctor", help="which tools DICE found (nvcc, GPU, pycuda, ncu, sanitizer)")
+    doctor.add_argument("--format", choices=("text", "json"), default="text")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "generate":
+            return _generate(args)
+        if args.command == "check":
+            return _check(args)
+        return _doctor(args)
+    except UsageError as e:
+        print(f"dice {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except USER_ERRORS as e:
+        print(f"dice {args.command}: {one_line(e)}", file=sys.stderr)
+        return 1
+
+
+# -- generate ------------------------------------------------------------------------------------
+
+def _generator(args: argparse.Namespace, stack: ExitStack) -> CUDAGenerator:
+    if args.budget is not None and args.budget < 1:
+        raise UsageError("--budget must be at least 1")
+    try:
+        resolve(args.arch)
+    except KeyError as e:
+        raise UsageError(e.args[0]) from None
+    from .runner import GpuRunner   # the GPU pool is created only when generating
+    runner = stack.enter_context(GpuRunner())
+    kwargs: dict[str, Any] = {"runner": runner if runner.available() else None, "seed": args.seed,
+                              "default_shape": None}
+    if args.budget is not None:
+        kwargs["budget"] = args.budget
+    return CUDAGenerator(args.arch, **kwargs)
+
+
+def _generate(args: argparse.Namespace) -> int:
+    is_file = Path(args.target).suffix in CUDA_SUFFIXES and "\n" not in args.target
+    if args.write and not is_file:
+        raise UsageError("--write needs a .cu/.cuh file")
+    with ExitStack() as stack:
+        generator = _generator(args, stack)
+        if is_file:
+            return _generate_file(args, generator)
+        result = generator.generate(args.target)
+    if args.out:
+        Path(args.out).write_text(result.source)
+    if args.format == "json":
+        print(json.dumps(result.to_json()))
+    else:
+        if not args.out:
+            print(result.source)
+        print(_report(result))
+    return 0
+
+
+def _generate_file(args: argparse.Namespace, generator: CUDAGenerator) -> int:
+    path = Path(args.target)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    new_text, reports = generate_file(text, generator=generator)
+    if args.write:
+        if new_text != text:
+            path.write_text(new_text)
+    elif args.out:
+        Path(args.out).write_text(new_text)
+    elif args.format == "text":
+        print(new_text, end="")
+    if args.format == "json":
+        print(json.dumps({"file": str(path), "source": None if args.write or args.out else new_text,
+                          "intents": [r.to_json() for r in reports]}))
+    else:
+        for r in reports:
+            print(_file_report(path, r), file=sys.stderr if args.write or args.out else sys.stdout)
+    return 1 if any(r.status == "error" for r in reports) else 0
+
+
+def _file_report(path: Path, report: FileReport) -> str:
+    head = f"// {path}:{report.line + 1}: {report.status}"
+    if report.result is None:
+        return f"{head}: {report.message}"
+    return f"{head} `{report.result.name}`\n{_report(report.result)}"
+
+
+def _report(r: GenerationResult) -> str:
+    """The short report, as C++ comments so that stdout stays a valid CUDA file."""
+    res = r.resources
+    occupancy = "unknown"
+    if res.get("occupancy") is not None:
+        occupancy = f"{res['occupancy']:.0%} (limited by {res['limiter']})"
+    tokens = ", ".join(f"{k}={v}" for k, v in r.tokens.items())
+    if r.verified:
+        timing = f"verified on the GPU, {r.time_us:.1f} us measured (model estimate {r.cost_us:.1f} us)"
+    else:
+        timing = f"not verified (no GPU); cost model estimate {r.cost_us:.1f} us on {r.gpu}"
+    evaluated = len(r.history)
+    lines = [f"DICE report: `{r.name}` for {r.arch} ({r.gpu})",
+             f"  sketch     {r.sketch}",
+             f"  tokens     {tokens}",
+             f"  ptxas      {res.get('registers')} registers, {res.get('spill_bytes')} B spilled, "
+             f"{res.get('smem_bytes')} B shared memory; occupancy {occupancy}",
+             f"  launch     {res.get('blocks')} blocks x {res.get('threads')} threads",
+             f"  timing     {timing}",
+             f"  search     {evaluated} candidates in {r.rounds} rounds (best found in round {r.round})"]
+    lines += [f"  note       {n}" for n in r.notes]
+    return "\n".join("// " + line for line in lines)
+
+
+# -- check ---------------------------------------------------------------------------------------
+
+def _check(args: argparse.Namespace) -> int:
+    from .analysis import check_source, compiler_findings, merge, output
+    findings = []
+    for name in args.files:
+        try:
+            text = Path(name).read_text()
+        except OSError as e:
+            raise UsageError(f"cannot read {name}: {e.strerror}") from None
+        static = check_source(text, name, args.arch)
+        dynamic = compiler_findings(text, name, args.arch, include_paths=[str(Path(name).resolve().parent)])
+        findings += merge(static, dynamic)
+    formatter = {"text": output.to_text, "json": output.to_json, "sarif": output.to_sarif}[args.format]
+    if text := formatter(findings):
+        print(text)
+    return 1 if any(f.severity == "error" for f in findings) else 0
+
+
+# -- doctor --------------------------------------------------------------------------------------
+
+def _doctor(args: argparse.Namespace) -> int:
+    from .runner import doctor
+    report = doctor()
+    if args.format == "json":
+        print(json.dumps(report))
+        return 0
+    for tool, facts in report.items():
+        state = "found" if facts.get("found") else "missing"
+        detail = ", ".join(f"{k}={v}" for k, v in facts.items() if k not in ("found", "hint") and v)
+        hint = f"  ({facts['hint']})" if not facts.get("found") and facts.get("hint") else ""
+        print(f"{tool:18} {state:8} {detail}{hint}")
+    return 0 if report.get("nvcc", {}).get("found") else 1
