@@ -1,4 +1,742 @@
-"""(being written)"""
-from .base import Sketch
+"""Reductions (sum mean prod max min argmax argmin) along any contiguous run of axes.
 
-SKETCHES: list[Sketch] = []
+The reduced tensor is viewed as [outer, reduced, inner] (row-major, so a "row" is `reduced`
+consecutive elements when inner == 1). Three sketches:
+
+- `reduction.rows` (inner == 1): a group of G threads per row (a sub-warp, a warp, or several
+  warps of a block), 16-byte packs along the row, a shuffle tree and, past one warp, a fixed-
+  order pass over the group's warps in shared memory.
+- `reduction.columns` (inner > 1): threads along the kept inner axis (coalesced, `vec` columns
+  each), `split` threads of the block along the reduced axis merged through shared memory, and
+  optionally `chunks` blocks along the reduced axis with a second kernel merging their partials.
+- `reduction.split_rows` (inner == 1, few long rows, full reductions): `chunks` blocks per row
+  write partials; a second kernel merges them per row in a fixed order.
+
+No float atomics anywhere: every merge happens in a fixed order, so results are bitwise
+reproducible run to run. A fused prologue (the reduced expression, e.g. x*x) is computed per
+element; a fused epilogue (e.g. sqrt of a mean) per output. argmax/argmin keep torch's first
+index on ties (and the first NaN).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..arch import ArchSpec
+from ..ir.graph import Node
+from ..ir.patterns import Problem
+from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Sketch, Token, frame,
+                   launcher_params, launcher_signature, store_from_compute)
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, Access, AxisView, Reducer, axis_view, describe,
+                   emit_expression, expression_ctype, hint_int, indent, input_nodes, kernel_param_list, paren,
+                   min_blocks_per_sm, pack_declarations, pack_element, pack_loads, pack_width,
+                   plan_access, pow2_range, reducer, register_budget, scalar_element,
+                   wave_grid_cap, words_per_element)
+
+BASE_REGISTERS = 32      # indices, loop state and the accumulator's neighbours
+ROW_GRID_WAVES = 4       # grid-stride cap for the rows kernel, in waves of resident blocks
+
+
+@dataclass
+class ReductionPlan:
+    """What every reduction sketch derives from the problem."""
+    problem: Problem
+    anchor: Node
+    arg: Node                 # the reduced expression (the prologue's root)
+    view: AxisView            # arg's shape as [outer, reduced, inner]
+    reducer: Reducer
+    prologue_ctype: str
+    epilogue_ctype: str
+    inputs: list[Node]        # the prologue's inputs
+
+    @property
+    def op(self) -> str:
+        return self.anchor.op
+
+    def accesses(self, vec: int) -> list[Access]:
+        return [plan_access(n, self.arg.shape, vec) for n in self.inputs]
+
+    def vec_width(self) -> int:
+        return pack_width([n.dtype for n in self.inputs] or [self.arg.dtype])
+
+    def acc_words(self) -> int:
+        return {"ArgPair": 4, "double": 2, "long long": 2}.get(self.reducer.acc_type, 1)
+
+    def fold_code(self, raw: dict[str, str], index: str, acc: str = "acc") -> str:
+        """Statements folding the element whose raw inputs are `raw` (index `index` along the
+        reduced axes) into `acc`."""
+        emitted = emit_expression(self.arg, raw, self.prologue_ctype, prefix="pro")
+        value = emitted.value
+        if self.prologue_ctype != self.reducer.value_type:
+            value = f"({self.reducer.value_type})({value})"
+        return "\n".join(emitted.statements + [self.reducer.fold(acc, value, index)])
+
+    def result_code(self, acc: str, out_index: str) -> str:
+        """Statements storing output element `out_index` from the merged partial `acc`."""
+        value = self.reducer.result(acc)
+        if self.op == "mean":
+            value = f"{acc} / ({self.reducer.value_type})row_len"
+        out = self.problem.output
+        raw = {n.name: f"{n.name}[{_offset(n, out, out_index)}]" for n in self.epilogue_inputs()}
+        anchor_value = value if self._anchor_ctype() == self.epilogue_ctype else \
+            f"({self.epilogue_ctype})({value})"
+        emitted = emit_expression(out, raw, self.epilogue_ctype, anchor=self.anchor,
+                                  anchor_value=anchor_value, prefix="epi")
+        name = self.problem.program.output_name
+        return "\n".join(emitted.statements +
+                         [f"{name}[{out_index}] = {store_from_compute(out.dtype, emitted.value)};"])
+
+    def _anchor_ctype(self) -> str:
+        return "long long" if self.op in ("argmax", "argmin") else self.reducer.value_type
+
+    def epilogue_inputs(self) -> list[Node]:
+        return input_nodes(self.problem.output, stop=self.anchor)
+
+    def packed_pointers(self, vec: int) -> list[str]:
+        return [a.name for a in self.accesses(vec) if a.packed]
+
+
+def _offset(node: Node, out: Node, index: str) -> str:
+    from .warp import broadcast_offset
+    return broadcast_offset(node.shape, out.shape, index)
+
+
+def plan(problem: Problem) -> ReductionPlan | str:
+    """The plan, or why no reduction sketch can serve `problem`."""
+    anchor = problem.anchor
+    if anchor is None or anchor.op not in ("sum", "mean", "prod", "max", "min", "argmax", "argmin"):
+        return "not a reduction"
+    arg = anchor.args[0]
+    view = axis_view(arg.shape, anchor.attr("dim"))
+    if view is None:
+        return f"the reduced dims {list(anchor.attr('dim'))} are not adjacent"
+    out = problem.output
+    if _squeezed(out.shape) != _squeezed(anchor.shape):
+        return "the epilogue broadcasts the reduced result back over the input (a normalization)"
+    return ReductionPlan(problem, anchor, arg, view, reducer(anchor.op, arg.dtype),
+                         expression_ctype(arg), expression_ctype(out, stop=anchor),
+                         input_nodes(arg))
+
+
+def _squeezed(shape) -> tuple:
+    return tuple(d for d in shape if d != 1)
+
+
+def _common_device_code(p: ReductionPlan, shuffles: bool) -> str:
+    parts = [PACK_HELPERS, p.reducer.device_code]
+    if shuffles:
+        parts.append(SHUFFLE_HELPERS)
+    return "\n\n".join(parts)
+
+
+def _workspace_code(acc_type: str) -> str:
+    return f"""\
+// Stage-1 partials: a device buffer grown on demand and kept for later calls (no allocation
+// in steady state). Freeing the old buffer synchronizes the device, so it is never in use.
+inline {acc_type}* workspace(long long count) {{
+    static void* buffer = nullptr;
+    static long long capacity = 0;
+    if (count > capacity) {{
+        if (buffer != nullptr) cudaFree(buffer);
+        if (cudaMalloc(&buffer, count * sizeof({acc_type})) != cudaSuccess) {{
+            buffer = nullptr;
+            capacity = 0;
+            return nullptr;
+        }}
+        capacity = count;
+    }}
+    return static_cast<{acc_type}*>(buffer);
+}}"""
+
+
+def _common_space_checks(p: ReductionPlan, arch: ArchSpec, threads_of, words_in_flight):
+    def threads_fit(pt: Point) -> str | None:
+        t = threads_of(pt)
+        if t > arch.max_threads_per_block:
+            return f"{t} threads exceed the block limit {arch.max_threads_per_block}"
+        if t % arch.warp_size:
+            return f"{t} threads is not a whole number of warps"
+        return None
+
+    def registers_fit(pt: Point) -> str | None:
+        budget = register_budget(arch, threads_of(pt))
+        need = BASE_REGISTERS + words_in_flight(pt) + 2 * p.acc_words()
+        if need > budget:
+            return f"~{need} registers per thread needed, {budget} available at {threads_of(pt)} threads"
+        return None
+
+    def vec_divides(pt: Point) -> str | None:
+        extent = p.view.reduced_int if p.view.last_axis else p.view.inner_int
+        if pt["vec"] > 1 and extent is not None and extent % pt["vec"]:
+            axis = "row length" if p.view.last_axis else "inner extent"
+            return f"the {axis} {extent} is not a multiple of vec={pt['vec']}"
+        return None
+
+    return [threads_fit, registers_fit, vec_divides]
+
+
+def _words_per_pack(p: ReductionPlan, pt: Point) -> int:
+    words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
+    return int(pt["unroll"] * pt["vec"] * max(words, 0.25))
+
+
+def _packed_check(p: ReductionPlan, vec: int, extent_c: str) -> str:
+    pointers = p.packed_pointers(vec)
+    checks = [f"{paren(extent_c)} % {vec} == 0"] if vec > 1 else []
+    if vec > 1 and pointers:
+        addr = " | ".join(f"reinterpret_cast<uintptr_t>({n})" for n in pointers)
+        checks.append(f"(({addr}) % 16) == 0")
+    return " && ".join(checks) if checks else "true"
+
+
+def _strategy_header(p: ReductionPlan) -> str:
+    v = p.view
+    return f"// {describe(p.problem)}\n// viewed as [outer={v.outer}, reduced={v.reduced}, inner={v.inner}]"
+
+
+def _pack_step(p: ReductionPlan, accesses: list[Access], slots: int, pack_of_slot: str,
+               index: str, acc: str = "acc") -> str:
+    """One step: load `slots` packs (linear pack index `pack_of_slot`, a C expression of
+    `slot`) so they are all in flight together, then fold their elements. `index` is an
+    element's index along the reduced axes (a C expression of pack, slot and elem)."""
+    decl = pack_declarations(accesses, "kUnroll" if slots > 1 else "1")
+    loads = pack_loads(accesses, "pack", "slot")
+    raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
+    fold = p.fold_code(raw, index, acc)
+    pack_line = f"const long long pack = {pack_of_slot};"
+    uses_pack = re.search(r"\bpack\b", fold) is not None
+    out = decl[:]
+    if loads:
+        out += ["#pragma unroll", f"for (int slot = 0; slot < {slots}; ++slot) {{",
+                f"    {pack_line}", indent("\n".join(loads), 4), "}"]
+    out += ["#pragma unroll", f"for (int slot = 0; slot < {slots}; ++slot) {{"]
+    if uses_pack:
+        out.append(f"    {pack_line}")
+    out += ["#pragma unroll", "    for (int elem = 0; elem < kVec; ++elem) {", indent(fold, 8), "    }", "}"]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# reduction.rows
+
+class RowReduction(Sketch):
+    name = "reduction.rows"
+    pattern = "reduction"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        p = plan(problem)
+        if isinstance(p, str):
+            return p
+        return None if p.view.last_axis else "the reduced axes are not the innermost (rows sketch)"
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        p = _plan(problem)
+        tokens = [
+            Token("group", pow2_range(4, 1024), "threads cooperating on one row"),
+            Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads/group rows per block)"),
+            Token("vec", tuple(sorted({1, p.vec_width()})), "elements per load (16-byte packs when > 1)"),
+            Token("unroll", (1, 2, 4), "packs in flight per thread per step"),
+        ]
+
+        def group_fits(pt: Point) -> str | None:
+            if pt["threads"] % pt["group"]:
+                return f"group={pt['group']} does not divide threads={pt['threads']}"
+            return None
+
+        checks = _common_space_checks(p, arch, lambda pt: pt["threads"], lambda pt: _words_per_pack(p, pt))
+        return DesignSpace(tokens, [group_fits, *checks])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        p = _plan(problem)
+        vec = p.vec_width()
+        row = hint_int(problem.program, p.view.reduced_dims)
+        if p.view.reduced_int is not None and p.view.reduced_int % vec:
+            vec = 1
+        packs = max(1, -(-row // vec))
+        rows = hint_int(problem.program, p.view.outer_dims)
+        # At most ~16 packs per thread (long rows get a block, short ones a few lanes); widen
+        # the group while the GPU is not yet full and each thread keeps >= 2 packs.
+        group = min(1024, max(4, _pow2_ceil(-(-packs // 16))))
+        full = arch.sms * arch.max_threads_per_sm
+        while group < 1024 and rows * group < full and packs // (2 * group) >= 2:
+            group *= 2
+        per_thread = -(-packs // group)
+        unroll = 4 if per_thread >= 16 else 2 if per_thread >= 4 else 1
+        point = {"group": group, "threads": max(256, group), "vec": vec, "unroll": unroll}
+        return _shrink_unroll(self.space(problem, arch), point)
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        p = _plan(problem)
+        group, threads, vec, unroll = point["group"], point["threads"], point["vec"], point["unroll"]
+        accesses = p.accesses(vec)
+        params = launcher_params(problem)
+        signature = ", ".join(kernel_param_list(params))
+        kernel = f"{name}_kernel"
+        acc_t = p.reducer.acc_type
+        raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
+        partials = "warp_partials" if group > 32 else "nullptr"
+        shared = (f"    __shared__ {acc_t} warp_partials[kThreads / 32];\n" if group > 32 else "")
+        step = _pack_step(p, accesses, unroll, "next_pack + slot * kGroup",
+                          "pack * kVec - row_start + elem")
+        tail_step = _pack_step(p, accesses, 1, "next_pack", "pack * kVec - row_start + elem")
+        device = f"""\
+constexpr int kThreads = {threads};
+constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
+constexpr int kGroup = {group};      // threads per row
+constexpr int kRowsPerBlock = kThreads / kGroup;
+constexpr int kVec = {vec};        // elements per load{" (16 bytes)" if vec > 1 else ""}
+constexpr int kUnroll = {unroll};     // packs in flight per thread per step
+
+{_common_device_code(p, shuffles=True)}
+
+{_strategy_header(p)}
+// A group of kGroup threads reduces one row: packs strided by kGroup (coalesced), then a
+// deterministic shuffle tree{" and a pass over the group's warps" if group > 32 else ""}.
+__global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({signature}, bool packed) {{
+{shared}    const long long rows = {p.view.outer};
+    const long long row_len = {p.view.reduced};
+    const int lane = threadIdx.x % kGroup;
+    // Uniform trip count for the whole block: group_reduce may hold barriers.
+    for (long long row0 = (long long)blockIdx.x * kRowsPerBlock; row0 < rows;
+         row0 += (long long)gridDim.x * kRowsPerBlock) {{
+        const long long row = row0 + threadIdx.x / kGroup;
+        {acc_t} acc = {p.reducer.identity};
+        if (row < rows) {{
+            const long long row_start = row * row_len;
+            long long scalar_from = 0;
+            if (packed) {{   // row_len % kVec == 0 and the packed pointers are 16-byte aligned
+                const long long first_pack = row_start / kVec, n_packs = row_len / kVec;
+                long long next_pack = first_pack + lane;
+                const long long pack_end = first_pack + n_packs;
+                for (; next_pack + (kUnroll - 1) * kGroup < pack_end; next_pack += kUnroll * kGroup) {{
+{indent(step, 20)}
+                }}
+                for (; next_pack < pack_end; next_pack += kGroup) {{
+{indent(tail_step, 20)}
+                }}
+                scalar_from = n_packs * kVec;
+            }}
+            for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
+{indent(p.fold_code(raw_scalar, "col"), 16)}
+            }}
+        }}
+        acc = group_reduce<kGroup>(acc, Combine(), ({acc_t}*){partials});
+        if (lane == 0 && row < rows) {{
+{indent(p.result_code("acc", "row"), 12)}
+        }}
+    }}
+}}"""
+        ns = f"dice_{name}"
+        rows_hint = hint_int(problem.program, p.view.outer_dims)
+        cap = wave_grid_cap(arch, threads, ROW_GRID_WAVES)
+        args = ", ".join([q.name for q in params] + ["packed"])
+        launcher = f"""\
+{launcher_signature(name, params)} {{
+    namespace kn = {ns};
+    const long long rows = {p.view.outer};
+    if (rows == 0) return;
+    const bool packed = {_packed_check(p, vec, p.view.reduced)};
+    const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
+    // Past {ROW_GRID_WAVES} waves of resident blocks, the blocks stride over the rows.
+    const unsigned grid = (unsigned)(blocks < {cap} ? blocks : {cap});
+    kn::{kernel}<<<grid, kn::kThreads, 0, stream>>>({args});
+}}"""
+        who = "sub-warp" if group < 32 else "one warp" if group == 32 else f"{group // 32} warps"
+        strategy = (f"{p.op} over rows, {group} threads per row ({who}), "
+                    f"{threads} threads per block, {vec}-element loads, {unroll} in flight")
+        blocks = min(-(-rows_hint // (threads // group)), cap)
+        smem = (threads // 32) * 4 * p.acc_words() if group > 32 else 0
+        return _rendered(self.name, point, name, strategy, device, launcher, params,
+                         [Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem)])
+
+
+# ---------------------------------------------------------------------------------------------
+# reduction.columns
+
+class ColumnReduction(Sketch):
+    name = "reduction.columns"
+    pattern = "reduction"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        p = plan(problem)
+        if isinstance(p, str):
+            return p
+        return "the reduced axes are the innermost (use a rows sketch)" if p.view.last_axis else None
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        p = _plan(problem)
+        tokens = [
+            Token("tile", (16, 32, 64, 128, 256), "threads along the kept inner axis"),
+            Token("split", (1, 2, 4, 8, 16, 32), "threads of a block along the reduced axis"),
+            Token("vec", tuple(sorted({1, p.vec_width()})), "adjacent columns per thread (16-byte packs)"),
+            Token("unroll", (1, 2, 4), "reduced-axis steps in flight per thread"),
+            Token("chunks", (1, 4, 16, 64), "blocks along the reduced axis (>1: a second merge kernel)"),
+        ]
+
+        def smem_fits(pt: Point) -> str | None:
+            need = pt["split"] * pt["tile"] * pt["vec"] * 4 * p.acc_words()
+            if pt["split"] > 1 and need > arch.smem_per_block_default:
+                return f"{need} bytes of shared memory exceed {arch.smem_per_block_default}"
+            return None
+
+        def threads_of(pt: Point) -> int:
+            return pt["tile"] * pt["split"]
+
+        def words(pt: Point) -> int:
+            return _words_per_pack(p, pt) + pt["vec"] * p.acc_words()
+
+        return DesignSpace(tokens, [smem_fits, *_common_space_checks(p, arch, threads_of, words)])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        p = _plan(problem)
+        vec = p.vec_width()
+        if p.view.inner_int is not None and p.view.inner_int % vec:
+            vec = 1
+        inner = hint_int(problem.program, p.view.inner_dims)
+        outer = hint_int(problem.program, p.view.outer_dims)
+        reduced = hint_int(problem.program, p.view.reduced_dims)
+        tile = min(128, max(16, _pow2_floor(-(-inner // vec))))
+        columns_threads = outer * -(-inner // vec)
+        # Enough threads for ~two resident waves: split the reduced axis inside blocks first,
+        # then across blocks when the kept extent is small.
+        want = 2 * arch.sms * arch.max_threads_per_sm
+        split = min(32, max(1, _pow2_floor(want // max(1, columns_threads))), max(1, 1024 // tile))
+        split = min(split, _pow2_floor(max(1, reduced)))
+        chunks = 1
+        while (chunks < 64 and columns_threads * split * chunks * 4 < want
+               and reduced // (split * chunks * 4) >= 64):
+            chunks *= 4
+        point = {"tile": tile, "split": split, "vec": vec, "unroll": 4 if reduced >= 64 * split else 1,
+                 "chunks": chunks}
+        return _shrink_unroll(self.space(problem, arch), point)
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        p = _plan(problem)
+        tile, split, vec, unroll, chunks = (point[k] for k in ("tile", "split", "vec", "unroll", "chunks"))
+        threads = tile * split
+        accesses = p.accesses(vec)
+        params = launcher_params(problem)
+        signature = ", ".join(kernel_param_list(params))
+        kernel, merge = f"{name}_kernel", f"{name}_merge_kernel"
+        acc_t = p.reducer.acc_type
+        linear = "(base + red * inner)"
+        pack_step = _pack_step(p, accesses, unroll, "(base + (red + slot * kSplit) * inner) / kVec",
+                               "red + slot * kSplit", "acc[elem]")
+        pack_tail = _pack_step(p, accesses, 1, "(base + red * inner) / kVec", "red", "acc[elem]")
+        raw_scalar = {a.name: scalar_element(a, f"{linear} + elem") for a in accesses}
+        two_stage = chunks > 1
+        finish = (p.result_code("total", "out_index") if not two_stage
+                  else "partials[(long long)blockIdx.y * outer * inner + out_index] = total;")
+        kernel_args = kernel_param_list(params) + ["bool packed"] + ([f"{acc_t}* __restrict__ partials"]
+                                                                      if two_stage else [])
+        merge_code = ""
+        if two_stage:
+            merge_code = f"""
+
+// Stage 2: merges the kChunks partials of each output in chunk order (deterministic).
+__global__ void __launch_bounds__(256) {merge}({signature}, const {acc_t}* __restrict__ partials) {{
+    const long long inner = {p.view.inner};
+    const long long row_len = {p.view.reduced};
+    const long long count = {p.view.outer} * inner;
+    for (long long out_index = (long long)blockIdx.x * 256 + threadIdx.x; out_index < count;
+         out_index += (long long)gridDim.x * 256) {{
+        {acc_t} total = partials[out_index];
+        for (int chunk = 1; chunk < kChunks; ++chunk)
+            total = Combine()(total, partials[chunk * count + out_index]);
+{indent(p.result_code("total", "out_index"), 8)}
+    }}
+    (void)row_len;
+}}"""
+        device = f"""\
+constexpr int kTile = {tile};     // threads along the inner axis, kVec adjacent columns each
+constexpr int kSplit = {split};    // threads along the reduced axis
+constexpr int kThreads = kTile * kSplit;
+constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
+constexpr int kVec = {vec};
+constexpr int kUnroll = {unroll};   // reduced-axis steps in flight per thread
+constexpr int kChunks = {chunks};   // blocks along the reduced axis
+
+{_common_device_code(p, shuffles=False)}
+
+{_strategy_header(p)}
+// Block (tile, chunk): threads walk the reduced axis of kVec adjacent columns, coalesced
+// across threadIdx.x; the kSplit partials of a column merge in shared memory in a fixed order.
+__global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kernel_args)}) {{
+    __shared__ {acc_t} tile_partials[kSplit][kTile * kVec];
+    const long long outer = {p.view.outer};
+    const long long row_len = {p.view.reduced};
+    const long long inner = {p.view.inner};
+    const long long tiles_per_outer = (inner + kTile * kVec - 1) / (kTile * kVec);
+    const long long outer_idx = blockIdx.x / tiles_per_outer;
+    const long long j0 = (blockIdx.x % tiles_per_outer * kTile + threadIdx.x) * kVec;
+    const long long chunk_len = (row_len + kChunks - 1) / kChunks;
+    const long long r_begin = blockIdx.y * chunk_len;
+    const long long r_end = r_begin + chunk_len < row_len ? r_begin + chunk_len : row_len;
+    // Element (outer_idx, red, j0) sits at base + red * inner.
+    const long long base = outer_idx * row_len * inner + j0;
+    {acc_t} acc[kVec];
+#pragma unroll
+    for (int elem = 0; elem < kVec; ++elem) acc[elem] = {p.reducer.identity};
+    if (j0 < inner) {{
+        long long red = r_begin + threadIdx.y;
+        if (packed) {{   // inner % kVec == 0 and the packed pointers are 16-byte aligned
+            for (; red + (kUnroll - 1) * kSplit < r_end; red += kUnroll * kSplit) {{
+{indent(pack_step, 16)}
+            }}
+            for (; red < r_end; red += kSplit) {{
+{indent(pack_tail, 16)}
+            }}
+        }} else {{
+            for (; red < r_end; red += kSplit) {{
+#pragma unroll
+                for (int elem = 0; elem < kVec; ++elem) {{
+                    if (j0 + elem < inner) {{
+{indent(p.fold_code(raw_scalar, "red", "acc[elem]"), 24)}
+                    }}
+                }}
+            }}
+        }}
+    }}
+#pragma unroll
+    for (int elem = 0; elem < kVec; ++elem) tile_partials[threadIdx.y][threadIdx.x * kVec + elem] = acc[elem];
+    __syncthreads();
+    if (threadIdx.y == 0) {{
+#pragma unroll
+        for (int elem = 0; elem < kVec; ++elem) {{
+            if (j0 + elem >= inner) break;
+            {acc_t} total = tile_partials[0][threadIdx.x * kVec + elem];
+            for (int part = 1; part < kSplit; ++part)
+                total = Combine()(total, tile_partials[part][threadIdx.x * kVec + elem]);
+            const long long out_index = outer_idx * inner + j0 + elem;
+{indent(finish, 12)}
+        }}
+    }}
+    (void)outer;
+}}{merge_code}"""
+        if two_stage:
+            device += "\n\n" + _workspace_code(acc_t)
+        ns = f"dice_{name}"
+        args = ", ".join([q.name for q in params] + ["packed"] + (["partials"] if two_stage else []))
+        stage2 = ""
+        if two_stage:
+            merge_cap = wave_grid_cap(arch, 256, 2)
+            stage2 = f"""
+    const long long count = outer * inner;
+    const long long merge_blocks = (count + 255) / 256;
+    const unsigned merge_grid = (unsigned)(merge_blocks < {merge_cap} ? merge_blocks : {merge_cap});
+    kn::{merge}<<<merge_grid, 256, 0, stream>>>({", ".join([q.name for q in params] + ["partials"])});"""
+        acc_host = "kn::ArgPair" if acc_t == "ArgPair" else acc_t
+        workspace = (f"\n    {acc_host}* partials = kn::workspace((long long)kn::kChunks * outer * inner);\n"
+                     f"    if (partials == nullptr) return;") if two_stage else ""
+        launcher = f"""\
+{launcher_signature(name, params)} {{
+    namespace kn = {ns};
+    const long long outer = {p.view.outer};
+    const long long inner = {p.view.inner};
+    if (outer * inner == 0) return;
+    const bool packed = {_packed_check(p, vec, "inner")};{workspace}
+    const long long tiles = outer * ((inner + kn::kTile * kn::kVec - 1) / (kn::kTile * kn::kVec));
+    const dim3 grid((unsigned)tiles, kn::kChunks), block(kn::kTile, kn::kSplit);
+    kn::{kernel}<<<grid, block, 0, stream>>>({args});{stage2}
+}}"""
+        strategy = (f"{p.op} over a non-innermost axis: {tile}x{split} threads (inner x reduced), "
+                    f"{vec} columns per thread, {unroll} steps in flight"
+                    + (f", {chunks} blocks per column + merge kernel" if two_stage else ""))
+        inner_hint = hint_int(problem.program, p.view.inner_dims)
+        outer_hint = hint_int(problem.program, p.view.outer_dims)
+        tiles = outer_hint * -(-inner_hint // (tile * vec))
+        smem = split * tile * vec * 4 * p.acc_words()
+        launches = [Launch(kernel, (tiles, chunks, 1), (tile, split, 1), smem)]
+        if two_stage:
+            launches.append(Launch(merge, (min(-(-outer_hint * inner_hint // 256),
+                                               wave_grid_cap(arch, 256, 2)), 1, 1), (256, 1, 1), 0))
+        return _rendered(self.name, point, name, strategy, device, launcher, params, launches)
+
+
+# ---------------------------------------------------------------------------------------------
+# reduction.split_rows
+
+class SplitRowReduction(Sketch):
+    name = "reduction.split_rows"
+    pattern = "reduction"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        p = plan(problem)
+        if isinstance(p, str):
+            return p
+        return None if p.view.last_axis else "the reduced axes are not the innermost (split-rows sketch)"
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        p = _plan(problem)
+        tokens = [
+            Token("threads", (128, 256, 512, 1024), "threads per block"),
+            Token("chunks", (2, 8, 32, 128, 512, 2048), "blocks per row in stage 1"),
+            Token("vec", tuple(sorted({1, p.vec_width()})), "elements per load (16-byte packs when > 1)"),
+            Token("unroll", (1, 2, 4), "packs in flight per thread per step"),
+        ]
+        checks = _common_space_checks(p, arch, lambda pt: pt["threads"], lambda pt: _words_per_pack(p, pt))
+        return DesignSpace(tokens, checks)
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        p = _plan(problem)
+        vec = p.vec_width()
+        if p.view.reduced_int is not None and p.view.reduced_int % vec:
+            vec = 1
+        rows = hint_int(problem.program, p.view.outer_dims)
+        row = hint_int(problem.program, p.view.reduced_dims)
+        # About four resident waves of 256-thread blocks over all rows, each >= 4 packs/thread.
+        want_blocks = 4 * arch.sms * (arch.max_threads_per_sm // 256)
+        chunks = 2
+        for c in self.space(problem, arch).token("chunks").choices:
+            if rows * c <= want_blocks and row // (c * 256 * vec) >= 4:
+                chunks = c
+        unroll = 4 if row // chunks >= 256 * vec * 8 else 2
+        point = {"threads": 256, "chunks": chunks, "vec": vec, "unroll": unroll}
+        return _shrink_unroll(self.space(problem, arch), point)
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        p = _plan(problem)
+        threads, chunks, vec, unroll = (point[k] for k in ("threads", "chunks", "vec", "unroll"))
+        accesses = p.accesses(vec)
+        params = launcher_params(problem)
+        signature = ", ".join(kernel_param_list(params))
+        kernel, merge = f"{name}_kernel", f"{name}_merge_kernel"
+        acc_t = p.reducer.acc_type
+        raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
+        step = _pack_step(p, accesses, unroll, "next_pack + slot * kThreads",
+                          "pack * kVec - row_start + elem")
+        tail_step = _pack_step(p, accesses, 1, "next_pack", "pack * kVec - row_start + elem")
+        device = f"""\
+constexpr int kThreads = {threads};
+constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
+constexpr int kChunks = {chunks};    // stage-1 blocks per row
+constexpr int kVec = {vec};
+constexpr int kUnroll = {unroll};    // packs in flight per thread per step
+constexpr int kMergeThreads = 256;
+
+{_common_device_code(p, shuffles=True)}
+
+{_strategy_header(p)}
+// Stage 1: block (row, chunk) reduces a kVec-aligned slice of the row into one partial.
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+{kernel}({signature}, bool packed, {acc_t}* __restrict__ partials) {{
+    __shared__ {acc_t} warp_partials[kThreads / 32];
+    const long long row_len = {p.view.reduced};
+    const long long row = blockIdx.x / kChunks;
+    const int chunk = blockIdx.x % kChunks;
+    const long long row_start = row * row_len;
+    // Chunk boundaries fall on whole packs, so packs never straddle two chunks.
+    const long long chunk_len = ((row_len + kChunks - 1) / kChunks + kVec - 1) / kVec * kVec;
+    const long long begin = chunk * chunk_len < row_len ? chunk * chunk_len : row_len;
+    const long long end = begin + chunk_len < row_len ? begin + chunk_len : row_len;
+    {acc_t} acc = {p.reducer.identity};
+    long long scalar_from = begin;
+    if (packed) {{   // row_len % kVec == 0 and the packed pointers are 16-byte aligned
+        const long long pack_end = (row_start + end) / kVec;
+        long long next_pack = (row_start + begin) / kVec + threadIdx.x;
+        for (; next_pack + (kUnroll - 1) * kThreads < pack_end; next_pack += kUnroll * kThreads) {{
+{indent(step, 12)}
+        }}
+        for (; next_pack < pack_end; next_pack += kThreads) {{
+{indent(tail_step, 12)}
+        }}
+        scalar_from = end;
+    }}
+    for (long long col = scalar_from + threadIdx.x; col < end; col += kThreads) {{
+{indent(p.fold_code(raw_scalar, "col"), 8)}
+    }}
+    acc = group_reduce<kThreads>(acc, Combine(), warp_partials);
+    if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+}}
+
+// Stage 2: one block per row merges its kChunks partials in a fixed order.
+__global__ void __launch_bounds__(kMergeThreads) {merge}({signature}, const {acc_t}* __restrict__ partials) {{
+    __shared__ {acc_t} warp_partials[kMergeThreads / 32];
+    const long long row_len = {p.view.reduced};
+    const long long row = blockIdx.x;
+    {acc_t} acc = {p.reducer.identity};
+    for (int chunk = threadIdx.x; chunk < kChunks; chunk += kMergeThreads)
+        acc = Combine()(acc, partials[row * kChunks + chunk]);
+    acc = group_reduce<kMergeThreads>(acc, Combine(), warp_partials);
+    if (threadIdx.x == 0) {{
+{indent(p.result_code("acc", "row"), 8)}
+    }}
+    (void)row_len;
+}}
+
+{_workspace_code(acc_t)}"""
+        ns = f"dice_{name}"
+        acc_host = "kn::ArgPair" if acc_t == "ArgPair" else acc_t
+        names = [q.name for q in params]
+        launcher = f"""\
+{launcher_signature(name, params)} {{
+    namespace kn = {ns};
+    const long long rows = {p.view.outer};
+    if (rows == 0) return;
+    const bool packed = {_packed_check(p, vec, p.view.reduced)};
+    {acc_host}* partials = kn::workspace(rows * kn::kChunks);
+    if (partials == nullptr) return;
+    const unsigned grid = (unsigned)(rows * kn::kChunks);
+    kn::{kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join(names + ["packed", "partials"])});
+    kn::{merge}<<<(unsigned)rows, kn::kMergeThreads, 0, stream>>>({", ".join(names + ["partials"])});
+}}"""
+        strategy = (f"{p.op} in two stages: {chunks} blocks of {threads} threads per row write "
+                    f"partials, a merge kernel combines them in order; {vec}-element loads, "
+                    f"{unroll} in flight")
+        rows_hint = hint_int(problem.program, p.view.outer_dims)
+        smem = (threads // 32) * 4 * p.acc_words()
+        launches = [Launch(kernel, (rows_hint * chunks, 1, 1), (threads, 1, 1), smem),
+                    Launch(merge, (rows_hint, 1, 1), (256, 1, 1), 8 * 4 * p.acc_words())]
+        return _rendered(self.name, point, name, strategy, device, launcher, params, launches)
+
+
+# ---------------------------------------------------------------------------------------------
+
+def _plan(problem: Problem) -> ReductionPlan:
+    p = plan(problem)
+    if isinstance(p, str):
+        raise ValueError(p)
+    return p
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+def _pow2_ceil(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+def _shrink_unroll(space: DesignSpace, point: Point) -> Point:
+    while not space.is_legal(point) and point["unroll"] > 1:
+        point["unroll"] //= 2
+    if not space.is_legal(point):
+        point["vec"] = 1
+    return point
+
+
+def _rendered(sketch: str, point: Point, name: str, strategy: str, device: str, launcher: str,
+              params: list[Param], launches: list[Launch]) -> RenderedKernel:
+    source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
+    tokens = " ".join(f"{k}={v}" for k, v in point.items())
+    return RenderedKernel(sketch=sketch, tokens=dict(point), source=source,
+                          kernel_names=[f"dice_{name}::{launch.kernel}" for launch in launches],
+                          launcher=launcher, params=params, launches=launches,
+                          summary=f"{sketch} {tokens}")
+
+
+SKETCHES: list[Sketch] = [RowReduction(), ColumnReduction(), SplitRowReduction()]
+
+SAMPLE_INTENTS: list[str] = [
+    "s = sum(x, dim=1); x: f32[16384, 16384]",
+    "s = sum(x, dim=0); x: f32[16384, 16384]",
+    "s = mean(x, dim=1, keepdim=True); x: bf16[N, 1000]; N=777",
+    "s = sqrt(mean(x * x, dim=-1)); x: f16[4096, 4096]",
+    "s = max(x, dim=1); x: f32[513, 77]",
+    "i = argmax(x, dim=1); x: f32[1000, 333]",
+    "i = argmin(x, dim=0); x: f16[1000, 37]",
+    "s = sum(x); x: f32[67108864]",
+    "s = prod(x, dim=(1, 2)); x: f64[64, 16, 3]",
+    "s = min(x, dim=1); x: i32[300, 200, 50]",
+    "s = sum(x > 0, dim=1); x: f32[M, K]",
+]

@@ -200,12 +200,35 @@ def broadcast_offset(in_shape: Shape, out_shape: Shape, linear: str) -> str:
 @dataclass(frozen=True)
 class AxisView:
     """A tensor seen as [outer, reduced, inner] around a contiguous run of axes."""
-    outer: str          # C expressions (64-bit)
-    reduced: str
-    inner: str
-    outer_int: int | None
-    reduced_int: int | None
-    inner_int: int | None
+    outer_dims: Shape
+    reduced_dims: Shape
+    inner_dims: Shape
+
+    @property
+    def outer(self) -> str:
+        """The outer extent as a 64-bit C expression (likewise `reduced`, `inner`)."""
+        return prod_c(self.outer_dims)
+
+    @property
+    def reduced(self) -> str:
+        return prod_c(self.reduced_dims)
+
+    @property
+    def inner(self) -> str:
+        return prod_c(self.inner_dims)
+
+    @property
+    def outer_int(self) -> int | None:
+        """The outer extent when all its dims are literals (likewise the others), else None."""
+        return prod_int(self.outer_dims)
+
+    @property
+    def reduced_int(self) -> int | None:
+        return prod_int(self.reduced_dims)
+
+    @property
+    def inner_int(self) -> int | None:
+        return prod_int(self.inner_dims)
 
     @property
     def last_axis(self) -> bool:
@@ -218,9 +241,7 @@ def axis_view(shape: Shape, dims: Sequence[int]) -> AxisView | None:
     if dims and dims != list(range(dims[0], dims[-1] + 1)):
         return None
     lo, hi = (dims[0], dims[-1] + 1) if dims else (0, 0)
-    outer, reduced, inner = shape[:lo], shape[lo:hi], shape[hi:]
-    return AxisView(prod_c(outer), prod_c(reduced), prod_c(inner),
-                    prod_int(outer), prod_int(reduced), prod_int(inner))
+    return AxisView(tuple(shape[:lo]), tuple(shape[lo:hi]), tuple(shape[hi:]))
 
 
 def hint_int(program: Program, dims: Sequence[Dim], hint: int = 4096) -> int:
@@ -285,6 +306,9 @@ def emit_expression(root: Node, raw_inputs: dict[str, str], ctype: str, *,
     leaves: dict[int, str] = {}
     if anchor is not None:
         leaves[id(anchor)] = anchor_value or ""
+        # Nodes only below the anchor are not epilogue code: make them opaque leaves.
+        reachable = {id(n) for n in _walk_until(root, anchor)}
+        leaves.update({id(n): "" for n in root.walk() if id(n) not in reachable})
     for n in (root.walk() if anchor is None else _walk_until(root, anchor)):
         if n.op == "input" and id(n) not in leaves:
             leaves[id(n)] = leaf_value(n.dtype, raw_inputs[n.name], ctype)
