@@ -140,10 +140,8 @@ def _reduction(op: str) -> Callable[[CallSite], Node]:
 def _max_or_min(reduction: str, elementwise: str) -> Callable[[CallSite], Node]:
     """torch.max(x) / max(x, dim=1) reduce; torch.max(a, b) is the elementwise maximum."""
     def handler(site: CallSite) -> Node:
-        other = site.args.pop("dim", None) if isinstance(site.get("dim"), Node) else None
-        if other is not None or "other" in site.args:
-            if other is not None:
-                site.args["other"] = other
+        if isinstance(site.get("dim"), Node):    # the second positional argument is a tensor
+            site.args["other"] = site.args.pop("dim")
             return build(elementwise, site, ["input", "other"])
         return _reduction(reduction)(site)
     return handler
@@ -263,7 +261,7 @@ FUNCTIONS: dict[str, Function] = {
     "leaky_relu": Function(("input", "negative_slope"), _leaky_relu),
     "clamp": Function(("input", "min", "max"), _clamp),
     "where": Function(("condition", "input", "other"), _where),
-    "pow": Function(("input", "exponent"), lambda s: build("pow", _rename(s, "exponent", "other"), list(_B))),
+    "pow": Function(("input", "exponent"), lambda site: build("pow", site, ["input", "exponent"])),
     **{name: Function(_B, _binary(op)) for name, op in (
         ("add", "add"), ("sub", "sub"), ("mul", "mul"), ("div", "div"),
         ("maximum", "maximum"), ("minimum", "minimum"))},
@@ -290,12 +288,6 @@ FUNCTIONS: dict[str, Function] = {
         ("int", "i32"), ("long", "i64"), ("bool", "bool"))},
 }
 FUNCTIONS["clip"] = FUNCTIONS["clamp"]
-
-
-def _rename(site: CallSite, old: str, new: str) -> CallSite:
-    if old in site.args:
-        site.args[new] = site.args.pop(old)
-    return site
 
 
 def bind(name: str, fn: Function, positional: list[Arg], keywords: dict[str, tuple[Arg, int, int]],

@@ -56,7 +56,7 @@ OPERATIONS: list[tuple[str, str]] = [
 GEMM_LIKE = {"matmul", "bmm", "conv2d"}
 ANCHORS = {"bmm", "matmul", "conv2d", "max_pool2d", "avg_pool2d", "log_softmax", "softmax", "layer_norm",
            "rms_norm", "cumsum", "argmax", "argmin", "transpose", "sum", "mean", "max", "min", "prod"}
-BINARY = {"add": "add", "sub": "sub", "mul": "mul"}
+BINARY = {"add", "sub", "mul"}
 ACTIVATIONS = {"leaky_relu", "relu", "gelu", "silu", "sigmoid", "tanh", "rsqrt", "sqrt", "exp", "abs"}
 
 NAMES = {"bmm": "batched matrix multiplication", "matmul": "matrix multiplication", "conv2d": "convolution",
@@ -107,4 +107,3 @@ COLUMN_WISE = (w(r"column[ -]?wise|per[ -]column|each column|every column|over r
 EXPLICIT_DIM = (w(r"(?:dim|axis|dimension)\s*[= ]?\s*(-?\d)")
                 + r"|(?:沿|在|按)?第\s*(-?\d)\s*(?:维|个维度|轴)|维度\s*(-?\d)")
 KEEPDIM = w(r"keep[ _-]?dims?") + r"|保持维度|保留维度"
-TWO = w(r"two|both|pair of") + r"|两个|两|二个"

@@ -430,7 +430,7 @@ class _Builder:
             a = self._input("a", shapes[0].dims)
             b = self._input("b", shapes[1].dims if len(shapes) > 1 else shapes[0].dims)
             where = (shapes[1].start, shapes[1].end) if len(shapes) > 1 else op.span
-            node = self._make(lx.BINARY[op.kind], [a, b], where)
+            node = self._make(op.kind, [a, b], where)
         else:
             node = self._input("x", self._one_shape(first, "1024x1024").dims)
         for act in self.activations:
