@@ -13,6 +13,8 @@ dimension that is a multiple of the vector width.
 # ruff: noqa: E501  (CUDA text is kept one generated line per source line, so it reads as it renders)
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params, \
@@ -125,9 +127,9 @@ class SimtGemm(Sketch):
         params = launcher_params(problem)
         launcher = (f"{launcher_signature(name, params)} {{\n"
                     f"{size_guard(gp)}"
-                    f"    const dim3 grid(({dim_c(gp.N)} + {point['block_n']} - 1) / {point['block_n']}, "
+                    f"    const dim3 grid_dims(({dim_c(gp.N)} + {point['block_n']} - 1) / {point['block_n']}, "
                     f"({dim_c(gp.M)} + {point['block_m']} - 1) / {point['block_m']}, {dim_c(gp.batch)});\n"
-                    f"    dice_{name}::{kernel}<<<grid, {threads}, 0, stream>>>({kernel_args(gp)});\n}}\n")
+                    f"    dice_{name}::{kernel}<<<grid_dims, {threads}, 0, stream>>>({kernel_args(gp)});\n}}\n")
         strategy = (f"{gp.in_dtype} GEMM on CUDA cores, {point['block_m']}x{point['block_n']}x{point['block_k']} "
                     f"block tiles, {point['thread_m']}x{point['thread_n']} per thread, "
                     f"{'double-buffered' if point['buffering'] == 2 else 'single-buffered'} shared memory, "
@@ -158,57 +160,55 @@ def _vec_type(ctype: str, vector: int) -> str:
 _LANES = ("x", "y", "z", "w")
 
 
-def _tile_loader(which: str, op: Operand, vector: int, ctype: str) -> tuple[str, str]:
-    """(load, store) lambda bodies moving one operand tile global → registers → shared memory.
+@dataclass(frozen=True)
+class TileMoves:
+    """Loop bodies moving one operand tile: global → registers (`load`), registers → shared
+    memory (`store`), and both at once for single buffering (`direct`)."""
+    load: str
+    store: str
+    direct: str
 
-    The tile's contiguous global index (`inner`) is walked `vector` elements at a time; the
-    other (`outer`) by thread blocks of rows. Shared memory is k-major for both operands, so a
-    tile whose contiguous index is k is stored transposed, element by element.
-    """
+
+def _tile_moves(which: str, op: Operand, vector: int, ctype: str) -> TileMoves:
+    """The tile's contiguous global index (`inner`) is walked `vector` elements at a time, the
+    other (`outer`) by rows. Shared memory is k-major for both operands, so a tile whose
+    contiguous index is k is stored transposed, element by element."""
     vt = _vec_type(ctype, vector)
     if which == "A":   # logical M×K; smem As[k][m]
         outer, inner = ("m", "k") if op.layout == "row" else ("k", "m")
-        extent = {"m": "BM", "k": "BK"}
-        limit = {"m": "M", "k": "K"}
-        origin = {"m": "m0", "k": "k0"}
+        extent, limit, origin = {"m": "BM", "k": "BK"}, {"m": "M", "k": "K"}, {"m": "m0", "k": "k0"}
         smem = "As[buf][k][m]"
         ld = "K" if op.layout == "row" else "M"
     else:              # logical K×N; smem Bs[k][n]
         outer, inner = ("k", "n") if op.layout == "row" else ("n", "k")
-        extent = {"k": "BK", "n": "BN"}
-        limit = {"k": "K", "n": "N"}
-        origin = {"k": "k0", "n": "n0"}
+        extent, limit, origin = {"k": "BK", "n": "BN"}, {"k": "K", "n": "N"}, {"k": "k0", "n": "n0"}
         smem = "Bs[buf][k][n]"
         ld = "N" if op.layout == "row" else "K"
-    ptr = f"{which}_b"
-    stage = f"{which.lower()}_stage"
-    loads = f"{which}_LOADS"
     per_row = f"({extent[inner]} / {vector})"
-    load = (f"        #pragma unroll\n"
-            f"        for (int i = 0; i < {loads}; ++i) {{\n"
-            f"            const int idx = threadIdx.x + i * THREADS;\n"
-            f"            const int {outer} = idx / {per_row}, {inner} = (idx % {per_row}) * {vector};\n"
-            f"            const int g{outer} = {origin[outer]} + {outer}, g{inner} = {origin[inner]} + {inner};\n"
-            f"            {stage}[i] = {vt}{{}};\n"
-            f"            if (g{outer} < {limit[outer]} && g{inner} < {limit[inner]})\n"
-            f"                {stage}[i] = *reinterpret_cast<const {vt}*>({ptr} + (long long)g{outer} * {ld} + g{inner});\n"
-            f"        }}\n")
-    contiguous_smem = (which == "A" and inner == "m") or (which == "B" and inner == "n")
-    if vector == 1:
-        put = f"            {smem} = {stage}[i];\n"
-    elif contiguous_smem:
-        put = f"            *reinterpret_cast<{vt}*>(&{smem}) = {stage}[i];\n"
-    else:   # transposed store: lane l of the vector goes to k + l
-        lanes = "".join(f"            {smem.replace('[k]', f'[k + {j}]')} = {stage}[i].{_LANES[j]};\n"
-                        for j in range(vector))
-        put = lanes
-    store_ = (f"        #pragma unroll\n"
-              f"        for (int i = 0; i < {loads}; ++i) {{\n"
-              f"            const int idx = threadIdx.x + i * THREADS;\n"
-              f"            const int {outer} = idx / {per_row}, {inner} = (idx % {per_row}) * {vector};\n"
-              f"{put}"
-              f"        }}\n")
-    return load, store_
+    coords = (f"            const int idx = threadIdx.x + i * THREADS;\n"
+              f"            const int {outer} = idx / {per_row}, {inner} = (idx % {per_row}) * {vector};\n")
+
+    def fetch(dest: str) -> str:
+        return (f"            const int g{outer} = {origin[outer]} + {outer}, g{inner} = {origin[inner]} + {inner};\n"
+                f"            {dest} = {vt}{{}};\n"
+                f"            if (g{outer} < {limit[outer]} && g{inner} < {limit[inner]})\n"
+                f"                {dest} = *reinterpret_cast<const {vt}*>({which}_b + (long long)g{outer} * {ld} + g{inner});\n")
+
+    def put(src: str) -> str:
+        if vector == 1:
+            return f"            {smem} = {src};\n"
+        if (which == "A" and inner == "m") or (which == "B" and inner == "n"):
+            return f"            *reinterpret_cast<{vt}*>(&{smem}) = {src};\n"
+        return "".join(f"            {smem.replace('[k]', f'[k + {j}]')} = {src}.{_LANES[j]};\n"   # transposed
+                       for j in range(vector))
+
+    def loop(body: str) -> str:
+        return (f"        #pragma unroll\n"
+                f"        for (int i = 0; i < {which}_LOADS; ++i) {{\n{coords}{body}        }}\n")
+
+    stage = f"{which.lower()}_stage[i]"
+    return TileMoves(load=loop(fetch(stage)), store=loop(put(stage)),
+                     direct=loop(f"            {vt} v;\n" + fetch("v") + put("v")))
 
 
 def _fragment_reads(ctype: str) -> str:
@@ -234,8 +234,8 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
     ctype = gp.acc_ctype
     vec = p["vector"]
     vt = _vec_type(ctype, vec)
-    load_a, store_a = _tile_loader("A", gp.a, vec, ctype)
-    load_b, store_b = _tile_loader("B", gp.b, vec, ctype)
+    a = _tile_moves("A", gp.a, vec, ctype)
+    b = _tile_moves("B", gp.b, vec, ctype)
     consts = (f"constexpr int BM = {p['block_m']}, BN = {p['block_n']}, BK = {p['block_k']};  // block tile\n"
               f"constexpr int TM = {p['thread_m']}, TN = {p['thread_n']};  // thread tile, in {_SUB}x{_SUB} sub-tiles\n"
               f"constexpr int THREADS_X = BN / TN, THREADS_Y = BM / TM, THREADS = THREADS_X * THREADS_Y;\n"
@@ -254,6 +254,11 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
                f"                for (int j = 0; j < TN; ++j) acc[i][j] = {fma}(a_frag[i], b_frag[j], acc[i][j]);\n"
                f"        }}\n")
     if p["buffering"] == 2:
+        movers = (f"    {vt} a_stage[A_LOADS], b_stage[B_LOADS];   // the next slice, on its way to shared memory\n"
+                  f"    auto load_tiles = [&](int k0) {{   // global -> registers, zero-filled outside the matrices\n"
+                  f"{a.load}{b.load}    }};\n"
+                  f"    auto store_tiles = [&](int buf) {{   // registers -> shared memory\n"
+                  f"{a.store}{b.store}    }};\n")
         main_loop = ("    load_tiles(0);\n"
                      "    store_tiles(0);\n"
                      "    __syncthreads();\n"
@@ -266,9 +271,11 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
                      "        __syncthreads();\n"
                      "    }\n")
     else:
+        movers = (f"    auto fill_tiles = [&](int k0) {{   // global -> shared memory, zero-filled outside the matrices\n"
+                  f"        const int buf = 0;\n"
+                  f"{a.direct}{b.direct}    }};\n")
         main_loop = ("    for (int kt = 0; kt < k_tiles; ++kt) {\n"
-                     "        load_tiles(kt * BK);\n"
-                     "        store_tiles(0);\n"
+                     "        fill_tiles(kt * BK);\n"
                      "        __syncthreads();\n"
                      "        multiply(0);\n"
                      "        __syncthreads();   // before the next slice overwrites the tiles\n"
@@ -302,12 +309,7 @@ __global__ void __launch_bounds__(THREADS) {kernel}({kernel_params(gp)}) {{
         #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = 0;
 
-    {vt} a_stage[A_LOADS], b_stage[B_LOADS];   // the next slice, on its way to shared memory
-    auto load_tiles = [&](int k0) {{   // global -> registers, zero-filled outside the matrices
-{load_a}{load_b}    }};
-    auto store_tiles = [&](int buf) {{   // registers -> shared memory
-{store_a}{store_b}    }};
-    auto multiply = [&](int buf) {{   // acc += As[buf]^T Bs[buf], one rank-1 update per k
+{movers}    auto multiply = [&](int buf) {{   // acc += As[buf]^T Bs[buf], one rank-1 update per k
 {compute}    }};
 
     const int k_tiles = (K + BK - 1) / BK;
@@ -334,6 +336,7 @@ SAMPLE_INTENTS: list[str] = [
     "C = A @ B; A: f32[8, 256, 384]; B: f32[8, 384, 128]",
     "C = A @ B; A: f32[4, 300, 200]; B: f32[200, 100]",
     "C = A @ W.T; A: f32[1024, 768]; W: f32[512, 768]",
+    "C = A @ W.T; A: f32[1000, 999]; W: f32[1001, 999]",
     "C = A.T @ B; A: f32[512, 1024]; B: f32[512, 256]",
     "y = gelu(x @ W + b); x: f32[2048, 1024]; W: f32[1024, 4096]; b: f32[4096]",
     "y = relu(A @ B) * 0.5 + R; A: f32[1000, 1000]; B: f32[1000, 1000]; R: f32[1000, 1000]",

@@ -18,8 +18,16 @@ from ..ir.patterns import Problem
 from . import expr
 from .base import compute_type, dim_c, load_as_compute, store_from_compute
 
-# Names the kernels use for their own parameters; tensors with these names are renamed.
-_RESERVED = {"M", "N", "K", "batches"}
+# Identifiers of the generated GEMM code (sizes, locals, tile constants, helpers): a tensor
+# called one of these is renamed in the kernel (the launcher keeps the intent's names).
+_RESERVED = set("""
+M N K A_b B_b C_b As Bs smem acc batch row col lane warp warp_m0 warp_n0 m0 n0 k0 tx ty m n k i j l e c r s
+w v idx src valid half mi ni kk kt buf stage more next k_tiles a_frag b_frag a_stage b_stage load_tiles
+store_tiles copy_tiles multiply epilogue smem_addr ldmatrix_x4 ldmatrix_x4_trans mma_16x8x16 cp_async_16
+cp_async_commit cp_async_wait BM BN BK TM TN WM WN MT NT VEC PAD STAGES THREADS THREADS_X THREADS_Y WARPS_N
+A_PITCH B_PITCH A_TILE B_TILE A_LOADS B_LOADS A_CHUNKS B_CHUNKS
+""".split())
+_MAX_GRID_Y = _MAX_GRID_Z = 65535   # blocks along grid y (row tiles of >= 64) and z (batch)
 
 
 @dataclass(frozen=True)
@@ -111,9 +119,17 @@ def read_problem(problem: Problem) -> GemmProblem | str:
             return f"the epilogue applies '{n.op}' to a matmul operand; only elementwise epilogues fuse"
         if n.op == "input" and n.rank > mm.rank:
             return f"epilogue input '{n.name}' has a higher rank than the matmul"
+    if options.get("layout", "row").lower() != "row":
+        return "layout=col is not supported by the GEMM sketches; write the transposes (A.T) in the intent"
     M, N = mm.shape[-2], mm.shape[-1]
     K = a_node.shape[-1]
     batch: Dim = mm.shape[0] if batched else 1
+    if any(isinstance(d, int) and d >= 2**31 for d in (M, N, K)):
+        return "matrix extents of 2^31 or more are not supported (sizes are passed as int)"
+    if isinstance(M, int) and M > _MAX_GRID_Y * 64:
+        return f"M={M} needs more than {_MAX_GRID_Y} row blocks"
+    if isinstance(batch, int) and batch > _MAX_GRID_Z:
+        return f"a batch of {batch} exceeds the grid's z limit ({_MAX_GRID_Z})"
     acc = "double" if mm.dtype.name == "f64" else "float"
     return GemmProblem(problem, batch, M, N, K, a, b, mm.dtype, problem.output.dtype, acc)
 

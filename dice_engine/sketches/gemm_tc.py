@@ -166,9 +166,9 @@ class TensorCoreGemm(Sketch):
                       f"    }}\n")
         launcher = (f"{launcher_signature(name, params)} {{\n"
                     f"{size_guard(gp)}{opt_in}"
-                    f"    const dim3 grid(({dim_c(gp.N)} + {point['block_n']} - 1) / {point['block_n']}, "
+                    f"    const dim3 grid_dims(({dim_c(gp.N)} + {point['block_n']} - 1) / {point['block_n']}, "
                     f"({dim_c(gp.M)} + {point['block_m']} - 1) / {point['block_m']}, {dim_c(gp.batch)});\n"
-                    f"    {qualified}<<<grid, {threads}, {smem}, stream>>>({kernel_args(gp)});\n}}\n")
+                    f"    {qualified}<<<grid_dims, {threads}, {smem}, stream>>>({kernel_args(gp)});\n}}\n")
         mma = "mma.sync m16n8k16" if arch.sm_number >= 80 else "mma.sync m16n8k8 (x2 per k16)"
         strategy = (f"{gp.in_dtype} GEMM on tensor cores ({mma}, fp32 accumulate), "
                     f"{point['block_m']}x{point['block_n']}x{point['block_k']} block tiles, "
@@ -476,10 +476,10 @@ __global__ void __launch_bounds__(THREADS) {kernel}({kernel_params(gp)}) {{
         #pragma unroll
         for (int ni = 0; ni < NT; ++ni)
             #pragma unroll
-            for (int half = 0; half < 2; ++half) {{
-                const int row = m0 + warp_m0 + mi * 16 + lane / 4 + half * 8;
+            for (int upper = 0; upper < 2; ++upper) {{   // rows g, then g + 8
+                const int row = m0 + warp_m0 + mi * 16 + lane / 4 + upper * 8;
                 const int col = n0 + warp_n0 + ni * 8 + (lane % 4) * 2;
-                const float v[2] = {{acc[mi][ni][2 * half], acc[mi][ni][2 * half + 1]}};
+                const float v[2] = {{acc[mi][ni][2 * upper], acc[mi][ni][2 * upper + 1]}};
 {_pair_store(gp)}            }}
 }}
 """
@@ -495,6 +495,7 @@ SAMPLE_INTENTS: list[str] = [
     "C = A @ B; A: bf16[16, 512, 256]; B: bf16[16, 256, 512]",
     "C = A @ B; A: f16[4, 300, 256]; B: f16[256, 200]",
     "C = A @ W.T; A: f16[2048, 1024]; W: f16[4096, 1024]",
+    "C = A.T @ B.T; A: f16[999, 1000]; B: f16[1001, 999]",
     "C = A.T @ B; A: bf16[1024, 2048]; B: bf16[1024, 512]",
     "y = gelu(x @ W + b); x: bf16[8192, 1024]; W: bf16[1024, 4096]; b: bf16[4096]",
     "y = relu(A @ B) * 0.5 + R; A: f16[1000, 1024]; B: f16[1024, 1000]; R: f16[1000, 1000]",

@@ -92,7 +92,7 @@ def test_rendered_kernel_uses_the_table(text, a_fn, b_fn):
         assert f"const int row = {rows.outer}, col = {rows.inner};" in source
     assert a_fn in source and b_fn in source
     # accumulator fragment: rows g and g+8, column pairs 2(lane%4) (PTX m16n8 f32 C layout)
-    assert "lane / 4 + half * 8" in source and "(lane % 4) * 2" in source
+    assert "lane / 4 + upper * 8" in source and "(lane % 4) * 2" in source
 
 
 def test_sm75_splits_k16_into_two_k8_mmas_in_fragment_order():
