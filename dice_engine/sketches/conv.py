@@ -1,4 +1,311 @@
-"""(being written)"""
-from .base import Sketch
+"""conv2d over NCHW as an implicit GEMM: `conv.implicit_gemm`.
 
-SKETCHES: list[Sketch] = []
+GEMM view: M = N*OH*OW output pixels, N = K output channels, K = C*R*S taps. A[m][k] is the
+input pixel that tap k of output pixel m reads (zero in the padding), gathered on the fly
+(im2col never materialised); B[k][n] = w[n][k], the weights as stored. Each block computes a
+block_m x block_n output tile stepping block_k taps at a time through shared memory, each
+thread a thread_m x thread_n register tile. The next step's tiles are fetched into registers
+while the current one is multiplied (one shared buffer, two barriers per step).
+
+Arithmetic is SIMT: f32 in f32, f64 in f64, f16/bf16 converted to f32 on the way into shared
+memory and accumulated in f32 (no tensor cores in this sketch). Stride, padding, dilation and
+bias are supported; an elementwise epilogue (e.g. relu) is fused into the store.
+"""
+from __future__ import annotations
+
+import math
+
+from ..arch import ArchSpec
+from ..ir.patterns import Problem
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params,
+                   launcher_signature, load_as_compute)
+from .fusion import PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, store_output
+
+HINT = 64   # batch assumed for an unbound batch symbol when sizing launches
+
+
+def _acc(problem: Problem) -> str:
+    return "double" if problem.anchor.dtype.name == "f64" else "float"
+
+
+def _acc_bytes(problem: Problem) -> int:
+    return 8 if _acc(problem) == "double" else 4
+
+
+class ConvShape:
+    """The convolution's extents (symbols stay names) and the GEMM sizes at hint values."""
+
+    def __init__(self, problem: Problem):
+        anchor = problem.anchor
+        assert anchor is not None
+        x, w = anchor.args[0], anchor.args[1]
+        self.batch, self.channels, self.in_h, self.in_w = x.shape
+        self.out_channels, _, self.kernel_h, self.kernel_w = w.shape
+        self.out_h, self.out_w = anchor.shape[2], anchor.shape[3]
+        self.stride = anchor.attr("stride")
+        self.padding = anchor.attr("padding")
+        self.dilation = anchor.attr("dilation")
+        self.has_bias = len(anchor.args) == 3
+        program = problem.program
+        batch, channels, out_channels = program.concrete_shape((self.batch, self.channels, self.out_channels),
+                                                                HINT)
+        self.gemm_m = batch * self.out_h * self.out_w
+        self.gemm_n = out_channels
+        self.gemm_k = channels * self.kernel_h * self.kernel_w
+
+
+class ImplicitGemmConv(Sketch):
+    name = "conv.implicit_gemm"
+    pattern = "conv2d"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        anchor = problem.anchor
+        if anchor is None or anchor.op != "conv2d":
+            return "conv.implicit_gemm serves conv2d"
+        if any(a.op != "input" for a in anchor.args):
+            return "conv2d operands must be input tensors (a fused prologue is not supported)"
+        return fusion_unsupported(problem, operands=())
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        acc_bytes = _acc_bytes(problem)
+
+        def threads(p: Point) -> int:
+            return (p["block_m"] // p["thread_m"]) * (p["block_n"] // p["thread_n"])
+
+        def threads_fit(p: Point) -> str | None:
+            t = threads(p)
+            if not 64 <= t <= min(512, arch.max_threads_per_block) or t % 32:
+                return f"{t} threads per block (want a multiple of 32 in 64..512)"
+            return None
+
+        def loaders_fit(p: Point) -> str | None:
+            # A: a thread keeps one output pixel (tid % block_m) and strides over taps.
+            t = threads(p)
+            if t % p["block_m"] or p["block_k"] % (t // p["block_m"]):
+                return f"{t} threads cannot split a {p['block_k']}x{p['block_m']} input tile evenly"
+            # B: a thread keeps one tap (tid % block_k) and strides over output channels.
+            if t % p["block_k"] or p["block_n"] % (t // p["block_k"]):
+                return f"{t} threads cannot split a {p['block_k']}x{p['block_n']} weight tile evenly"
+            return None
+
+        def smem_fits(p: Point) -> str | None:
+            need = p["block_k"] * (p["block_m"] + p["block_n"] + 4) * acc_bytes
+            return None if need <= arch.smem_per_block_default else f"tiles need {need} B of shared memory"
+
+        def registers_fit(p: Point) -> str | None:
+            acc_regs = p["thread_m"] * p["thread_n"] * acc_bytes // 4
+            return None if acc_regs <= 64 else f"{acc_regs} accumulator registers per thread (max 64)"
+
+        return DesignSpace(
+            [Token("block_m", (32, 64, 128), "output pixels per block tile"),
+             Token("block_n", (32, 64, 128), "output channels per block tile"),
+             Token("block_k", (8, 16), "taps (c, r, s) per shared-memory step"),
+             Token("thread_m", (2, 4, 8), "output pixels per thread (strided: coalesced stores)"),
+             Token("thread_n", (2, 4, 8), "output channels per thread (contiguous: vector smem reads)")],
+            [threads_fit, loaders_fit, smem_fits, registers_fit])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        shape = ConvShape(problem)
+        space = self.space(problem, arch)
+        if _acc(problem) == "double":
+            point = {"block_m": 64, "block_n": 64, "block_k": 8, "thread_m": 4, "thread_n": 4}
+        else:
+            block_n = 128 if shape.gemm_n >= 128 else (64 if shape.gemm_n >= 64 else 32)
+            # Big tiles reuse each loaded element most, as long as they still fill every SM.
+            tiles_128 = -(-shape.gemm_m // 128) * -(-shape.gemm_n // block_n)
+            block_m = 128 if tiles_128 >= 2 * arch.sms else 64
+            point = {"block_m": block_m, "block_n": block_n, "block_k": 8,
+                     "thread_m": 8 if block_m == 128 else 4, "thread_n": {128: 8, 64: 4, 32: 2}[block_n]}
+        if space.is_legal(point):
+            return point
+        return next(space.points())
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        shape = ConvShape(problem)
+        anchor = problem.anchor
+        bm, bn, bk, tm, tn = (point[k] for k in ("block_m", "block_n", "block_k", "thread_m", "thread_n"))
+        threads = (bm // tm) * (bn // tn)
+        acc = _acc(problem)
+        b_vec = math.gcd(tn, 16 // _acc_bytes(problem))
+        x, w = anchor.args[0], anchor.args[1]
+        kernel = f"{name}_kernel"
+        value = "acc[i][j]"
+        if shape.has_bias:
+            bias = anchor.args[2]
+            value = f"acc[i][j] + (Acc)({load_as_compute(bias.dtype, f'{bias.name}[out_channel]')})"
+        store = store_output(problem, "out_offset", [value], " " * 16)
+        a_load = load_as_compute(x.dtype, "a_src[((long long)in_c * kInH + in_h) * kInW + in_w]")
+        b_load = load_as_compute(w.dtype, f"{w.name}[(long long)channel * gemm_k + tap]")
+        (sh, sw), (ph, pw), (dh, dw) = shape.stride, shape.padding, shape.dilation
+
+        device = f"""{PACK}
+
+using Acc = {acc};
+constexpr int kBlockM = {bm};    // output pixels per block
+constexpr int kBlockN = {bn};    // output channels per block
+constexpr int kBlockK = {bk};    // taps per step
+constexpr int kThreadM = {tm};   // pixels per thread, kBlockM / kThreadM apart
+constexpr int kThreadN = {tn};   // channels per thread, contiguous
+constexpr int kThreadsM = kBlockM / kThreadM;
+constexpr int kThreads = kThreadsM * (kBlockN / kThreadN);
+constexpr int kALoads = kBlockK * kBlockM / kThreads;   // input elements a thread stages per step
+constexpr int kBLoads = kBlockK * kBlockN / kThreads;   // weights a thread stages per step
+constexpr int kBVec = {b_vec};     // weights per shared-memory vector read
+// +4: the transposing weight stores spread over banks while rows stay 16-byte aligned.
+constexpr int kBPitch = kBlockN + 4;
+
+constexpr int kInH = {shape.in_h}, kInW = {shape.in_w};
+constexpr int kOutH = {shape.out_h}, kOutW = {shape.out_w};
+constexpr int kKernelH = {shape.kernel_h}, kKernelW = {shape.kernel_w};
+constexpr int kStrideH = {sh}, kStrideW = {sw};
+constexpr int kPadH = {ph}, kPadW = {pw};
+constexpr int kDilationH = {dh}, kDilationW = {dw};
+
+__global__ void __launch_bounds__(kThreads)
+{kernel}({kernel_params(problem)}) {{
+    __shared__ Acc a_tile[kBlockK][kBlockM];   // [tap][pixel]
+    __shared__ __align__(16) Acc b_tile[kBlockK][kBPitch];   // [tap][channel]
+
+    const long long batch = {dim_c(shape.batch)};
+    const int channels = {dim_c(shape.channels)};
+    const int out_channels = {dim_c(shape.out_channels)};
+    const long long gemm_m = batch * kOutH * kOutW;
+    const int gemm_k = channels * kKernelH * kKernelW;
+    const long long m0 = (long long)blockIdx.x * kBlockM;
+    const int n0 = blockIdx.y * kBlockN;
+    const int tid = threadIdx.x;
+
+    // The A loader: this thread's output pixel (fixed over the whole K loop) and its window.
+    const int a_pixel = tid % kBlockM;
+    const int a_tap = tid / kBlockM;                        // first tap row; kThreads / kBlockM apart
+    const long long a_m = m0 + a_pixel;
+    const bool a_valid = a_m < gemm_m;
+    const long long a_image = a_valid ? a_m / (kOutH * kOutW) : 0;
+    const int a_spatial = (int)(a_m % (kOutH * kOutW));
+    const int a_h0 = a_spatial / kOutW * kStrideH - kPadH;
+    const int a_w0 = a_spatial % kOutW * kStrideW - kPadW;
+    const {x.dtype.c_type}* a_src = {x.name} + a_image * channels * kInH * kInW;
+    // The B loader: this thread's tap (fixed) and first output channel.
+    const int b_tap = tid % kBlockK;
+    const int b_channel = tid / kBlockK;                    // kThreads / kBlockK apart
+
+    Acc a_stage[kALoads];
+    Acc b_stage[kBLoads];
+    auto fetch = [&](int k0) {{   // global -> registers, zeros outside the tensors
+        #pragma unroll
+        for (int l = 0; l < kALoads; ++l) {{
+            const int tap = k0 + a_tap + l * (kThreads / kBlockM);   // tap = (c * R + r) * S + s
+            const int in_c = tap / (kKernelH * kKernelW);
+            const int tap_r = tap / kKernelW % kKernelH;
+            const int tap_s = tap % kKernelW;
+            const int in_h = a_h0 + tap_r * kDilationH;
+            const int in_w = a_w0 + tap_s * kDilationW;
+            const bool inside = a_valid && tap < gemm_k
+                                && in_h >= 0 && in_h < kInH && in_w >= 0 && in_w < kInW;   // else padding
+            a_stage[l] = inside ? (Acc)({a_load}) : Acc(0);
+        }}
+        #pragma unroll
+        for (int l = 0; l < kBLoads; ++l) {{
+            const int channel = n0 + b_channel + l * (kThreads / kBlockK);
+            const int tap = k0 + b_tap;
+            const bool inside = channel < out_channels && tap < gemm_k;
+            b_stage[l] = inside ? (Acc)({b_load}) : Acc(0);   // w[channel][c][r][s]
+        }}
+    }};
+    auto stash = [&]() {{   // registers -> shared memory
+        #pragma unroll
+        for (int l = 0; l < kALoads; ++l) a_tile[a_tap + l * (kThreads / kBlockM)][a_pixel] = a_stage[l];
+        #pragma unroll
+        for (int l = 0; l < kBLoads; ++l) b_tile[b_tap][b_channel + l * (kThreads / kBlockK)] = b_stage[l];
+    }};
+
+    const int tx = tid % kThreadsM;   // pixels tx, tx + kThreadsM, ...
+    const int ty = tid / kThreadsM;   // channels ty * kThreadN ... + kThreadN - 1
+    Acc acc[kThreadM][kThreadN] = {{}};
+
+    fetch(0);
+    stash();
+    __syncthreads();
+    // The loop bound is block-uniform, so every thread reaches every barrier.
+    for (int k0 = 0; k0 < gemm_k; k0 += kBlockK) {{
+        const bool has_next = k0 + kBlockK < gemm_k;
+        if (has_next) fetch(k0 + kBlockK);   // in flight while this step multiplies
+        #pragma unroll
+        for (int kk = 0; kk < kBlockK; ++kk) {{
+            Acc a_frag[kThreadM];
+            Acc b_frag[kThreadN];
+            #pragma unroll
+            for (int i = 0; i < kThreadM; ++i) a_frag[i] = a_tile[kk][tx + i * kThreadsM];
+            #pragma unroll
+            for (int j = 0; j < kThreadN; j += kBVec) {{
+                const Pack<Acc, kBVec> pack =
+                    *reinterpret_cast<const Pack<Acc, kBVec>*>(&b_tile[kk][ty * kThreadN + j]);
+                #pragma unroll
+                for (int q = 0; q < kBVec; ++q) b_frag[j + q] = pack.v[q];
+            }}
+            #pragma unroll
+            for (int i = 0; i < kThreadM; ++i) {{
+                #pragma unroll
+                for (int j = 0; j < kThreadN; ++j) acc[i][j] += a_frag[i] * b_frag[j];
+            }}
+        }}
+        __syncthreads();   // everyone is done reading this step's tiles
+        if (has_next) {{
+            stash();
+            __syncthreads();
+        }}
+    }}
+
+    // Epilogue: consecutive threads hold consecutive pixels, so stores run along OW.
+    #pragma unroll
+    for (int i = 0; i < kThreadM; ++i) {{
+        const long long pixel = m0 + tx + i * kThreadsM;
+        if (pixel >= gemm_m) continue;
+        const long long image = pixel / (kOutH * kOutW);
+        const int spatial = (int)(pixel % (kOutH * kOutW));
+        #pragma unroll
+        for (int j = 0; j < kThreadN; ++j) {{
+            const int out_channel = n0 + ty * kThreadN + j;
+            if (out_channel < out_channels) {{
+                const long long out_offset = (image * out_channels + out_channel) * (kOutH * kOutW) + spatial;
+{store}            }}
+        }}
+    }}
+}}"""
+        params = launcher_params(problem)
+        launcher = f"""{launcher_signature(name, params)} {{
+    using namespace dice_{name};
+    const long long gemm_m = (long long){dim_c(shape.batch)} * kOutH * kOutW;
+    const long long out_channels = {dim_c(shape.out_channels)};
+    if (gemm_m == 0 || out_channels == 0) return;
+    const dim3 grid((unsigned)((gemm_m + kBlockM - 1) / kBlockM),
+                    (unsigned)((out_channels + kBlockN - 1) / kBlockN));
+    {kernel}<<<grid, kThreads, 0, stream>>>({kernel_args(problem)});
+}}"""
+        features = [f"stride {sh}x{sw}", f"padding {ph}x{pw}", f"dilation {dh}x{dw}"]
+        if shape.has_bias:
+            features.append("bias")
+        precision = {"f64": "f64 SIMT", "f32": "f32 SIMT"}.get(
+            anchor.dtype.name, f"{anchor.dtype} inputs, SIMT f32 accumulate (no tensor cores)")
+        strategy = (f"conv2d as implicit GEMM (M=N*OH*OW, N=K, K=C*R*S), {bm}x{bn}x{bk} block tiles through "
+                    f"shared memory, {tm}x{tn} register tile per thread, register prefetch of the next step; "
+                    f"{precision}; {', '.join(features)}{fusion_note(problem)}")
+        source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
+                       launcher_code=launcher)
+        grid = (max(1, -(-shape.gemm_m // bm)), max(1, -(-shape.gemm_n // bn)), 1)
+        launch = Launch(kernel, grid, (threads, 1, 1), bk * (bm + bn + 4) * _acc_bytes(problem))
+        return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{kernel}"], launcher, params,
+                              [launch], f"implicit GEMM {bm}x{bn}x{bk}, thread tile {tm}x{tn}")
+
+
+SKETCHES: list[Sketch] = [ImplicitGemmConv()]
+
+SAMPLE_INTENTS: list[str] = [
+    "y = conv2d(x, w, padding=1); x: f32[32, 64, 56, 56]; w: f32[64, 64, 3, 3]",
+    "y = relu(conv2d(x, w, b, padding=1)); x: f32[16, 128, 28, 28]; w: f32[256, 128, 3, 3]; b: f32[256]",
+    "y = conv2d(x, w, b, stride=2, padding=3); x: f32[8, 3, 224, 224]; w: f32[64, 3, 7, 7]; b: f32[64]",
+    "y = conv2d(x, w); x: f16[32, 256, 14, 14]; w: f16[512, 256, 1, 1]",
+    "y = conv2d(x, w, padding=2, dilation=2); x: bf16[4, 64, 33, 47]; w: bf16[96, 64, 3, 3]",
+    "y = conv2d(x, w, stride=2); x: f64[2, 5, 17, 19]; w: f64[7, 5, 3, 3]",
+    "y = conv2d(x, w, padding=1); x: f32[N, 32, 64, 64]; w: f32[48, 32, 3, 3]; N=5",
+]

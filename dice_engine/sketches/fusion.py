@@ -164,7 +164,10 @@ def load_operand(problem: Problem, offset: str, vec: int, indent: str,
                  arg_index: int = 0) -> tuple[str, list[str]]:
     """Code that reads `vec` consecutive elements of the anchor's operand at `offset` (vector
     loads of every input it reads, then the prologue per element), and their C expressions in
-    the operand's compute type."""
+    the operand's compute type. With vec == 1 the inputs are read in place."""
+    if vec == 1:
+        value = operand_value(problem, read_at(offset), arg_index, prefix="pro_")
+        return block(value.statements, indent), [value.value]
     code = _pack_loads(problem, operand_inputs(problem, arg_index), vec, offset, indent)
     values = []
     for k in range(vec):
@@ -175,17 +178,21 @@ def load_operand(problem: Problem, offset: str, vec: int, indent: str,
 
 
 def store_output(problem: Problem, offset: str, anchor_values: list[str], indent: str) -> str:
-    """Code that writes len(anchor_values) consecutive output elements at `offset` as one
-    vector store, applying the epilogue to each anchor value (compute type)."""
+    """Code that writes len(anchor_values) consecutive output elements at `offset` (one vector
+    store when more than one), applying the epilogue to each anchor value (compute type)."""
     vec = len(anchor_values)
     out = problem.output.dtype
+    name = problem.program.output_name
+    if vec == 1:
+        value = epilogue_value(problem, anchor_values[0], read_at(offset), prefix="epi_")
+        return (block(value.statements, indent)
+                + f"{indent}{name}[{offset}] = {store_from_compute(out, value.value)};\n")
     code = _pack_loads(problem, epilogue_inputs(problem), vec, offset, indent)
     code += f"{indent}Pack<{out.c_type}, {vec}> result;\n"
     for k, anchor_value in enumerate(anchor_values):
         value = epilogue_value(problem, anchor_value, _pack_reader(k), prefix=f"epi{k}_")
         code += block(value.statements, indent)
         code += f"{indent}result.v[{k}] = {store_from_compute(out, value.value)};\n"
-    name = problem.program.output_name
     return code + f"{indent}*reinterpret_cast<Pack<{out.c_type}, {vec}>*>({name} + {offset}) = result;\n"
 
 

@@ -376,10 +376,10 @@ __global__ void __launch_bounds__(kThreads)
          first += step) {{
         #pragma unroll
         for (int item = 0; item < kItems; ++item) {{
-            const long long v = first + item * kThreads;
-            if (v >= vectors) break;
-            long long row = v / vectors_per_row;
-            const long long col = v % vectors_per_row * kVec;
+            const long long vector = first + item * kThreads;
+            if (vector >= vectors) break;
+            long long row = vector / vectors_per_row;
+            const long long col = vector % vectors_per_row * kVec;
             const long long out_offset = row * inner + col;
 {decompose}            const long long in_offset = {in_row} + col;
 {body}        }}
