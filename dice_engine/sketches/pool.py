@@ -16,8 +16,8 @@ from ..ir.graph import Dim
 from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
-from .fusion import (PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, load_operand,
-                     store_output)
+from .fusion import (fusion_note, fusion_unsupported, kernel_args, kernel_params, load_operand,
+                    require_legal, store_output)
 
 HINT = 4096
 
@@ -56,6 +56,7 @@ class DirectPool(Sketch):
         return {"block_x": block_x, "block_y": max(1, min(8, 256 // block_x)), "outputs": 1}
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        require_legal(self, problem, arch, point)
         anchor = problem.anchor
         assert anchor is not None
         block_x, block_y, outputs = point["block_x"], point["block_y"], point["outputs"]
@@ -75,9 +76,7 @@ class DirectPool(Sketch):
             init, combine = "Acc(0)", "best += value;"
             result = "best / Acc(kKernelH * kKernelW)"   # padding counts (count_include_pad=True)
         store = store_output(problem, "out_plane + (long long)oh * kOutW + ow", [result], " " * 12)
-        device = f"""{PACK}
-
-using Acc = {acc};
+        device = f"""using Acc = {acc};
 constexpr int kKernelH = {kh}, kKernelW = {kw};
 constexpr int kStrideH = {sh}, kStrideW = {sw};
 constexpr int kPadH = {ph}, kPadW = {pw};

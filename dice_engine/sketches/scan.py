@@ -25,7 +25,7 @@ from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
 from .fusion import (PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, load_operand,
-                     store_output, widest_bytes)
+                    require_legal, store_output, widest_bytes)
 
 HINT = 4096    # extent assumed for unbound symbols when sizing launches for the cost model
 
@@ -177,8 +177,15 @@ class WarpRowScan(Sketch):
     name = "scan.warp_row"
     pattern = "scan"
 
+    MAX_LENGTH = 16384   # longer rows leave one warp doing a block's (or a grid's) work
+
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        return _unsupported(problem, rows=True)
+        if why := _unsupported(problem, rows=True):
+            return why
+        length = _known(ScanShape(problem).length)
+        if length is not None and length > self.MAX_LENGTH:
+            return f"rows of {length} elements are too long for one warp (at most {self.MAX_LENGTH})"
+        return None
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         return DesignSpace(
@@ -195,12 +202,13 @@ class WarpRowScan(Sketch):
         raise AssertionError("unreachable")
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        require_legal(self, problem, arch, point)
         shape = ScanShape(problem)
         items, warps = point["items"], point["warps"]
         vector = _vector_ok(problem, items)
         kernel = f"{name}_kernel"
         load, store = _chunk_body(problem, items, vector, "first", "length", " " * 8)
-        device = f"""{PACK}
+        device = f"""{PACK if vector else ""}
 
 using Acc = {acc_type(problem)};
 constexpr int kItems = {items};   // consecutive elements per lane per chunk
@@ -289,8 +297,8 @@ def _tile_kernel(problem: Problem, kernel: str, items: int, vector: bool) -> str
 }}"""
 
 
-def _block_prelude(problem: Problem, threads: int, items: int) -> str:
-    return f"""{PACK}
+def _block_prelude(problem: Problem, threads: int, items: int, vector: bool) -> str:
+    return f"""{PACK if vector else ""}
 
 using Acc = {acc_type(problem)};
 constexpr int kThreads = {threads};
@@ -317,11 +325,12 @@ class BlockRowScan(Sketch):
         return _block_default(problem, shape.value(shape.length))
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        require_legal(self, problem, arch, point)
         shape = ScanShape(problem)
         threads, items = point["threads"], point["items"]
         vector = _vector_ok(problem, items)
         kernel = f"{name}_kernel"
-        device = (_block_prelude(problem, threads, items) + "\n\n"
+        device = (_block_prelude(problem, threads, items, vector) + "\n\n"
                   + _tile_kernel(problem, kernel, items, vector))
         params = launcher_params(problem)
         launcher = f"""{launcher_signature(name, params)} {{
@@ -365,6 +374,7 @@ class MultiBlockRowScan(Sketch):
         return {**point, "tile_chunks": 4}
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        require_legal(self, problem, arch, point)
         shape = ScanShape(problem)
         threads, items, tile_chunks = point["threads"], point["items"], point["tile_chunks"]
         tile_len = threads * items * tile_chunks
@@ -376,7 +386,7 @@ class MultiBlockRowScan(Sketch):
         for k in range(items):   # scalar reads here: this pass only needs totals
             code, (value,) = load_operand(problem, f"row_base + first + {k}", 1, i2)
             sum_code += f"{i1}if (first + {k} < end) {{\n{code}{i2}partial += (Acc)({value});\n{i1}}}\n"
-        device = f"""{_block_prelude(problem, threads, items)}
+        device = f"""{_block_prelude(problem, threads, items, vector)}
 
 constexpr long long kTileLen = {tile_len};   // elements per tile (kThreads * kItems * {tile_chunks})
 
@@ -488,6 +498,7 @@ class ColumnScan(Sketch):
         return {"threads_x": threads_x, "split": split}
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        require_legal(self, problem, arch, point)
         shape = ScanShape(problem)
         threads_x, split = point["threads_x"], point["split"]
         kernel = f"{name}_kernel"
@@ -514,9 +525,7 @@ class ColumnScan(Sketch):
         else:
             first_pass = "        Acc running = Acc(0);\n"
             smem = ""
-        device = f"""{PACK}
-
-using Acc = {acc_type(problem)};
+        device = f"""using Acc = {acc_type(problem)};
 constexpr int kThreadsX = {threads_x};   // threads along the inner (contiguous) dim
 constexpr int kSplit = {split};       // thread rows splitting the scanned dim
 
