@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import replace as dc_replace
+from dataclasses import dataclass
 
 from tree_sitter import Point, Tree
 
@@ -18,7 +18,8 @@ from .precision import precision_findings
 from .race import race_findings
 from .simt import run_function
 from .sync import sync_findings
-from .syntax import FileFacts, Function, Source, encode, file_facts, functions, new_parser, text
+from .syntax import FileFacts, Function, Source, captures, encode, file_facts, functions, launch_blocks, \
+    new_parser, text
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ class Analyzer:
         self._tree: Tree | None = None
         self._data = b""
         self._cache: dict[str, list[Finding]] = {}
+        self._outlines: dict[bytes, _Outline] = {}
 
     def update(self, text_: str | bytes) -> list[Finding]:
         try:
@@ -70,16 +72,28 @@ class Analyzer:
 
     def _analyze(self, src: Source) -> list[Finding]:
         root = self._tree.root_node
-        fns = [f for f in functions(root) if f.is_kernel or f.is_device]
+        every = functions(root)
+        fns = [f for f in every if f.is_kernel or f.is_device]
         by_name = {f.name: f for f in fns}
-        facts = file_facts(root, functions(root))
+        facts = file_facts(root)
         facts_key = repr((sorted(facts.constants.items()), sorted(facts.structs.items())))
-        called = _called_from_kernels(fns, by_name)
+        outlines: dict[bytes, _Outline] = {}
+        calls: dict[str, list[str]] = {}
+        for f in every:
+            digest = hashlib.blake2b((f.node.text or b"") + facts_key.encode(), digest_size=16).digest()
+            outline = self._outlines.get(digest) or _outline(f, facts.constants)
+            outlines[digest] = outline
+            calls[f.name] = [n for n in outline.callees if n in by_name]
+            for kernel, size in outline.launches.items():
+                facts.block_sizes.setdefault(kernel, size)
+        self._outlines = outlines
+        closure = {f.name: _closure(f, by_name, calls) for f in fns}
+        called = {c.name for f in fns if f.is_kernel for c in closure[f.name][1:]}
         cache: dict[str, list[Finding]] = {}
         out: list[Finding] = []
         seen: set[tuple] = set()
         for fn in fns:
-            key = self._key(fn, by_name, facts, facts_key)
+            key = self._key(fn, closure[fn.name], facts, facts_key)
             row = fn.node.start_point[0]
             cached = self._cache.get(key)
             if cached is None:
@@ -96,10 +110,10 @@ class Analyzer:
         out.sort(key=lambda f: (f.line, f.column, f.code))
         return out
 
-    def _key(self, fn: Function, by_name: dict[str, Function], facts: FileFacts, facts_key: str) -> str:
+    def _key(self, fn: Function, closure: list[Function], facts: FileFacts, facts_key: str) -> str:
         h = hashlib.blake2b(digest_size=16)
         h.update(repr((fn.node.start_point[1], facts.block_sizes.get(fn.name), facts_key)).encode())
-        for callee in _callees(fn, by_name):
+        for callee in closure:
             h.update(callee.node.text or b"")
             h.update(b"\0")
         return h.hexdigest()
@@ -107,8 +121,9 @@ class Analyzer:
     def _function_findings(self, src: Source, fn: Function, by_name: dict[str, Function],
                            facts: FileFacts, called: set[str]) -> list[Finding]:
         out: list[Finding] = []
+        found = captures(fn.body)
         for analysis in (precision_findings, overflow_findings):
-            out += _guarded(analysis, src, fn, facts)
+            out += _guarded(analysis, src, fn, facts, found)
         if fn.is_kernel or fn.name not in called:
             try:
                 trace = run_function(fn, by_name, facts)
@@ -130,28 +145,32 @@ def _guarded(analysis, *args) -> list[Finding]:
         return []
 
 
-def _callees(fn: Function, by_name: dict[str, Function]) -> list[Function]:
+@dataclass(frozen=True)
+class _Outline:
+    """What one function contributes to the file's picture: the names it calls and the block
+    sizes it launches kernels with. Memoized by the function's text across updates."""
+    callees: tuple[str, ...]
+    launches: dict[str, tuple[int, int, int]]
+
+
+def _outline(fn: Function, constants: dict[str, int]) -> _Outline:
+    names: list[str] = []
+    for call in captures(fn.body).get("call", ()):
+        name = text(call.child_by_field_name("function")).split("::")[-1]
+        if name not in names:
+            names.append(name)
+    return _Outline(tuple(names), launch_blocks(fn.body, constants))
+
+
+def _closure(fn: Function, by_name: dict[str, Function], calls: dict[str, list[str]]) -> list[Function]:
     """`fn` and every function of the file it calls, transitively, in a stable order."""
-    order: list[Function] = []
-    pending = [fn]
-    while pending:
-        f = pending.pop()
-        if f in order:
-            continue
-        order.append(f)
-        stack = [f.body]
-        while stack:
-            node = stack.pop()
-            if node.type == "call_expression":
-                callee = by_name.get(text(node.child_by_field_name("function")).split("::")[-1])
-                if callee is not None and callee not in order:
-                    pending.append(callee)
-            stack.extend(node.named_children)
+    order = [fn]
+    for f in order:
+        for name in calls.get(f.name, ()):
+            callee = by_name[name]
+            if callee not in order:
+                order.append(callee)
     return order
-
-
-def _called_from_kernels(fns: list[Function], by_name: dict[str, Function]) -> set[str]:
-    return {c.name for f in fns if f.is_kernel for c in _callees(f, by_name)[1:]}
 
 
 def _shift(f: Finding, rows: int) -> Finding:
@@ -159,7 +178,8 @@ def _shift(f: Finding, rows: int) -> Finding:
     if fix is not None:
         fix = Fix(fix.title, tuple(TextEdit(e.line + rows, e.column, e.end_line + rows, e.end_column,
                                             e.new_text) for e in fix.edits))
-    return dc_replace(f, line=f.line + rows, end_line=f.end_line + rows, fix=fix, data=dict(f.data))
+    return Finding(f.file, f.line + rows, f.column, f.end_line + rows, f.end_column, f.category, f.code,
+                   f.severity, f.message, f.source, fix, f.confirmed, dict(f.data))
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:

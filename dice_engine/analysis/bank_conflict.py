@@ -48,22 +48,22 @@ def bank_conflict_findings(src: Source, trace: Trace, facts: FileFacts) -> list[
 
 
 def _degree(addr: np.ndarray, a: Access, elem: int) -> int:
+    """Worst number of distinct 4-byte words any bank serves in one phase of one warp."""
     size = a.access_size or elem
-    byte_addr = addr * elem + a.field_offset
+    words = (addr * elem + a.field_offset) // 4
     phase = max(1, BANKS * 4 // max(4, size))
-    worst = 1
-    for w in range(addr.size // 32):
-        for p in range(0, 32, phase):
-            lanes = slice(32 * w + p, 32 * w + p + phase)
-            m = a.mask[lanes]
-            if m.sum() < 2:
-                continue
-            words = np.unique(byte_addr[lanes][m] // 4)
-            if size > 4:
-                words = np.unique((words[:, None] + np.arange(size // 4)).ravel())
-            counts = np.bincount(words % BANKS, minlength=BANKS)
-            worst = max(worst, int(counts.max()))
-    return worst
+    span = max(1, size // 4)                     # words one lane touches
+    lanes = np.arange(addr.size)
+    group = (lanes // 32) * 32 + (lanes % 32) // phase     # warp and phase of each lane
+    live = a.mask
+    if live.sum() < 2:
+        return 1
+    touched = (words[live][:, None] + np.arange(span)).ravel()
+    touched = touched - (int(touched.min()) // BANKS) * BANKS    # non-negative, banks unchanged
+    owner = np.repeat(group[live], span)
+    pairs = np.unique(owner * (1 << 40) + touched)          # distinct (phase, word)
+    keys = (pairs >> 40) * BANKS + (pairs & ((1 << 40) - 1)) % BANKS
+    return int(np.bincount(keys).max())
 
 
 def _padding_fix(src: Source, a: Access, all_of_mem: list[Access], elem: int) -> Fix | None:

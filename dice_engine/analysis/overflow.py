@@ -21,11 +21,14 @@ GRID_BUILTINS = ("blockIdx", "blockDim", "gridDim", "threadIdx")
 BUILTIN_MAX = {"threadIdx": 1023, "blockDim": 1024}
 
 
-def overflow_findings(src: Source, fn: Function, facts: FileFacts) -> list[Finding]:
-    typer = Typer(fn, facts)
-    bounds, wide_compared, decremented = _uses(fn.body, typer, facts)
+def overflow_findings(src: Source, fn: Function, facts: FileFacts,
+                      found: dict[str, list[Node]]) -> list[Finding]:
+    """`found`: the function body's `syntax.captures`."""
+    declarations = found.get("decl", [])
+    typer = Typer(fn, facts, declarations)
+    bounds, wide_compared, decremented = _uses(found, typer, facts)
     out: list[Finding] = []
-    for decl, name, type_name, init in _index_definitions(fn.body):
+    for decl, name, type_name, init in _index_definitions(declarations):
         product = _first_product(init)
         if product is None:
             continue
@@ -51,20 +54,16 @@ def overflow_findings(src: Source, fn: Function, facts: FileFacts) -> list[Findi
     return out
 
 
-def _index_definitions(body: Node):
-    """(declaration, name, type, initializer) for scalar integer variables with initializers."""
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if node.type == "declaration":
-            t = " ".join(text(node.child_by_field_name("type")).split())
-            for d in node.children_by_field_name("declarator"):
-                if d.type == "init_declarator":
-                    target = d.child_by_field_name("declarator")
-                    value = d.child_by_field_name("value")
-                    if target is not None and target.type == "identifier" and value is not None:
-                        yield node, text(target), t, value
-        stack.extend(node.named_children)
+def _index_definitions(declarations: list[Node]):
+    """(declaration, name, type, initializer) for scalar variables with initializers."""
+    for node in declarations:
+        t = " ".join(text(node.child_by_field_name("type")).split())
+        for d in node.children_by_field_name("declarator"):
+            if d.type == "init_declarator":
+                target = d.child_by_field_name("declarator")
+                value = d.child_by_field_name("value")
+                if target is not None and target.type == "identifier" and value is not None:
+                    yield node, text(target), t, value
 
 
 def _first_product(node: Node) -> Node | None:
@@ -105,32 +104,31 @@ def _narrow_grid_product(product: Node, typer: Typer) -> bool:
     return grid and all(t in NARROW_INTEGERS for t in types)
 
 
-def _uses(body: Node, typer: Typer, facts: FileFacts):
+def _uses(found: dict[str, list[Node]], typer: Typer, facts: FileFacts):
     """Constant upper bounds of variables (`x < C`), the 64-bit extent each variable is
     compared with, and the variables that are decremented (not safe to make unsigned)."""
     bounds: dict[str, int] = {}
     wide: dict[str, str] = {}
     decremented: set[str] = set()
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if node.type == "binary_expression":
-            op = text(node.child_by_field_name("operator"))
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if op in ("<", "<=", ">", ">=") and left is not None and right is not None:
-                if op in (">", ">="):
-                    left, right = right, left
-                if left.type == "identifier":
-                    c = const_eval(text(right), facts.constants)
-                    if c is not None:
-                        bounds[text(left)] = max(bounds.get(text(left), 0), c)
-                    if typer.type_of(right) in WIDE_INTEGERS:
-                        wide.setdefault(text(left), text(right))
-        elif node.type == "update_expression" and text(node.child_by_field_name("operator")) == "--":
+    for node in found.get("binary", ()):
+        op = text(node.child_by_field_name("operator"))
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if op not in ("<", "<=", ">", ">=") or left is None or right is None:
+            continue
+        if op in (">", ">="):
+            left, right = right, left
+        if left.type == "identifier":
+            c = const_eval(text(right), facts.constants)
+            if c is not None:
+                bounds[text(left)] = max(bounds.get(text(left), 0), c)
+            if typer.type_of(right) in WIDE_INTEGERS:
+                wide.setdefault(text(left), text(right))
+    for node in found.get("update", ()):
+        if text(node.child_by_field_name("operator")) == "--":
             decremented.add(text(node.child_by_field_name("argument")))
-        elif node.type == "assignment_expression" and text(node.child_by_field_name("operator")) == "-=":
+    for node in found.get("assign", ()):
+        if text(node.child_by_field_name("operator")) == "-=":
             decremented.add(text(node.child_by_field_name("left")))
-        stack.extend(node.named_children)
     return bounds, wide, decremented
 
 

@@ -22,23 +22,28 @@ COMPOUND = frozenset({"+=", "-=", "*=", "/="})
 LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
 
 
-def precision_findings(src: Source, fn: Function, facts: FileFacts) -> list[Finding]:
-    typer = Typer(fn, facts)
+def precision_findings(src: Source, fn: Function, facts: FileFacts,
+                       found: dict[str, list[Node]]) -> list[Finding]:
+    """`found`: the function body's `syntax.captures`."""
+    typer = Typer(fn, facts, found.get("decl", []))
     out: list[Finding] = []
-    stack = [(fn.body, False)]
-    while stack:
-        node, in_loop = stack.pop()
-        t = node.type
-        if t == "binary_expression":
-            out += _promoting_literals(src, typer, node)
-        elif t == "assignment_expression":
-            out += _compound_literal(src, typer, node)
-            if in_loop:
-                out += _low_precision_accumulator(src, typer, node)
-        elif t == "call_expression":
-            out += _math_call(src, typer, node) + _atomic_target(src, typer, node)
-        stack.extend((c, in_loop or t in LOOPS) for c in node.named_children)
+    for node in found.get("binary", ()):
+        out += _promoting_literals(src, typer, node)
+    for node in found.get("assign", ()):
+        out += _compound_literal(src, typer, node)
+        out += _low_precision_accumulator(src, typer, node, fn.body)
+    for node in found.get("call", ()):
+        out += _math_call(src, typer, node) + _atomic_target(src, typer, node)
     return out
+
+
+def _in_loop(node: Node, body: Node) -> bool:
+    parent = node.parent
+    while parent is not None and parent != body:
+        if parent.type in LOOPS:
+            return True
+        parent = parent.parent
+    return False
 
 
 def _constant_double(typer: Typer, node: Node) -> list[Node] | None:
@@ -165,14 +170,14 @@ def _pow_fix(src: Source, node: Node, args: list[Node]) -> Fix | None:
     return Fix(f"Use the float overload: `{new}`", (replace(src, node, new),))
 
 
-def _low_precision_accumulator(src: Source, typer: Typer, node: Node) -> list[Finding]:
+def _low_precision_accumulator(src: Source, typer: Typer, node: Node, body: Node) -> list[Finding]:
     left = node.child_by_field_name("left")
     right = node.child_by_field_name("right")
     op = text(node.child_by_field_name("operator"))
     if left is None or left.type != "identifier" or right is None:
         return []
     target = typer.type_of(left)
-    if target not in LOW_PRECISION:
+    if target not in LOW_PRECISION or not _in_loop(node, body):
         return []
     name = text(left)
     accumulates = op in ("+=", "-=") or (

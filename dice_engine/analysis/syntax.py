@@ -9,12 +9,26 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import tree_sitter_cuda
-from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 LANGUAGE = Language(tree_sitter_cuda.language())
+
+# The node kinds the analyses look for, found by tree-sitter in C rather than by walking in Python.
+_NODES = Query(LANGUAGE, """
+(call_expression) @call
+(declaration) @decl
+(binary_expression) @binary
+(assignment_expression) @assign
+(update_expression) @update
+""")
+
+
+def captures(node: Node) -> dict[str, list[Node]]:
+    """Calls, declarations, binary/assignment/update expressions under `node`, in document order."""
+    return QueryCursor(_NODES).captures(node)
 
 
 def new_parser() -> Parser:
@@ -59,14 +73,16 @@ def text(node: Node | None) -> str:
 # ---------------------------------------------------------------------------------------------
 # Functions
 
-@dataclass
 class Function:
-    node: Node                      # the function_definition
-    name: str
-    qualifiers: frozenset[str]      # "__global__", "__device__", "__host__"
-    params: list[tuple[str, str, bool]]   # (name, base type, is pointer/array)
-    body: Node
-    launch_bounds: int | None
+    """A function definition; parameters and launch bounds are read only when needed."""
+
+    def __init__(self, node: Node, name: str, qualifiers: frozenset[str], body: Node,
+                 declarator: Node) -> None:
+        self.node = node
+        self.name = name
+        self.qualifiers = qualifiers
+        self.body = body
+        self._declarator = declarator
 
     @property
     def is_kernel(self) -> bool:
@@ -75,6 +91,28 @@ class Function:
     @property
     def is_device(self) -> bool:
         return "__device__" in self.qualifiers
+
+    @cached_property
+    def params(self) -> list[tuple[str, str, bool]]:
+        """(name, base type, is pointer/array/reference) per parameter."""
+        out: list[tuple[str, str, bool]] = []
+        plist = self._declarator.child_by_field_name("parameters")
+        for p in plist.named_children if plist is not None else ():
+            if p.type != "parameter_declaration":
+                continue
+            name, indirect = _declarator_name(p.child_by_field_name("declarator"))
+            if name:
+                out.append((name, base_type(p), indirect))
+        return out
+
+    @cached_property
+    def launch_bounds(self) -> int | None:
+        for c in self.node.children:
+            if c.type == "launch_bounds":
+                nums = [n for n in c.named_children if n.type == "number_literal"]
+                if nums:
+                    return int_literal(text(nums[0]))
+        return None
 
 
 def _declarator_name(decl: Node | None) -> tuple[str, bool]:
@@ -125,24 +163,10 @@ def _function(node: Node) -> Function | None:
         decl = decl.child_by_field_name("declarator")
     if body is None or decl is None:
         return None
-    quals = frozenset(c.type for c in node.children
-                      if c.type in ("__global__", "__device__", "__host__"))
-    bounds = None
-    for c in node.children:
-        if c.type == "launch_bounds":
-            nums = [n for n in c.named_children if n.type == "number_literal"]
-            if nums:
-                bounds = int_literal(text(nums[0]))
-    params: list[tuple[str, str, bool]] = []
-    plist = decl.child_by_field_name("parameters")
-    for p in plist.named_children if plist is not None else ():
-        if p.type != "parameter_declaration":
-            continue
-        name, indirect = _declarator_name(p.child_by_field_name("declarator"))
-        if name:
-            params.append((name, base_type(p), indirect))
+    head = (node.text or b"")[: decl.start_byte - node.start_byte]
+    quals = frozenset(q for q in ("__global__", "__device__", "__host__") if q.encode() in head)
     name_node = decl.child_by_field_name("declarator")
-    return Function(node, text(name_node).split("::")[-1], quals, params, body, bounds)
+    return Function(node, text(name_node).split("::")[-1], quals, body, decl)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,7 +270,8 @@ class FileFacts:
         return None
 
 
-def file_facts(root: Node, fns: list[Function]) -> FileFacts:
+def file_facts(root: Node, fns: list[Function] = ()) -> FileFacts:
+    """Constants and structs of the file, and the block sizes launched from `fns`."""
     facts = FileFacts()
     stack = list(reversed(root.children))
     while stack:
@@ -266,7 +291,8 @@ def file_facts(root: Node, fns: list[Function]) -> FileFacts:
                    "linkage_specification", "preproc_if", "preproc_ifdef", "preproc_else"):
             stack.extend(reversed(node.named_children))
     for fn in fns:
-        _record_launches(fn.body, facts)
+        for kernel, size in launch_blocks(fn.body, facts.constants).items():
+            facts.block_sizes.setdefault(kernel, size)
     return facts
 
 
@@ -308,35 +334,40 @@ def _record_struct(node: Node, facts: FileFacts) -> None:
     facts.structs[name] = fields
 
 
-def _record_launches(body: Node, facts: FileFacts) -> None:
+def launch_blocks(body: Node, constants: dict[str, int]) -> dict[str, tuple[int, int, int]]:
+    """Literal block sizes of the kernel launches in one function body."""
+    out: dict[str, tuple[int, int, int]] = {}
+    found = captures(body)
     dims: dict[str, tuple[int, int, int]] = {}
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if node.type == "declaration" and text(node.child_by_field_name("type")) == "dim3":
+    events = [(n.start_byte, "decl", n) for n in found.get("decl", ())
+              if text(n.child_by_field_name("type")) == "dim3"]
+    events += [(n.start_byte, "call", n) for n in found.get("call", ()) if b"<<<" in (n.text or b"")]
+    for _, kind, node in sorted(events, key=lambda e: e[0]):      # a dim3 precedes its launch
+        if kind == "decl":
             for d in node.children_by_field_name("declarator"):
                 name, args = _dim3_parts(d)
-                vals = [const_eval(a, facts.constants) for a in args]
+                vals = [const_eval(a, constants) for a in args]
                 if name and vals and all(v is not None for v in vals):
                     vals = (vals + [1, 1])[:3]
                     dims[name] = (vals[0], vals[1], vals[2])   # type: ignore[assignment]
-        elif node.type == "call_expression":
-            cfg = next((c for c in node.named_children if c.type == "kernel_call_syntax"), None)
-            if cfg is not None and len(cfg.named_children) >= 2:
-                kernel = text(node.child_by_field_name("function")).split("::")[-1].split("<")[0]
-                block = cfg.named_children[1]
-                size = dims.get(text(block))
-                if size is None:
-                    v = const_eval(text(block), facts.constants)
-                    size = (v, 1, 1) if v is not None else None
-                if size is None and block.type == "call_expression" and text(block).startswith("dim3"):
-                    vals = [const_eval(text(a), facts.constants)
-                            for a in block.child_by_field_name("arguments").named_children]
-                    if vals and all(v is not None for v in vals):
-                        size = tuple((vals + [1, 1])[:3])   # type: ignore[assignment]
-                if size is not None:
-                    facts.block_sizes.setdefault(kernel, size)
-        stack.extend(reversed(node.named_children))     # document order: dim3 before its launch
+            continue
+        cfg = next((c for c in node.named_children if c.type == "kernel_call_syntax"), None)
+        if cfg is None or len(cfg.named_children) < 2:
+            continue
+        kernel = text(node.child_by_field_name("function")).split("::")[-1].split("<")[0]
+        block = cfg.named_children[1]
+        size = dims.get(text(block))
+        if size is None:
+            v = const_eval(text(block), constants)
+            size = (v, 1, 1) if v is not None else None
+        if size is None and block.type == "call_expression" and text(block).startswith("dim3"):
+            vals = [const_eval(text(a), constants)
+                    for a in block.child_by_field_name("arguments").named_children]
+            if vals and all(v is not None for v in vals):
+                size = tuple((vals + [1, 1])[:3])   # type: ignore[assignment]
+        if size is not None:
+            out.setdefault(kernel, size)
+    return out
 
 
 def _dim3_parts(d: Node) -> tuple[str, list[str]]:

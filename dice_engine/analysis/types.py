@@ -19,23 +19,16 @@ GENERIC_MATH = frozenset({
 
 
 class Typer:
-    def __init__(self, fn: Function, facts: FileFacts) -> None:
+    def __init__(self, fn: Function, facts: FileFacts, declarations: list[Node]) -> None:
         self.facts = facts
         self.vars: dict[str, str] = {}
         self.pointers: dict[str, str] = {}         # name → element type (pointers and arrays)
         for name, type_name, indirect in fn.params:
             (self.pointers if indirect else self.vars)[name] = type_name
-        self._collect(fn.body)
-
-    def _collect(self, root: Node) -> None:
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            if node.type in ("declaration", "for_range_loop"):
-                t = base_type(node)
-                for d in node.children_by_field_name("declarator"):
-                    self._declare(d, t)
-            stack.extend(node.named_children)
+        for node in declarations:
+            t = base_type(node)
+            for d in node.children_by_field_name("declarator"):
+                self._declare(d, t)
 
     def _declare(self, d: Node, t: str) -> None:
         indirect = False
