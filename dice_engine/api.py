@@ -17,7 +17,6 @@ from .arch import ArchSpec, resolve
 from .intent import IntentError, default_kernel_name, find_intents, parse_intent, region_edit
 from .intent.regions import apply_edit
 from .ir.graph import Program
-from .ir.ops import OpError
 from .ir.patterns import PatternError, classify
 from .refine import Candidate, Evaluation, Runner, Search
 from .sketches.registry import candidates, why_unsupported
@@ -132,7 +131,10 @@ class CUDAGenerator:
         return best
 
     def search_for(self, program: Program, cancel: threading.Event | None = None) -> Search:
-        problem = classify(program)
+        try:
+            problem = classify(program)
+        except PatternError as e:
+            raise GenerationError(str(e)) from None
         spec = self.target_for(program)
         sketches = candidates(problem, spec)
         if not sketches:
@@ -176,7 +178,7 @@ class FileReport:
                 "result": self.result.to_json() if self.result else None}
 
 
-FILE_ERRORS = (IntentError, GenerationError, PatternError, OpError)
+FILE_ERRORS = (IntentError, GenerationError)
 
 
 def generate_file(source: str, *, arch: str | None = None, budget: int = DEFAULT_BUDGET,

@@ -16,11 +16,9 @@ from .api import CUDAGenerator, FileReport, GenerationError, GenerationResult, g
 from .arch import resolve
 from .compile import NvccNotFound
 from .intent import IntentError
-from .ir.ops import OpError
-from .ir.patterns import PatternError
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-USER_ERRORS = (IntentError, GenerationError, PatternError, OpError, NvccNotFound)
+USER_ERRORS = (IntentError, GenerationError, NvccNotFound)
 
 
 class UsageError(Exception):
@@ -69,31 +67,37 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # -- generate ------------------------------------------------------------------------------------
 
-def _generator(args: argparse.Namespace, stack: ExitStack) -> CUDAGenerator:
+def _generator(args: argparse.Namespace) -> CUDAGenerator:
     if args.budget is not None and args.budget < 1:
         raise UsageError("--budget must be at least 1")
     try:
         resolve(args.arch)
     except KeyError as e:
         raise UsageError(e.args[0]) from None
-    from .runner import GpuRunner   # the GPU pool is created only when generating
-    runner = stack.enter_context(GpuRunner())
-    kwargs: dict[str, Any] = {"runner": runner if runner.available() else None, "seed": args.seed,
-                              "default_shape": None}
+    kwargs: dict[str, Any] = {"seed": args.seed, "default_shape": None}
     if args.budget is not None:
         kwargs["budget"] = args.budget
     return CUDAGenerator(args.arch, **kwargs)
+
+
+def _attach_gpu(generator: CUDAGenerator, stack: ExitStack) -> None:
+    """Verify and time on the GPU when there is one (the pool starts only when needed)."""
+    from .runner import GpuRunner
+    runner = stack.enter_context(GpuRunner())
+    generator.runner = runner if runner.available() else None
 
 
 def _generate(args: argparse.Namespace) -> int:
     is_file = Path(args.target).suffix in CUDA_SUFFIXES and "\n" not in args.target
     if args.write and not is_file:
         raise UsageError("--write needs a .cu/.cuh file")
+    generator = _generator(args)
     with ExitStack() as stack:
-        generator = _generator(args, stack)
         if is_file:
-            return _generate_file(args, generator)
-        result = generator.generate(args.target)
+            return _generate_file(args, generator, stack)
+        program, notes = generator.parse(args.target)
+        _attach_gpu(generator, stack)
+        result = generator.generate_program(program, notes)
     if args.out:
         Path(args.out).write_text(result.source)
     if args.format == "json":
@@ -105,12 +109,13 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _generate_file(args: argparse.Namespace, generator: CUDAGenerator) -> int:
+def _generate_file(args: argparse.Namespace, generator: CUDAGenerator, stack: ExitStack) -> int:
     path = Path(args.target)
     try:
         text = path.read_text()
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    _attach_gpu(generator, stack)
     new_text, reports = generate_file(text, generator=generator)
     if args.write:
         if new_text != text:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import shutil
 import subprocess
 
@@ -33,3 +34,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if gpu_items and (why := gpu_missing()):
         for item in gpu_items:
             item.add_marker(pytest.mark.skip(reason=why))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def session_compile_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """One compile cache for the whole run, outside the user's ~/.cache (subprocesses inherit it)."""
+    if "DICE_CACHE_DIR" not in os.environ:
+        os.environ["DICE_CACHE_DIR"] = str(tmp_path_factory.mktemp("dice-cache"))
