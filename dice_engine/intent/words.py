@@ -420,7 +420,7 @@ class _Builder:
     # -- elementwise --------------------------------------------------------------------------
     def _elementwise(self) -> Node:
         first = (self.binaries or self.activations)[0]
-        shapes = self._shapes(first, "1024x1024")
+        shapes = self._shapes(first, "1024x1024 or 1048576 elements")
         if self.binaries:
             op = self.binaries[0]
             for extra in self.binaries[1:]:
@@ -432,7 +432,7 @@ class _Builder:
             where = (shapes[1].start, shapes[1].end) if len(shapes) > 1 else op.span
             node = self._make(op.kind, [a, b], where)
         else:
-            node = self._input("x", self._one_shape(first, "1024x1024").dims)
+            node = self._input("x", self._one_shape(first, "1024x1024 or 1048576 elements").dims)
         for act in self.activations:
             node = self._activation(act, node)
         return node
