@@ -17,7 +17,6 @@ import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import Any, Sequence
 
 from ..arch import ArchSpec
@@ -25,13 +24,13 @@ from ..ir.patterns import Problem
 from ..sketches.base import RenderedKernel
 from . import ceilings as ceiling_cache
 from .build import build_library, launcher_symbol
+from .env import child_environment
 from .inputs import shapes_to_check
 from .metrics import Ceilings, rates
 from .protocol import BadReply, ChildGone, RunRequest, read_reply, write_message
 from .report import RunReport, failed
 
 log = logging.getLogger("dice.runner")
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 _said_no_gpu = False
 
 
@@ -50,9 +49,7 @@ class _Child:
     """One child process and its pipes; every read has a deadline."""
 
     def __init__(self, command: Sequence[str]):
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-        env.setdefault("PYTHONUNBUFFERED", "1")
+        env = child_environment()
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.stderr, env=env, start_new_session=True)

@@ -15,6 +15,9 @@ KERNEL_BODIES = {
     "overrun": "if (i <= n) y[i] = x[i < n ? i : 0] + 1.0f;",
     "fault": "if (i < n) ((float*)0x10)[i * 1024] = 1.0f;",
     # inputs are never 12345, but the compiler cannot know: the loop spins until killed
+    "race": ("__shared__ float s[256]; s[threadIdx.x] = i < n ? x[i] : 0.0f; "
+             "float v = s[(threadIdx.x + 1) % 256]; if (i < n) y[i] = v + 1.0f;"),
+    "strided": "if (i < n) y[i] = x[(i * 32) % n] + 1.0f;",
     "hang": "while (*(volatile const float*)x != 12345.0f) { } if (i < n) y[i] = 0.0f;",
 }
 BLOCK = {"launch_failure": 2048}   # more threads per block than any GPU allows

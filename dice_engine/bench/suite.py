@@ -1,0 +1,177 @@
+"""`run_suite`: generate each benchmark case through DICE, verify it, and time it against
+PyTorch eager (and torch.compile) on the same GPU in the same run, with the same method."""
+from __future__ import annotations
+
+import math
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..arch import ArchSpec, resolve
+from ..intent import parse_intent
+from ..ir.patterns import Problem, classify
+from ..runner import GpuRunner
+from ..runner.build import Built, build_library, launcher_symbol
+from ..runner.inputs import intent_bindings
+from ..runner.metrics import bytes_moved, flops, operand_dtype
+from ..runner.report import RunReport
+from ..sketches.base import Point, RenderedKernel, Sketch
+from .cases import SUITE, BenchCase
+from .plan import registry_candidates, sketch_named
+
+
+@dataclass
+class BenchRow:
+    case: str
+    family: str
+    intent: str
+    shape: str
+    dtype: str
+    bound: str                       # "memory" | "compute": which floor is higher on this machine
+    sketch: str | None = None
+    tokens: dict[str, Any] = field(default_factory=dict)
+    tried: int = 0                   # candidates compiled and screened
+    correct: bool = False
+    verdict: str = ""
+    detail: str = ""
+    dice_us: float | None = None
+    torch_us: float | None = None
+    compiled_us: float | None = None
+    compile_note: str = ""
+    gbps: float | None = None
+    tflops: float | None = None
+    roofline_fraction: float | None = None
+
+    @property
+    def speedup(self) -> float | None:
+        return self.torch_us / self.dice_us if self.dice_us and self.torch_us else None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self) | {"speedup": self.speedup}
+
+
+@dataclass
+class Candidate:
+    case: BenchCase
+    problem: Problem
+    sketch: Sketch
+    point: Point
+    rendered: RenderedKernel | None = None
+    built: Built | None = None
+    error: str = ""
+
+
+def _shape_text(problem: Problem) -> str:
+    return "; ".join(f"{d.name}[{', '.join(map(str, d.shape))}]" for d in problem.program.inputs.values())
+
+
+def _bound(problem: Problem, runner: GpuRunner) -> str:
+    ceilings = runner.ceilings()
+    bindings = intent_bindings(problem.program)
+    work = flops(problem, bindings)
+    if work is None or ceilings is None:
+        return "memory"
+    rate = ceilings.gemm_tflops.get(operand_dtype(problem) or "")
+    if not rate:
+        return "memory"
+    memory_s = bytes_moved(problem, bindings) / (ceilings.copy_gbps * 1e9)
+    return "compute" if work / (rate * 1e12) > memory_s else "memory"
+
+
+def _plan(case: BenchCase, problem: Problem, arch: ArchSpec, *, engine: bool, budget: int, runner: GpuRunner,
+          per_sketch: int, limit: int) -> list[Candidate]:
+    if engine:
+        from ..api import CUDAGenerator   # the engine's own search, measured by this runner
+
+        result = CUDAGenerator(arch=arch.name, budget=budget, runner=runner).generate_program(problem.program)
+        return [Candidate(case, problem, sketch_named(result.sketch), result.tokens)]
+    chosen = registry_candidates(problem, arch, per_sketch=per_sketch, limit=limit)
+    return [Candidate(case, problem, sketch, point) for sketch, point in chosen]
+
+
+def _build(candidate: Candidate, index: int, arch: str) -> Candidate:
+    try:
+        candidate.rendered = candidate.sketch.render(candidate.problem, resolve(arch), candidate.point,
+                                                     f"bench_{candidate.case.name}_{index}")
+    except Exception as exc:   # a sketch that cannot render a point is a candidate lost, not a bench lost
+        candidate.error = f"render failed: {type(exc).__name__}: {exc}"
+        return candidate
+    candidate.built = build_library(candidate.rendered.source, arch)
+    if candidate.built.library is None:
+        candidate.error = f"compile failed: {candidate.built.error}"
+    return candidate
+
+
+def _run(runner: GpuRunner, c: Candidate, trials: int) -> RunReport:
+    assert c.rendered is not None and c.built is not None and c.built.library is not None
+    return runner.run_library(str(c.built.library), launcher_symbol(c.rendered), c.rendered, c.problem,
+                              trials=trials, time=True)
+
+
+def run_suite(cases: Sequence[BenchCase] = SUITE, *, runner: GpuRunner | None = None, engine: bool = False,
+              budget: int = 8, per_sketch: int = 2, max_candidates: int = 6, torch_compile: bool = False,
+              compile_budget_s: float = 300.0, log: Callable[[str], None] = print) -> list[BenchRow]:
+    """One row per case. Each case's candidates are compiled in parallel up front, screened with
+    one trial and timed; the fastest is verified with the runner's full trials (intent shapes and
+    an odd shape when there are symbols) and timed again beside PyTorch."""
+    from .baseline import TorchTimer, time_compiled, time_eager, torch_inputs   # torch is needed here only
+
+    runner = runner or GpuRunner()
+    if not runner.available():
+        raise RuntimeError("the benchmark needs a GPU runner (nvcc, pycuda and an NVIDIA GPU)")
+    gpu = runner.gpu
+    try:
+        spec = resolve(gpu["gpu"])
+    except KeyError:
+        spec = resolve(gpu["arch"])
+    problems = {c.name: classify(parse_intent(c.intent)) for c in cases}
+    plans = {c.name: _plan(c, problems[c.name], spec, engine=engine, budget=budget, runner=runner,
+                           per_sketch=per_sketch, limit=max_candidates) for c in cases}
+    everything = [(i, cand) for plan in plans.values() for i, cand in enumerate(plan)]
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
+        list(pool.map(lambda item: _build(item[1], item[0], gpu["arch"]), everything))
+    log(f"compiled {len(everything)} candidates in {time.monotonic() - started:.0f} s")
+    timer = TorchTimer(gpu.get("l2_bytes", 64 << 20), runs=runner.timed_runs)
+    compile_left = compile_budget_s
+    rows = []
+    for case in cases:
+        problem = problems[case.name]
+        row = BenchRow(case.name, case.family, case.intent, _shape_text(problem),
+                       str(next(iter(problem.program.inputs.values())).dtype), _bound(problem, runner))
+        rows.append(row)
+        screened = []
+        for cand in plans[case.name]:
+            if cand.error:
+                row.detail = row.detail or cand.error
+                continue
+            row.tried += 1
+            report = _run(runner, cand, trials=1)
+            if report.verified and report.time_us:
+                screened.append((report.time_us, cand))
+            else:
+                row.detail = row.detail or f"{cand.sketch.name} {report.verdict}: {report.detail}"
+        if not screened:
+            row.verdict = "no verified candidate"
+            log(f"{case.name:22} no verified candidate ({row.detail[:150]})")
+            continue
+        best = min(screened, key=lambda t: t[0])[1]
+        final = _run(runner, best, trials=runner.trials)
+        row.sketch, row.tokens = best.sketch.name, dict(best.point)
+        row.correct, row.verdict, row.detail = bool(final.verified), final.verdict, final.detail
+        row.dice_us, row.gbps, row.tflops = final.time_us, final.gbps, final.tflops
+        row.roofline_fraction = final.roofline_fraction
+        inputs = torch_inputs(problem.program, intent_bindings(problem.program), seed=runner.seed)
+        row.torch_us = time_eager(problem.program, inputs, timer)
+        if torch_compile and compile_left > 0:
+            t0 = time.monotonic()
+            row.compiled_us, row.compile_note = time_compiled(problem.program, inputs, timer)
+            compile_left -= time.monotonic() - t0
+        elif torch_compile:
+            row.compile_note = "skipped: torch.compile time budget spent"
+        del inputs
+        log(f"{case.name:22} {row.verdict:10} DICE {row.dice_us or math.nan:9.1f} us  "
+            f"torch {row.torch_us:9.1f} us  x{row.speedup or math.nan:5.2f}  {best.sketch.name}")
+    return rows

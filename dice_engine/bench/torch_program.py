@@ -1,0 +1,97 @@
+"""A program of the tensor IR as PyTorch eager calls: the baseline the benchmark times.
+
+The DAG is flattened once into a list of steps, so a call costs what the PyTorch operators cost
+plus a short Python loop, as a hand-written module's forward would."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+import torch.nn.functional as F
+
+from ..ir.graph import Node, Program
+
+Value = Any   # a torch.Tensor, or a Python scalar for constants
+
+
+def _tensor_like(value: Value, like: torch.Tensor) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value
+    return torch.tensor(value, dtype=like.dtype, device=like.device)
+
+
+def _reduce(x: torch.Tensor, node: Node) -> torch.Tensor:
+    dims, keep = node.attr("dim"), node.attr("keepdim")
+    op = node.op
+    if op in ("argmax", "argmin"):
+        fn = torch.argmax if op == "argmax" else torch.argmin
+        return fn(x, dim=dims[0], keepdim=keep) if len(dims) == 1 else fn(x)
+    if op == "prod":
+        for d in sorted(dims, reverse=True):
+            x = torch.prod(x, dim=d, keepdim=keep)
+        return x
+    fn = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin}[op]
+    return fn(x, dim=dims, keepdim=keep)
+
+
+def _binary(op: str, a: Value, b: Value) -> Value:
+    if op in ("maximum", "minimum", "logical_and", "logical_or"):
+        like = a if isinstance(a, torch.Tensor) else b
+        fn = {"maximum": torch.maximum, "minimum": torch.minimum,
+              "logical_and": torch.logical_and, "logical_or": torch.logical_or}[op]
+        return fn(_tensor_like(a, like), _tensor_like(b, like))
+    return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "div": lambda: a / b,
+            "pow": lambda: a ** b, "lt": lambda: a < b, "le": lambda: a <= b, "gt": lambda: a > b,
+            "ge": lambda: a >= b, "eq": lambda: a == b, "ne": lambda: a != b}[op]()
+
+
+def _step(node: Node, args: list[Value]) -> Value:
+    op, a = node.op, node.attr
+    x = args[0] if args else None
+    simple: dict[str, Callable[[], Value]] = {
+        "exp": lambda: torch.exp(x), "log": lambda: torch.log(x), "sqrt": lambda: torch.sqrt(x),
+        "rsqrt": lambda: torch.rsqrt(x), "tanh": lambda: torch.tanh(x), "sigmoid": lambda: torch.sigmoid(x),
+        "gelu": lambda: F.gelu(x, approximate=a("approximate", "none")), "silu": lambda: F.silu(x),
+        "neg": lambda: -x, "abs": lambda: torch.abs(x), "relu": lambda: torch.relu(x),
+        "leaky_relu": lambda: F.leaky_relu(x, a("negative_slope", 0.01)),
+        "clamp": lambda: torch.clamp(x, min=a("min"), max=a("max")),
+        "cast": lambda: x.to(getattr(torch, a("dtype").torch)), "logical_not": lambda: torch.logical_not(x),
+        "where": lambda: torch.where(args[0], args[1], args[2]),
+        "softmax": lambda: torch.softmax(x, dim=a("dim")),
+        "log_softmax": lambda: torch.log_softmax(x, dim=a("dim")),
+        "layer_norm": lambda: F.layer_norm(x, (x.shape[-1],), *(args[1:] + [None] * (3 - len(args))),
+                                           eps=a("eps")),
+        "rms_norm": lambda: F.rms_norm(x, (x.shape[-1],), args[1] if len(args) > 1 else None, eps=a("eps")),
+        "cumsum": lambda: torch.cumsum(x, dim=a("dim")),
+        "permute": lambda: x.permute(*a("dims")),
+        "matmul": lambda: torch.matmul(args[0], args[1]),
+        "conv2d": lambda: F.conv2d(x, args[1], args[2] if len(args) > 2 else None, stride=a("stride"),
+                                   padding=a("padding"), dilation=a("dilation")),
+        "max_pool2d": lambda: F.max_pool2d(x, a("kernel_size"), a("stride"), a("padding")),
+        "avg_pool2d": lambda: F.avg_pool2d(x, a("kernel_size"), a("stride"), a("padding")),
+    }
+    if op in simple:
+        return simple[op]()
+    if op in ("sum", "mean", "max", "min", "prod", "argmax", "argmin"):
+        return _reduce(x, node)
+    return _binary(op, args[0], args[1])
+
+
+def torch_function(program: Program) -> Callable[[dict[str, torch.Tensor]], torch.Tensor]:
+    """fn(inputs by name) -> the output tensor (contiguous, as the DICE kernel writes it)."""
+    order = list(program.output.walk())
+    slot = {id(n): i for i, n in enumerate(order)}
+    plan = [(n, [slot[id(x)] for x in n.args]) for n in order]
+
+    def run(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        values: list[Value] = []
+        for node, arg_slots in plan:
+            if node.op == "input":
+                values.append(inputs[node.name])
+            elif node.op == "const":
+                values.append(node.value)
+            else:
+                values.append(_step(node, [values[i] for i in arg_slots]))
+        return values[-1].contiguous()
+
+    return run

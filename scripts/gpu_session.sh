@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The one script to run on the H200 (device tool, kind nvidia-h200, carry [".gpu-wheels"]), from
+# the repository root:
+#
+#   bash scripts/gpu_session.sh [all|tests|bench] [bench options...]
+#
+# tests: doctor, then `pytest -m gpu tests/` (runner on planted kernels, sanitizer/profiler, the
+#        spot-check of every sketch × sample intent × default point and corners, with its table);
+# bench: the benchmark suite against PyTorch eager (+ torch.compile), RESULTS.md and results.json.
+# Everything lands in $OUT (at most 8 files): doctor.txt, gpu-tests.log, gpu-tests.xml, bench.log,
+# RESULTS.md, results.json. Stages stop themselves before the tool's 10-minute limit; tune with
+# DICE_TESTS_TIMEOUT / DICE_BENCH_TIMEOUT (seconds), DICE_SPOTCHECK_CORNERS, DICE_SPOTCHECK_TRIALS.
+set -uo pipefail
+stage=${1:-all}
+shift || true
+out=${OUT:-$PWD/gpu-session-out}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1 DICE_CACHE_DIR=${DICE_CACHE_DIR:-/tmp/dice-cache}
+
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .gpu-wheels/*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD:$PWD/server
+
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+  python3 -c 'import json; from dice_engine.runner import doctor; print(json.dumps(doctor(), indent=1))'
+} > "$out/doctor.txt" 2>&1
+status=0
+
+if [[ $stage == all || $stage == tests ]]; then
+  # Modules that need packages the GPU image lacks (pytest-lsp, ...) fail to collect; the GPU
+  # tests do not depend on them.
+  timeout "${DICE_TESTS_TIMEOUT:-300}" python3 -m pytest -m gpu tests/ -q -s -rfEs -p no:cacheprovider \
+    --continue-on-collection-errors --junitxml="$out/gpu-tests.xml" 2>&1 | tee "$out/gpu-tests.log" \
+    | grep -E "passed|failed|error|candidates, " | tail -5
+  status=$(( status | ${PIPESTATUS[0]} ))
+fi
+
+if [[ $stage == all || $stage == bench ]]; then
+  timeout "${DICE_BENCH_TIMEOUT:-270}" python3 benchmarks/run_bench.py --out "$out" "$@" 2>&1 \
+    | tee "$out/bench.log" | tail -60
+  status=$(( status | ${PIPESTATUS[0]} ))
+fi
+exit "$status"

@@ -1,0 +1,106 @@
+"""Every sketch × every sample intent its module lists that it serves × (default point + corners),
+rendered, compiled and verified against the reference on the GPU. Prints a table at the end.
+
+Compilation runs in parallel up front (nvcc is the slow part); DICE_SPOTCHECK_CORNERS caps the
+corners per (sketch, intent) and DICE_SPOTCHECK_TRIALS sets the trials per candidate."""
+from __future__ import annotations
+
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pytest
+
+from dice_engine.arch import resolve
+from dice_engine.intent import parse_intent
+from dice_engine.ir.patterns import Problem, classify
+from dice_engine.runner.build import Built, build_library, launcher_symbol
+from dice_engine.sketches import registry
+from dice_engine.sketches.base import RenderedKernel, Sketch
+
+pytestmark = pytest.mark.gpu
+
+ARCH = resolve("sm_90")
+MAX_CORNERS = int(os.environ.get("DICE_SPOTCHECK_CORNERS", "4"))
+TRIALS = int(os.environ.get("DICE_SPOTCHECK_TRIALS", "2"))
+
+
+@dataclass
+class Case:
+    sketch: Sketch
+    intent: str
+    point_label: str
+    point: dict
+    error: str = ""       # the sample intent itself does not parse (a failing case, not a crash)
+
+    @property
+    def id(self) -> str:
+        return f"{self.sketch.name}|{self.intent[:60]}|{self.point_label}"
+
+
+def _cases() -> list[Case]:
+    cases = []
+    for module in {sys.modules[type(s).__module__] for s in registry.ALL_SKETCHES}:
+        for intent in getattr(module, "SAMPLE_INTENTS", []):
+            try:
+                problem = classify(parse_intent(intent))
+            except Exception as exc:   # reported by its own failing test
+                cases.append(Case(module.SKETCHES[0], intent, "parse", {}, f"{type(exc).__name__}: {exc}"))
+                continue
+            for sketch in module.SKETCHES:
+                if sketch.pattern != problem.pattern or sketch.unsupported(problem, ARCH) is not None:
+                    continue
+                default = sketch.default_point(problem, ARCH)
+                points = [("default", default)]
+                for i, corner in enumerate(sketch.space(problem, ARCH).corners()):
+                    if corner != default and len(points) <= MAX_CORNERS:
+                        points.append((f"corner{i}", corner))
+                cases += [Case(sketch, intent, label, point) for label, point in points]
+    return sorted(cases, key=lambda c: c.id)
+
+
+CASES = _cases()
+ROWS: list[tuple[str, str, str, str, str]] = []
+
+
+def _render(index: int, case: Case) -> tuple[Problem, RenderedKernel]:
+    problem = classify(parse_intent(case.intent))
+    return problem, case.sketch.render(problem, ARCH, case.point, f"spot{index}")
+
+
+@pytest.fixture(scope="module")
+def built(runner) -> dict[str, tuple[Problem, RenderedKernel, Built]]:
+    arch = runner.gpu.get("arch", "sm_90")
+
+    def build(item: tuple[int, Case]) -> tuple[str, tuple[Problem, RenderedKernel, Built]] | None:
+        index, case = item
+        if case.error:
+            return None
+        problem, rendered = _render(index, case)
+        return case.id, (problem, rendered, build_library(rendered.source, arch))
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
+        done = dict(item for item in pool.map(build, enumerate(CASES)) if item is not None)
+    yield done
+    print(f"\n{'sketch':28} {'point':9} {'verdict':14} {'max err':9} intent")
+    for sketch, point, verdict, err, intent in ROWS:
+        print(f"{sketch:28} {point:9} {verdict:14} {err:9} {intent}")
+    failed = sum(1 for row in ROWS if row[2] != "ok")
+    print(f"{len(ROWS)} candidates, {failed} not verified")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_sketch_point_verifies(runner, built, case):
+    if case.error:
+        ROWS.append((case.sketch.name, case.point_label, "bad intent", "-", case.intent))
+        pytest.fail(f"the sample intent does not parse: {case.error}")
+    problem, rendered, library = built[case.id]
+    if library.library is None:
+        ROWS.append((case.sketch.name, case.point_label, "compile-error", "-", case.intent))
+        pytest.fail(f"does not compile: {library.error}")
+    report = runner.run_library(str(library.library), launcher_symbol(rendered), rendered, problem,
+                                trials=TRIALS, time=False)
+    err = f"{report.max_rel_err:.1e}" if report.max_rel_err is not None else "-"
+    ROWS.append((case.sketch.name, case.point_label, report.verdict, err, case.intent))
+    assert report.verdict == "ok", f"{case.point}: {report.detail}"
