@@ -32,7 +32,7 @@ def bank_conflict_findings(src: Source, trace: Trace, facts: FileFacts) -> list[
         elem = facts.sizeof(accesses[0].mem.elem)
         if elem is None:
             continue
-        degree = max(_degree(a.addr, a, elem) for a in accesses)
+        degree = max(_degree(a.addr, a, elem, size) for a, size in _as_issued(accesses, elem))
         if degree < 2:
             continue
         a = accesses[0]
@@ -47,9 +47,33 @@ def bank_conflict_findings(src: Source, trace: Trace, facts: FileFacts) -> list[
     return out
 
 
-def _degree(addr: np.ndarray, a: Access, elem: int) -> int:
+def _as_issued(accesses: list[Access], elem: int) -> list[tuple[Access, int]]:
+    """The executions of one access as the hardware issues them, with their size in bytes.
+    A constant loop of 2 or 4 steps over consecutive, aligned elements
+    (`for (k = 0; k < 4; ++k) s[4 * tid + k] = …`) is emitted by nvcc as one 8/16-byte vector
+    access, so it is judged as one."""
+    out: list[tuple[Access, int]] = []
+    groups: dict[tuple, list[Access]] = defaultdict(list)
+    for a in accesses:
+        step = a.iterations[-1] if a.iterations else None
+        if step is not None and step.trip in (2, 4) and elem * step.trip in (8, 16) and not a.field_offset:
+            groups[a.iterations[:-1] + ((step.loop,),)].append(a)
+        else:
+            out.append((a, a.access_size or elem))
+    for group in groups.values():
+        group.sort(key=lambda a: a.iterations[-1].iteration)
+        first, trip = group[0], group[0].iterations[-1].trip
+        live = first.mask
+        vector = first.iterations[-1].iteration == 0 and all(
+            a.iterations[-1].iteration == k and np.array_equal(a.addr[live], first.addr[live] + k)
+            for k, a in enumerate(group)) and not np.any(first.addr[live] % trip)
+        out += [(first, elem * trip)] if vector else [(a, a.access_size or elem) for a in group]
+    return out
+
+
+def _degree(addr: np.ndarray, a: Access, elem: int, size: int | None = None) -> int:
     """Worst number of distinct 4-byte words any bank serves in one phase of one warp."""
-    size = a.access_size or elem
+    size = size or a.access_size or elem
     words = (addr * elem + a.field_offset) // 4
     phase = max(1, BANKS * 4 // max(4, size))
     span = max(1, size // 4)                     # words one lane touches

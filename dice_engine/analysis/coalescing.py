@@ -3,9 +3,11 @@ than the bytes they move need.
 
 The trace gives each access's element index per thread, so the model is exact for the modeled
 block: bytes = index × element size (+ field offset), sectors = distinct 32-byte segments per
-warp. An access is flagged when it needs at least twice the ideal number of sectors and the other
-accesses of the same statement block to the same array do not fill the gaps (`a[2*i]` next to
-`a[2*i+1]` is fine: the second load hits the sectors the first one brought in).
+warp. An access is flagged when it needs at least twice the ideal number of sectors, in runs
+shorter than half a sector, and the other accesses to the same array in the same loop iteration
+do not fill the gaps (`a[2*i]` next to `a[2*i+1]` is fine: the second load hits the sectors the
+first one brought in). Runs of 16 bytes or more (tensor-core fragment stores: each row segment
+half a sector) are how such code is meant to look and are not flagged.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from .syntax import FileFacts, Source, text
 
 SECTOR = 32
 WASTE_RATIO = 2.0
+MIN_SECTORS = 4          # fewer is a (near) broadcast, cheap whatever its pattern
 
 
 def coalescing_findings(src: Source, trace: Trace, facts: FileFacts) -> list[Finding]:
@@ -27,21 +30,24 @@ def coalescing_findings(src: Source, trace: Trace, facts: FileFacts) -> list[Fin
     for a in trace.accesses:
         if a.mem.space == "global" and a.kind != "atomic" and a.addr is not None:
             by_node[a.node.id].append(a)
-    neighbours: dict[tuple[str, str, int], list[Access]] = defaultdict(list)
+    # accesses to one array in the same loop iteration share the sectors they fetch
+    neighbours: dict[tuple, list[Access]] = defaultdict(list)
     for accesses in by_node.values():
-        a = accesses[0]
-        neighbours[(a.mem.name, a.kind, a.block_id)].append(a)
+        for a in accesses:
+            neighbours[(a.mem.name, a.kind, a.iterations)].append(a)
     out: list[Finding] = []
     for accesses in by_node.values():
-        worst = _worst(accesses, facts)
+        first = accesses[0]
+        if _geometry(first, facts) is None:
+            continue
+        worst = _footprint(accesses, facts)
         if worst is None:
             continue
-        access, ratio, stride, sectors, ideal = worst
-        first = accesses[0]
-        group = neighbours[(first.mem.name, first.kind, first.block_id)]
-        if len(group) > 1 and _union_ratio(group, facts) < WASTE_RATIO:
+        keys = {(a.mem.name, a.kind, a.iterations) for a in accesses}
+        group = [x for k in keys for x in neighbours[k]]
+        if len(group) > len(accesses) and _footprint(group, facts) is None:
             continue
-        out.append(_finding(src, access, facts, ratio, stride, sectors, ideal))
+        out.append(_finding(src, first, facts, *worst))
     return out
 
 
@@ -52,58 +58,52 @@ def _geometry(a: Access, facts: FileFacts) -> tuple[int, int] | None:
     return elem, a.access_size or elem
 
 
-def _warp_sectors(start: np.ndarray, size: int) -> tuple[int, int]:
-    # 32 lanes: Python sets beat np.unique's per-call overhead
-    first = (start // SECTOR).tolist()
-    last = ((start + size - 1) // SECTOR).tolist()
-    sectors = len(set(first) | set(last))
-    ideal = max(1, -(-len(set(start.tolist())) * size // SECTOR))
-    return sectors, ideal
-
-
-def _worst(accesses: list[Access], facts: FileFacts):
-    best = None
-    for a in accesses:
-        geo = _geometry(a, facts)
-        if geo is None:
-            continue
-        elem, size = geo
-        byte_addr = a.addr * elem + a.field_offset
-        for w in range(min(2, a.addr.size // 32)):
-            lanes = slice(32 * w, 32 * w + 32)
+def _footprint(accesses: list[Access], facts: FileFacts):
+    """(ratio, stride, sectors, ideal) when the accesses, taken together per warp, waste memory
+    traffic: at least twice the sectors their bytes need, spread in runs shorter than half a
+    sector. Together means every execution (loop iterations included): a thread walking its own
+    small chunk (`for k < 4: x[4 * tid + k]`) fills the sectors it fetched. None when fine."""
+    worst = None
+    for w in range(min(2, accesses[0].addr.size // 32)):
+        lanes = slice(32 * w, 32 * w + 32)
+        spans: set[tuple[int, int]] = set()
+        stride = None
+        for a in accesses:
             if not a.mask[lanes].any():
                 continue
+            elem, size = _geometry(a, facts)
             # the address pattern of the whole warp: lanes switched off by a branch
             # (`if (tid % 2 == 0)`) are divergence, not an addressing problem
-            sectors, ideal = _warp_sectors(byte_addr[lanes], size)
-            ratio = sectors / ideal
-            if ratio >= WASTE_RATIO and (best is None or ratio > best[1]):
-                idx = a.addr[lanes]
-                steps = np.diff(idx)
+            starts = (a.addr[lanes] * elem + a.field_offset).tolist()
+            spans.update((b, b + size) for b in starts)
+            if stride is None:
+                steps = np.diff(a.addr[lanes])
                 stride = int(steps[0]) if steps.size and np.all(steps == steps[0]) else None
-                best = (a, ratio, stride, sectors, ideal)
-    return best
-
-
-def _union_ratio(group: list[Access], facts: FileFacts) -> float:
-    worst = 0.0
-    geo = [_geometry(a, facts) for a in group]
-    if any(g is None for g in geo):
-        return worst
-    for w in range(min(2, group[0].addr.size // 32)):
-        lanes = slice(32 * w, 32 * w + 32)
-        starts, sizes = [], []
-        for a, (elem, size) in zip(group, geo):
-            if a.mask[lanes].any():
-                starts.append(a.addr[lanes] * elem + a.field_offset)
-                sizes.append(np.full(32, size))
-        if not starts:
+        if not spans:
             continue
-        start, size = np.concatenate(starts), np.concatenate(sizes)
-        sectors = len(set((start // SECTOR).tolist()) | set(((start + size - 1) // SECTOR).tolist()))
-        moved = len(set(start.tolist())) * int(size.max())
-        worst = max(worst, sectors / max(1, -(-moved // SECTOR)))
+        sectors = len({b // SECTOR for b, e in spans} | {(e - 1) // SECTOR for b, e in spans})
+        moved, runs = _merged(spans)
+        ideal = max(1, -(-moved // SECTOR))
+        ratio = sectors / ideal
+        if ratio >= WASTE_RATIO and sectors >= MIN_SECTORS and moved / runs < SECTOR / 2 \
+                and (worst is None or ratio > worst[0]):
+            worst = (ratio, stride, sectors, ideal)
     return worst
+
+
+def _merged(spans: set[tuple[int, int]]) -> tuple[int, int]:
+    """Bytes covered and number of contiguous runs."""
+    moved = runs = 0
+    end = None
+    for b, e in sorted(spans):
+        if end is None or b > end:
+            runs += 1
+            moved += e - b
+            end = e
+        elif e > end:
+            moved += e - end
+            end = e
+    return moved, max(runs, 1)
 
 
 def _finding(src: Source, a: Access, facts: FileFacts, ratio: float, stride: int | None,

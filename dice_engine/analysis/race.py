@@ -70,8 +70,7 @@ def _hazard(trace: Trace, earlier: Access, later: Access) -> str | None:
         return "DICE-R003"
     if not _conflict(trace, earlier, later):
         return None
-    crosses_tree = any(a != b and tree for a, b in zip(earlier.iterations, later.iterations)
-                       for tree in (a[2],))
+    crosses_tree = any(a != b and a.tree for a, b in zip(earlier.iterations, later.iterations))
     if crosses_tree:
         return "DICE-R004"
     if earlier.kind == "w" and later.kind == "w":

@@ -16,8 +16,9 @@ index arithmetic is exact for that block while its level still records that it m
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 from tree_sitter import Node
@@ -26,6 +27,7 @@ from .syntax import FileFacts, Function, base_type, const_eval, float_literal_ty
 
 UNIFORM, WARP, LANE = 0, 1, 2
 LOOP_ITERATIONS = 3          # unrolled iterations per loop entry
+SHORT_LOOP = 8               # constant-trip loops up to this length run completely (unrolled chunks)
 CALL_DEPTH = 4
 GENERIC_INT = 1 << 20        # the value an unknown uniform integer (a size parameter) takes
 GENERIC_BLOCK_IDX = 1
@@ -57,6 +59,14 @@ class Val:
 UNKNOWN = Val(None, UNIFORM)
 
 
+class LoopStep(NamedTuple):
+    """Where an access sits in one enclosing loop."""
+    loop: int                           # loop id (per entry)
+    iteration: int
+    tree: bool                          # the loop variable halves or doubles (a reduction tree)
+    trip: int | None                    # constant trip count, when the loop is `v = a; v < b; ++v`
+
+
 @dataclass
 class Access:
     mem: Memory
@@ -68,7 +78,7 @@ class Access:
     epoch: int                          # block barriers executed before it
     warp_epoch: int                     # warp barriers (and block barriers) executed before it
     seq: int
-    iterations: tuple[tuple[int, int, bool], ...]   # (loop id, iteration, is a tree loop)
+    iterations: tuple[LoopStep, ...]    # enclosing loops, outermost first
     field_offset: int = 0               # bytes, for struct field accesses
     access_size: int | None = None      # bytes actually read/written (the field), None: element
     value_level: int = UNIFORM          # level of the value written
@@ -113,6 +123,7 @@ class _Ctrl:
     loop_id: int = -1
     iteration: int = 0
     tree: bool = False                  # loop variable halves or doubles (a reduction tree)
+    trip: int | None = None             # constant trip count
     exit_level: int = UNIFORM           # highest level of a break/continue seen in this loop
     exit_node: Node | None = None
     broken: Array | None = None
@@ -354,10 +365,12 @@ class Interpreter:
         body = node.child_by_field_name("body")
         entry = self.active
         self.loop_ids += 1
-        ctl = _Ctrl("loop", UNIFORM, True, node, loop_id=self.loop_ids, tree=_is_tree_update(update))
+        ctl = _Ctrl("loop", UNIFORM, True, node, loop_id=self.loop_ids, tree=_is_tree_update(update),
+                    trip=self._trip_count(init, cond_node, update) if kind == "for_statement" else None)
         self.ctrl.append(ctl)
         running = self.active
-        for iteration in range(LOOP_ITERATIONS):
+        iterations = ctl.trip if ctl.trip is not None and ctl.trip <= SHORT_LOOP else LOOP_ITERATIONS
+        for iteration in range(iterations):
             ctl.iteration = iteration
             if kind != "do_statement" or iteration > 0:
                 self.active = running
@@ -387,6 +400,24 @@ class Interpreter:
         self.active = entry & ~self.frame.returned
         if saved_env is not None:
             self.env = {k: self.env.get(k, v) for k, v in saved_env.items()}
+
+    def _trip_count(self, init: Node | None, cond: Node | None, update: Node | None) -> int | None:
+        """`v = a; v < b; ++v` (or `v <= b`, `v++`, `v += 1`) with constant a and b."""
+        if init is None or cond is None or update is None or cond.type != "binary_expression":
+            return None
+        var = text(cond.child_by_field_name("left"))
+        op = text(cond.child_by_field_name("operator"))
+        step = text(update).replace(" ", "")
+        if op not in ("<", "<=") or step not in (f"++{var}", f"{var}++", f"{var}+=1"):
+            return None
+        first = re.fullmatch(rf"(?:[\w\s]+\s)?{re.escape(var)}\s*=\s*(.+?);?", text(init).strip())
+        if first is None:
+            return None
+        start = const_eval(first.group(1), self.facts.constants)
+        bound = const_eval(text(cond.child_by_field_name("right")), self.facts.constants)
+        if start is None or bound is None:
+            return None
+        return max(0, bound - start + (op == "<="))
 
     def _return(self, node: Node) -> None:
         value_node = next((c for c in node.named_children), None)
@@ -442,8 +473,8 @@ class Interpreter:
             return v
         return Val(v.arr, level, v.exact and all(c.exact for c in self.ctrl), v.mem, v.offset, v.indices)
 
-    def _iterations(self) -> tuple[tuple[int, int, bool], ...]:
-        return tuple((c.loop_id, c.iteration, c.tree) for c in self.ctrl if c.kind == "loop")
+    def _iterations(self) -> tuple[LoopStep, ...]:
+        return tuple(LoopStep(c.loop_id, c.iteration, c.tree, c.trip) for c in self.ctrl if c.kind == "loop")
 
     # -- expressions ----------------------------------------------------------------------------
 
