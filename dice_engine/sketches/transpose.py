@@ -87,7 +87,8 @@ def simplify(problem: Problem) -> Layout:
     assert anchor is not None
     shape = anchor.args[0].shape
     kept = [d for d in range(len(shape)) if shape[d] != 1]
-    perm = [d for d in anchor.attr("dims") if d in kept]
+    shape = tuple(shape[d] for d in kept)
+    perm = [kept.index(d) for d in anchor.attr("dims") if d in kept]   # renumbered without size-1 dims
     groups: list[list[int]] = []            # runs of input dims that stay adjacent, output order
     for d in perm:
         if groups and d == groups[-1][-1] + 1:
