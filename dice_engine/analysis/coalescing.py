@@ -43,11 +43,24 @@ def coalescing_findings(src: Source, trace: Trace, facts: FileFacts) -> list[Fin
         worst = _footprint(accesses, facts)
         if worst is None:
             continue
-        keys = {(a.mem.name, a.kind, a.iterations) for a in accesses}
-        group = [x for k in keys for x in neighbours[k]]
+        group = _companions(accesses, neighbours)
         if len(group) > len(accesses) and _footprint(group, facts) is None:
             continue
         out.append(_finding(src, first, facts, *worst))
+    return out
+
+
+def _companions(accesses: list[Access], neighbours: dict[tuple, list[Access]]) -> list[Access]:
+    """The accesses, plus those to the same array in the same loop iteration at a fixed offset
+    from them (`a[2*i]` and `a[2*i+1]`; `x[f + 0]` … `x[f + 3]`): together they use the
+    sectors one of them alone would waste."""
+    out = list(accesses)
+    for a in accesses:
+        for b in neighbours[(a.mem.name, a.kind, a.iterations)]:
+            if b.node.id != a.node.id and b.addr.shape == a.addr.shape:
+                delta = b.addr - a.addr
+                if np.all(delta == delta[0]):
+                    out.append(b)
     return out
 
 

@@ -27,6 +27,9 @@ def overflow_findings(src: Source, fn: Function, facts: FileFacts,
     declarations = found.get("decl", [])
     typer = Typer(fn, facts, declarations)
     bounds, wide_compared, decremented = _uses(found, typer, facts)
+    for _, name, _, init in _index_definitions(declarations):
+        if name not in bounds and (peak := _max_value(init, facts, bounds)) is not None:
+            bounds[name] = peak                  # `int x = threadIdx.x` is at most 1023
     out: list[Finding] = []
     for decl, name, type_name, init in _index_definitions(declarations):
         product = _first_product(init)

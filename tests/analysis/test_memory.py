@@ -1,0 +1,128 @@
+"""`race`, `coalescing` and `bank-conflict` on shared and global memory."""
+from __future__ import annotations
+
+from analysis_helpers import apply_fix, at_line, codes
+
+from dice_engine.analysis import check_source
+
+
+def test_reduction_without_barrier_is_R004_and_with_barrier_clean():
+    bad = """\
+__global__ void k(float* x) {
+    __shared__ float s[256];
+    s[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    for (int st = 128; st > 0; st >>= 1) {
+        if (threadIdx.x < st) s[threadIdx.x] += s[threadIdx.x + st];
+    }
+    x[threadIdx.x] = s[0];
+}
+"""
+    assert "DICE-R004" in at_line(check_source(bad), 6)
+    good = bad.replace("        if (threadIdx.x < st) s[threadIdx.x] += s[threadIdx.x + st];\n",
+                       "        if (threadIdx.x < st) s[threadIdx.x] += s[threadIdx.x + st];\n"
+                       "        __syncthreads();\n")
+    assert [f for f in check_source(good) if f.category == "race"] == []
+
+
+def test_own_element_is_not_a_race_but_a_neighbours_is():
+    src = """\
+__global__ void k(float* x) {
+    __shared__ float s[257];
+    s[threadIdx.x] = x[threadIdx.x];
+    x[threadIdx.x] = s[threadIdx.x] * 2.0f;
+    x[threadIdx.x] += s[threadIdx.x + 1];
+}
+"""
+    findings = check_source(src)
+    assert at_line(findings, 4) == []
+    assert at_line(findings, 5) == ["DICE-R001"]
+
+
+def test_write_after_read_across_loop_iterations_is_R002():
+    src = """\
+__global__ void k(const float* a, float* y, int n) {
+    __shared__ float t[64];
+    float acc = 0.0f;
+    for (int b = 0; b < n; b += 64) {
+        t[threadIdx.x] = a[b + threadIdx.x];
+        __syncthreads();
+        for (int j = 0; j < 64; ++j) acc += t[j];
+    }
+    y[threadIdx.x] = acc;
+}
+
+void launch(const float* a, float* y, int n) { k<<<1, 64>>>(a, y, n); }
+"""
+    assert at_line(check_source(src), 5) == ["DICE-R002"]
+
+
+def test_data_dependent_read_modify_write_is_R003_and_atomic_is_clean():
+    src = """\
+__global__ void k(const int* keys, int* out) {
+    __shared__ int h[256];
+    h[threadIdx.x] = 0;
+    __syncthreads();
+    h[keys[threadIdx.x] & 255] += 1;
+    atomicAdd(&h[keys[threadIdx.x] & 255], 1);
+    __syncthreads();
+    out[threadIdx.x] = h[threadIdx.x];
+}
+"""
+    findings = check_source(src)
+    assert at_line(findings, 5) == ["DICE-R003"]
+    assert at_line(findings, 6) == []
+
+
+def test_strided_aos_and_transposed_global_accesses():
+    src = """\
+struct P { float x, y, z, w; };
+__global__ void k(const float* a, float* b, const P* p, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    b[i] = a[3 * i];
+    b[i] = p[i].y;
+    b[i * n] = a[i];
+    b[i] = a[i] + a[n + i];
+}
+"""
+    findings = check_source(src)
+    assert at_line(findings, 4) == ["DICE-C001"]
+    assert at_line(findings, 5) == ["DICE-C002"]
+    assert at_line(findings, 6) == ["DICE-C003"]
+    assert at_line(findings, 7) == []
+    c1 = next(f for f in findings if f.code == "DICE-C001")
+    assert c1.data["stride"] == 3 and c1.data["sectors"] > c1.data["ideal_sectors"]
+
+
+def test_column_read_of_unpadded_tile_conflicts_and_the_padding_fix_removes_it():
+    src = """\
+__global__ void k(const float* in, float* out) {
+    __shared__ float tile[32][32];
+    tile[threadIdx.y][threadIdx.x] = in[threadIdx.y * 32 + threadIdx.x];
+    __syncthreads();
+    out[threadIdx.y * 32 + threadIdx.x] = tile[threadIdx.x][threadIdx.y];
+}
+
+void launch(const float* in, float* out) { k<<<1, dim3(32, 32)>>>(in, out); }
+"""
+    f = next(f for f in check_source(src) if f.category == "bank-conflict")
+    assert f.code == "DICE-B001" and f.data["degree"] == 32 and f.line == 4
+    fixed = apply_fix(src, f.fix)
+    assert "__shared__ float tile[32][33];" in fixed
+    assert codes(check_source(fixed)) == []
+
+
+def test_broadcast_and_vectorized_shared_accesses_are_conflict_free():
+    src = """\
+__global__ void k(float* out) {
+    __shared__ float s[1024];
+    __shared__ double d[64];
+    for (int j = 0; j < 4; ++j) s[4 * threadIdx.x + j] = 0.0f;
+    d[threadIdx.x] = 1.0;
+    __syncthreads();
+    out[threadIdx.x] = s[0] + s[threadIdx.x] + (float)d[threadIdx.x];
+}
+
+void launch(float* out) { k<<<1, 64>>>(out); }
+"""
+    assert [f for f in check_source(src) if f.category == "bank-conflict"] == []

@@ -1,0 +1,93 @@
+"""`precision` and `overflow`, and their fixes."""
+from __future__ import annotations
+
+from analysis_helpers import apply_fix, at_line, codes
+
+from dice_engine.analysis import check_source
+
+
+def _fixed(src: str, code: str) -> str:
+    f = next(f for f in check_source(src) if f.code == code)
+    assert f.fix is not None
+    return apply_fix(src, f.fix)
+
+
+def test_double_literal_gets_an_f_suffix():
+    src = "__global__ void k(float* y) { y[threadIdx.x] = y[threadIdx.x] * 0.5 + 1.0f; }\n"
+    assert codes(check_source(src)) == ["DICE-P001"]
+    fixed = _fixed(src, "DICE-P001")
+    assert "* 0.5f + 1.0f" in fixed and codes(check_source(fixed)) == []
+
+
+def test_float_overloads_and_deliberate_doubles_are_not_findings():
+    src = """\
+__global__ void k(const float* x, float* y, double* z) {
+    float v = x[threadIdx.x];
+    y[threadIdx.x] = exp(v) + sqrt(v) + sin(v) + powf(v, 2.0f) + 0.25f;
+    double d = (double)v * 0.5;
+    z[threadIdx.x] = d + 1.0;
+    float c = 0.5;
+}
+"""
+    assert codes(check_source(src)) == []
+
+
+def test_pow_float_int_becomes_a_multiplication():
+    src = "__global__ void k(float* y) { float v = y[0]; y[threadIdx.x] = pow(v, 2); }\n"
+    assert codes(check_source(src)) == ["DICE-P002"]
+    fixed = _fixed(src, "DICE-P002")
+    assert "(v * v)" in fixed and codes(check_source(fixed)) == []
+
+
+def test_pow_with_a_fractional_double_exponent_becomes_powf():
+    src = "__global__ void k(float* y) { float v = y[0]; y[threadIdx.x] = pow(v, 1.5); }\n"
+    fixed = _fixed(src, "DICE-P002")
+    assert "powf(v, 1.5f)" in fixed and codes(check_source(fixed)) == []
+
+
+def test_half_accumulator_in_a_loop_and_lossy_atomic_target():
+    src = """\
+#include <cuda_fp16.h>
+__global__ void k(const __half* x, __half* y, int* total, int n) {
+    __half acc = __float2half(0.0f);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) acc += x[i];
+    y[threadIdx.x] = acc;
+    atomicAdd(&total[0], __half2float(acc));
+}
+"""
+    findings = check_source(src)
+    assert at_line(findings, 4) == ["DICE-P003"]
+    assert at_line(findings, 6) == ["DICE-P004"]
+
+
+def test_int_index_against_64bit_extent_is_widened():
+    src = """\
+__global__ void k(const float* x, float* y, size_t n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i];
+}
+"""
+    assert codes(check_source(src)) == ["DICE-O001"]
+    fixed = _fixed(src, "DICE-O001")
+    assert "size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;" in fixed
+    assert codes(check_source(fixed)) == []
+
+
+def test_product_of_file_constants_beyond_2_31_is_O001_and_small_ones_are_not():
+    big = """\
+#define W 100000
+__global__ void k(float* img, int y0) {
+    int x = threadIdx.x;
+    int y = blockIdx.y;
+    if (y < W) { int idx = y * W + x; img[idx] = 0.0f; }
+}
+"""
+    assert at_line(check_source(big), 5) == ["DICE-O001"]
+    assert codes(check_source(big.replace("100000", "1000"))) == []
+
+
+def test_64bit_destination_of_a_32bit_product_is_O002():
+    src = "__global__ void k(float* x) { long long i = blockIdx.x * blockDim.x + threadIdx.x; x[i] = 0.f; }\n"
+    assert codes(check_source(src)) == ["DICE-O002"]
+    fixed = _fixed(src, "DICE-O002")
+    assert "(long long)blockIdx.x * blockDim.x" in fixed and codes(check_source(fixed)) == []
