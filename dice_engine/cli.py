@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -14,7 +15,9 @@ from typing import Any, Sequence
 
 from .api import CUDAGenerator, FileReport, GenerationError, GenerationResult, generate_file, one_line
 from .arch import resolve
-from .compile import NvccNotFound
+from .analysis import Finding
+from .compile import NvccNotFound, compile_cuda
+from .compile.nvcc import TEMP_SOURCE
 from .intent import IntentError
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -42,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("files", nargs="+")
     check.add_argument("--arch", default="sm_90")
     check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
-    check.add_argument("--gpu", action="store_true", help="also run compute-sanitizer/ncu checks on a GPU")
+    check.add_argument("--gpu", action="store_true",
+                       help="also run the file's program (its main()) under compute-sanitizer on this GPU")
 
     doctor = sub.add_parser("doctor", help="which tools DICE found (nvcc, GPU, pycuda, ncu, sanitizer)")
     doctor.add_argument("--format", choices=("text", "json"), default="text")
@@ -176,11 +180,39 @@ def _check(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot read {name}: {e.strerror}") from None
         static = check_source(text, name, args.arch)
         dynamic = compiler_findings(text, name, args.arch, include_paths=[str(Path(name).resolve().parent)])
+        if args.gpu:
+            dynamic += _sanitizer_findings(text, name)
         findings += merge(static, dynamic)
     formatter = {"text": output.to_text, "json": output.to_json, "sarif": output.to_sarif}[args.format]
     if text := formatter(findings):
         print(text)
     return 1 if any(f.severity == "error" for f in findings) else 0
+
+
+def _sanitizer_findings(text: str, name: str) -> list[Finding]:
+    """compute-sanitizer on the file's own program (it needs a main()), built for this GPU."""
+    from .runner import doctor
+    from .runner.sanitizer import sanitize_command
+    if not doctor()["gpu"]["found"]:
+        print(f"dice check: {name}: no GPU, so --gpu checks were skipped", file=sys.stderr)
+        return []
+    if not re.search(r"\bint\s+main\s*\(", text):
+        print(f"dice check: {name}: no main(), so nothing to run under compute-sanitizer", file=sys.stderr)
+        return []
+    folder = str(Path(name).resolve().parent)
+    built = compile_cuda(text, "native", output="executable", flags=["-lineinfo"], include_paths=[folder],
+                         filename=name)
+    if not built.ok or built.artifact is None:
+        return []    # the compiler findings already say why
+
+    def where(file: str, line: int) -> tuple[str, int] | None:
+        return (name, line - 1) if Path(file).name == TEMP_SOURCE else None
+
+    try:
+        return sanitize_command([str(built.artifact)], where=where, cwd=folder)
+    except FileNotFoundError as e:
+        print(f"dice check: {e}", file=sys.stderr)
+        return []
 
 
 # -- doctor --------------------------------------------------------------------------------------

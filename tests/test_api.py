@@ -98,3 +98,14 @@ def test_generate_file_fills_regions_and_touches_nothing_else():
     edited = "".join(lines)
     out, reports = generate_file(edited, generator=generator)
     assert reports[0].status == "edited" and "// tuned by hand" in out
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_every_yielded_kernel_is_verified_and_timed():
+    from dice_engine.runner import GpuRunner
+    with GpuRunner() as runner:
+        results = list(CUDAGenerator(budget=4, runner=runner).stream(MAP))
+    assert results and all(r.verified is True and r.time_us > 0 for r in results)
+    times = [r.time_us for r in results]
+    assert all(b < a for a, b in zip(times, times[1:]))
+    assert results[-1].to_json()["time_us"] == results[-1].time_us

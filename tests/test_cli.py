@@ -106,3 +106,30 @@ def test_doctor_reports_the_toolchain():
     report = json.loads(done.stdout)
     assert "nvcc" in report and "gpu" in report
     assert done.returncode == (0 if report["nvcc"]["found"] else 1)
+
+
+RACY = """\
+#include <cuda_runtime.h>
+__global__ void racy(int* out) {
+  __shared__ int s[64];
+  s[threadIdx.x] = threadIdx.x;
+  out[threadIdx.x] = s[(threadIdx.x + 1) % 64];
+}
+int main() {
+  int* d;
+  cudaMalloc(&d, 64 * sizeof(int));
+  racy<<<1, 64>>>(d);
+  cudaDeviceSynchronize();
+  cudaFree(d);
+  return 0;
+}
+"""
+
+
+@pytest.mark.gpu
+def test_check_gpu_runs_the_program_under_compute_sanitizer(tmp_path):
+    path = tmp_path / "racy.cu"
+    path.write_text(RACY)
+    done = dice("check", str(path), "--gpu", "--format", "json")
+    findings = json.loads(done.stdout)
+    assert any(f["source"] == "sanitizer" and f["line"] in (4, 5) for f in findings), findings

@@ -81,6 +81,7 @@ def store(key: str, record: dict[str, Any], artifact: Path | None) -> Path | Non
         fd, tmp = tempfile.mkstemp(dir=base, prefix=".tmp-", suffix=artifact.suffix)
         os.close(fd)
         shutil.copyfile(artifact, tmp)
+        shutil.copymode(artifact, tmp)      # executables stay executable
         os.replace(tmp, cached_artifact)
     record = {**record, "artifact": cached_artifact.name if cached_artifact else None}
     _atomic_write(base / f"{key}.json", json.dumps(record).encode())

@@ -17,8 +17,9 @@ from .messages import CompileMessage, parse_messages
 from .resources import KernelResources, parse_resources
 from .toolchain import find_nvcc, nvcc_version
 
-_OUTPUTS = {"cubin": ("-cubin", ".cubin"), "ptx": ("-ptx", ".ptx"), "shared": ("-shared", ".so")}
-_TEMP_SOURCE = "dice_src.cu"
+_OUTPUTS = {"cubin": ("-cubin", ".cubin"), "ptx": ("-ptx", ".ptx"), "shared": ("-shared", ".so"),
+            "executable": ("-link", ".out")}
+TEMP_SOURCE = "dice_src.cu"   # the name nvcc sees (and -lineinfo records) for the source text
 
 
 @dataclass
@@ -51,7 +52,7 @@ class CompileResult:
 def compile_cuda(source: str, arch: str = "sm_90", *, output: str = "cubin", flags: Sequence[str] = (),
                  include_paths: Sequence[str] = (), nvcc: str | None = None, timeout: float = 120.0,
                  cache: bool = True, filename: str = "kernel.cu") -> CompileResult:
-    """Compile `source` for `arch` into a cubin, PTX or shared library.
+    """Compile `source` for `arch` into a cubin, PTX, shared library or executable.
 
     Messages refer to `filename` (the caller's name for the text). Raises NvccNotFound when no
     nvcc can be found; every other failure, including a timeout, is a result with ok=False.
@@ -70,19 +71,19 @@ def compile_cuda(source: str, arch: str = "sm_90", *, output: str = "cubin", fla
     mode, suffix = _OUTPUTS[output]
     workdir = Path(tempfile.mkdtemp(prefix="dice-nvcc-"))
     try:
-        (workdir / _TEMP_SOURCE).write_text(source)
+        (workdir / TEMP_SOURCE).write_text(source)
         out_path = workdir / f"out{suffix}"
         cmd = [nvcc_path, mode, f"-arch={arch}", "-MD", "-MF", "deps.d"]
         if output != "ptx":
             cmd += ["-Xptxas", "-v"]
         if output == "shared":
             cmd += ["-Xcompiler", "-fPIC"]
-        cmd += [f"-I{p}" for p in includes] + list(flags) + [_TEMP_SOURCE, "-o", out_path.name]
+        cmd += [f"-I{p}" for p in includes] + list(flags) + [TEMP_SOURCE, "-o", out_path.name]
         returncode, log = _run(cmd, workdir, timeout)
         if returncode is None:
             stopped = f"nvcc did not finish within {timeout:g} s and was stopped"
             return CompileResult(False, [CompileMessage(filename, 0, 0, "error", stopped)], log=log)
-        messages = parse_messages(log, temp_name=_TEMP_SOURCE, filename=filename, source=source)
+        messages = parse_messages(log, temp_name=TEMP_SOURCE, filename=filename, source=source)
         ok = returncode == 0 and out_path.exists()
         if not ok and not any(m.severity == "error" for m in messages):
             tail = log.strip().splitlines()[-1:] or [f"exit status {returncode}"]

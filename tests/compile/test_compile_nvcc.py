@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import stat
+import subprocess
 import time
 
 import pytest
@@ -101,3 +102,12 @@ def test_timeout_kills_the_compiler(tmp_path):
     assert result.errors[0].message == "nvcc did not finish within 0.5 s and was stopped"
     time.sleep(1.5)
     assert not marker.exists()
+
+
+@requires_nvcc
+def test_executable_output_runs_from_the_cache():
+    source = '#include <cstdio>\n__global__ void k(int* y) { y[0] = 1; }\nint main() { std::puts("ran"); }\n'
+    built = compile_cuda(source, "sm_80", output="executable")
+    again = compile_cuda(source, "sm_80", output="executable")
+    assert built.ok and again.cached and again.artifact == built.artifact
+    assert subprocess.run([str(again.artifact)], capture_output=True, text=True).stdout == "ran\n"
