@@ -493,7 +493,8 @@ class ColumnScan(Sketch):
         threads_x = 32 if inner <= 32 else (64 if inner <= 64 else 128)
         # Split the scanned dim when there are too few columns to fill the GPU with threads.
         split = 1
-        while split < 16 and columns * split < arch.sms * 1024 and shape.value(shape.length) >= 64 * split:
+        while (split < 16 and columns * split < arch.sms * 1024 and shape.value(shape.length) >= 64 * split
+               and threads_x * split * 2 <= arch.max_threads_per_block):
             split *= 2
         return {"threads_x": threads_x, "split": split}
 
