@@ -87,6 +87,11 @@ class SimtGemm(Sketch):
                            f"multiple of {p['vector']}"
             return None
 
+        def loads_per_thread(p: Point) -> str | None:
+            # each load is in flight with its own address and predicate; many of them crowd out the tile
+            loads = (p["block_m"] + p["block_n"]) * p["block_k"] // (threads(p) * p["vector"])
+            return None if loads <= 8 else f"{loads} global loads per thread per slice (at most 8)"
+
         def registers(p: Point) -> str | None:
             words = size // 4
             estimate = (p["thread_m"] * p["thread_n"] + p["thread_m"] + p["thread_n"]) * words + 40
@@ -98,7 +103,7 @@ class SimtGemm(Sketch):
             limit = arch.smem_per_block_default
             return None if smem <= limit else f"{smem} B of shared memory (static limit {limit})"
 
-        return DesignSpace(tokens, [thread_count, tile_loads, alignment, registers, shared_memory])
+        return DesignSpace(tokens, [thread_count, tile_loads, loads_per_thread, alignment, registers, shared_memory])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         gp = _gemm(problem)
@@ -294,7 +299,8 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
     epilogue = render_epilogue(gp)
     return f"""{consts}
 {epilogue}
-__global__ void __launch_bounds__(THREADS) {kernel}({kernel_params(gp)}) {{
+// min 1 block/SM: registers go to the tiles (ptxas would otherwise trade them for occupancy and spill)
+__global__ void __launch_bounds__(THREADS, 1) {kernel}({kernel_params(gp)}) {{
     __shared__ __align__(16) {ctype} As[STAGES][BK][BM + PAD];   // A slice, transposed: As[k][m]
     __shared__ __align__(16) {ctype} Bs[STAGES][BK][BN + PAD];   // B slice: Bs[k][n]
     const int tx = threadIdx.x % THREADS_X, ty = threadIdx.x / THREADS_X;

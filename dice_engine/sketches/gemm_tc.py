@@ -450,7 +450,8 @@ def _device_code(gp: GemmProblem, p: Point, arch: ArchSpec, kernel: str) -> str:
     elem = gp.in_dtype.c_type
     return f"""{consts}{helpers}
 {epilogue}
-__global__ void __launch_bounds__(THREADS) {kernel}({kernel_params(gp)}) {{
+// min 1 block/SM: registers go to the tiles (ptxas would otherwise trade them for occupancy and spill)
+__global__ void __launch_bounds__(THREADS, 1) {kernel}({kernel_params(gp)}) {{
     extern __shared__ __align__(16) uint16_t smem[];   // STAGES x (A tile, B tile), raw 16-bit elements
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int warp_m0 = (warp / WARPS_N) * WM, warp_n0 = (warp % WARPS_N) * WN;   // warp tile in the block tile

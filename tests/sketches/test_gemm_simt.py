@@ -86,6 +86,9 @@ def test_thread_count_and_tile_split_constraints():
     uneven = {"block_m": 64, "block_n": 64, "block_k": 8, "thread_m": 4, "thread_n": 4, "vector": 4,
               "buffering": 1}
     assert any("does not split" in v for v in space.violations(uneven))
+    many_loads = {"block_m": 64, "block_n": 128, "block_k": 16, "thread_m": 8, "thread_n": 4, "vector": 1,
+                  "buffering": 1}
+    assert any("12 global loads per thread" in v for v in space.violations(many_loads))
 
 
 def test_text_shows_transposed_a_tile_float4_and_double_buffering():
@@ -109,7 +112,7 @@ def test_symbolic_rows_guard_the_launch():
 
 COMPILE_CASES = [(text, "sm_90", None) for text in gemm.SAMPLE_INTENTS] + [
     ("C = A @ W.T; A: f32[1000, 999]; W: f32[1001, 999]", "sm_80",
-     point(64, 128, 16, 8, 4, vector=1, buffering=1)),
+     point(64, 128, 8, 8, 4, vector=1, buffering=1)),
     ("C = A.T @ B; A: f32[512, 1024]; B: f32[512, 256]", "sm_80",
      point(128, 64, 16, 4, 8, vector=4, buffering=2)),
     ("C = A @ B; A: f64[1024, 1024]; B: f64[1024, 1024]", "sm_80",
