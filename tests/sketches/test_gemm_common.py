@@ -59,3 +59,16 @@ def test_epilogue_broadcasts_over_the_batch_and_converts_half_inputs():
     gp = gemm("y = A @ B + R; A: f16[4, 64, 32]; B: f16[32, 16]; R: f16[4, 64, 16]")
     code = render_epilogue(gp)
     assert "__half2float(R[(long long)batch * M * N + (long long)row * N + (long long)col])" in code
+
+
+def test_column_major_option_and_oversized_problems_are_refused():
+    why = read_problem(classify(parse_intent("C = A @ B; A: f32[64, 64]; B: f32[64, 64]; layout=col")))
+    assert isinstance(why, str) and "A.T" in why
+    why = read_problem(classify(parse_intent("C = A @ B; A: f32[70000, 4, 4]; B: f32[70000, 4, 4]")))
+    assert isinstance(why, str) and "65535" in why
+
+
+def test_tensors_named_like_kernel_identifiers_are_renamed_in_the_kernel_only():
+    gp = gemm("y = K @ acc + row; K: f32[8, 8]; acc: f32[8, 8]; row: f32[8]")
+    assert (gp.a.param, gp.b.param) == ("K_", "acc_")
+    assert "row_[(long long)col]" in render_epilogue(gp)
