@@ -127,6 +127,9 @@ class Analyzer:
         if fn.is_kernel or fn.name not in called:
             try:
                 trace = run_function(fn, by_name, facts)
+            except RecursionError:
+                log.info("thread analysis of %s: input nested too deeply", fn.name)
+                return out
             except Exception:
                 log.warning("thread analysis of %s failed", fn.name, exc_info=True)
                 return out
@@ -140,6 +143,9 @@ class Analyzer:
 def _guarded(analysis, *args) -> list[Finding]:
     try:
         return analysis(*args)
+    except RecursionError:       # expressions nested hundreds deep: skipped, a known limit
+        log.info("%s: input nested too deeply", getattr(analysis, "__name__", "analysis"))
+        return []
     except Exception:
         log.warning("%s failed", getattr(analysis, "__name__", "analysis"), exc_info=True)
         return []

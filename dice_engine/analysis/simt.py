@@ -31,6 +31,8 @@ SHORT_LOOP = 8               # constant-trip loops up to this length run complet
 CALL_DEPTH = 4
 GENERIC_INT = 1 << 20        # the value an unknown uniform integer (a size parameter) takes
 GENERIC_BLOCK_IDX = 1
+MAX_DEPTH = 120              # expression nesting beyond this is left unknown (stays off Python's limit)
+INT64 = (-(1 << 63), (1 << 63) - 1)
 
 Array = np.ndarray
 
@@ -205,6 +207,7 @@ class Interpreter:
         self.loop_ids = 0
         self.blocks: list[int] = [0]
         self.sync_seen: set[tuple[str, int]] = set()
+        self.depth = 0
         self.y_level = LANE if bx < 32 else WARP
         self.z_level = LANE if bx * by < 32 else WARP
 
@@ -479,21 +482,24 @@ class Interpreter:
     # -- expressions ----------------------------------------------------------------------------
 
     def _expr(self, node: Node | None) -> Val:
-        if node is None:
+        if node is None or self.depth > MAX_DEPTH:
             return UNKNOWN
-        handler = _EXPRESSIONS.get(node.type)
-        if handler is None:
-            for child in node.named_children:
-                self._expr(child)
-            return UNKNOWN
-        return handler(self, node)
+        self.depth += 1
+        try:
+            handler = _EXPRESSIONS.get(node.type)
+            if handler is None:
+                for child in node.named_children:
+                    self._expr(child)
+                return UNKNOWN
+            return handler(self, node)
+        finally:
+            self.depth -= 1
 
     def _number(self, node: Node) -> Val:
         s = text(node)
         if float_literal_type(s) is not None:
             return Val(None, UNIFORM, exact=True)
-        v = int_literal(s)
-        return Val(v, UNIFORM, exact=True) if v is not None else Val(None, UNIFORM, exact=True)
+        return Val(_int64(int_literal(s)), UNIFORM, exact=True)
 
     def _identifier(self, node: Node) -> Val:
         name = text(node)
@@ -505,7 +511,7 @@ class Interpreter:
             return v
         c = self.facts.constants.get(name)
         if c is not None:
-            return Val(c, UNIFORM, exact=True)
+            return Val(_int64(c), UNIFORM, exact=True)
         if name == "warpSize":
             return Val(32, UNIFORM, exact=True)
         return UNKNOWN
@@ -548,7 +554,7 @@ class Interpreter:
             if level == LANE and exact and self._warp_constant(result):
                 level = WARP                # threadIdx.x / 32, a warp id
         else:
-            result = int(result)
+            result = _int64(int(result))
         return Val(result, level, exact)
 
     def _warp_constant(self, arr: Array) -> bool:
@@ -942,6 +948,11 @@ class Interpreter:
         if key not in self.sync_seen:
             self.sync_seen.add(key)
             self.trace.sync.append(SyncEvent(node, "DICE-S004", None, {"op": name, "detail": detail}))
+
+
+def _int64(v: int | None) -> int | None:
+    """Values beyond 64 bits are unknown (C would have wrapped or rejected them)."""
+    return v if v is not None and INT64[0] <= v <= INT64[1] else None
 
 
 def _operands(node: Node | None) -> list[Node]:

@@ -35,7 +35,8 @@ def test_hoisting_fix_moves_the_barrier_after_the_branch_and_clears_the_finding(
 
 
 def test_no_hoisting_when_the_barrier_is_in_the_middle_of_the_branch():
-    src = DIVERGENT.replace("        __syncthreads();\n", "        __syncthreads();\n        s[tid] *= 2.0f;\n")
+    barrier = "        __syncthreads();\n"
+    src = DIVERGENT.replace(barrier, barrier + "        s[tid] *= 2.0f;\n")
     f = next(f for f in check_source(src) if f.code == "DICE-S001")
     assert f.fix is None
 

@@ -1,0 +1,67 @@
+"""The editor path: incremental parsing and the per-function cache."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dice_engine.analysis import Analyzer, check_source
+from dice_engine.analysis import analyzer as analyzer_module
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+FILE = "\n".join((CORPUS / name).read_text() for name in (
+    "race_raw_neighbor.cu", "prec_gelu_literals.cu", "bank_stride2_words.cu", "clean_grid_stride.cu"))
+
+
+def _key(f):
+    return (f.code, f.line, f.column, f.end_line, f.end_column, f.message, f.fix)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("0.044715 * v", "0.044715f * v"),                 # fixes one finding in the middle
+    ("float v = x[i];", "float v = x[i];\n"),         # adds a line above later functions
+    ("s[tid + 1] = in[i];", "s[tid + 1] = in[i]; // ÄÖ"),
+])
+def test_incremental_update_equals_a_fresh_analysis(old, new):
+    analyzer = Analyzer("f.cu")
+    analyzer.update(FILE)
+    edited = FILE.replace(old, new, 1)
+    assert edited != FILE
+    assert [_key(f) for f in analyzer.update(edited)] == [_key(f) for f in check_source(edited, "f.cu")]
+    assert [_key(f) for f in analyzer.update(FILE)] == [_key(f) for f in check_source(FILE, "f.cu")]
+
+
+def test_a_one_line_edit_reanalyzes_only_that_function(monkeypatch):
+    analyzer = Analyzer("f.cu")
+    analyzer.update(FILE)
+    analyzed: list[str] = []
+    original = Analyzer._function_findings
+
+    def spy(self, src, fn, *args):
+        analyzed.append(fn.name)
+        return original(self, src, fn, *args)
+
+    monkeypatch.setattr(Analyzer, "_function_findings", spy)
+    analyzer.update(FILE.replace("0.044715 * v", "0.044715f * v"))
+    assert analyzed == ["gelu"]
+
+
+def test_editing_a_device_function_reanalyzes_its_callers(monkeypatch):
+    src = (CORPUS / "sync_device_function.cu").read_text()
+    analyzer = Analyzer("f.cu")
+    analyzer.update(src)
+    analyzed: list[str] = []
+    original = Analyzer._function_findings
+    monkeypatch.setattr(Analyzer, "_function_findings",
+                        lambda self, s, fn, *a: analyzed.append(fn.name) or original(self, s, fn, *a))
+    analyzer.update(src.replace("s[tid] + s[0]", "s[tid] * s[0]"))
+    assert sorted(analyzed) == ["block_sum_step", "guarded_helper"]
+
+
+def test_analysis_failures_are_contained(monkeypatch):
+    def boom(*args):
+        raise RuntimeError("bug in one analysis")
+
+    monkeypatch.setattr(analyzer_module, "race_findings", boom)
+    findings = check_source(FILE)
+    assert findings and not any(f.category == "race" for f in findings)
