@@ -1,0 +1,95 @@
+"""The implicit-GEMM conv2d sketch: GEMM sizes, constraints, defaults, the rendered text, and
+nvcc/ptxas builds."""
+from __future__ import annotations
+
+import pytest
+from layout_sketch_checks import (compile_clean, needs_nvcc, private_compile_cache, problem, serving,
+                                  some_points)
+
+from dice_engine.arch import ARCHS
+from dice_engine.sketches import conv
+from dice_engine.sketches.conv import ConvShape, ImplicitGemmConv
+
+__all__ = ["private_compile_cache"]
+SM90 = ARCHS["sm_90"]
+CONV = ImplicitGemmConv()
+RESNET = "y = relu(conv2d(x, w, b, padding=1)); x: f32[16, 128, 28, 28]; w: f32[256, 128, 3, 3]; b: f32[256]"
+
+
+def point(bm: int, bn: int, bk: int, tm: int, tn: int) -> dict:
+    return {"block_m": bm, "block_n": bn, "block_k": bk, "thread_m": tm, "thread_n": tn}
+
+
+def test_gemm_view_of_the_convolution():
+    shape = ConvShape(problem("y = conv2d(x, w, b, stride=2, padding=3); x: f32[8, 3, 224, 224]; "
+                              "w: f32[64, 3, 7, 7]; b: f32[64]"))
+    assert (shape.out_h, shape.out_w) == (112, 112)
+    assert (shape.gemm_m, shape.gemm_n, shape.gemm_k) == (8 * 112 * 112, 64, 3 * 7 * 7)
+    assert shape.has_bias and shape.stride == (2, 2) and shape.padding == (3, 3)
+
+
+def test_prologue_and_broadcast_epilogue_are_refused():
+    assert "prologue" in CONV.unsupported(
+        problem("y = conv2d(relu(x), w); x: f32[2, 4, 8, 8]; w: f32[4, 4, 3, 3]"), SM90)
+    assert "broadcasts" in CONV.unsupported(
+        problem("y = conv2d(x, w) + s; x: f32[2, 4, 8, 8]; w: f32[4, 4, 3, 3]; s: f32[6]"), SM90)
+
+
+def test_defaults():
+    assert CONV.default_point(problem(RESNET), SM90) == point(64, 128, 8, 4, 8)
+    big = problem("y = conv2d(x, w, padding=1); x: f32[32, 64, 56, 56]; w: f32[64, 64, 3, 3]")
+    assert CONV.default_point(big, SM90) == point(128, 64, 8, 8, 4)
+    f64 = problem("y = conv2d(x, w, stride=2); x: f64[2, 5, 17, 19]; w: f64[7, 5, 3, 3]")
+    assert CONV.default_point(f64, SM90) == point(64, 64, 8, 4, 4)
+
+
+def test_constraints_reject_illegal_points():
+    space = CONV.space(problem(RESNET), SM90)
+    assert any("threads per block" in v for v in space.violations(point(32, 32, 8, 8, 8)))      # 16 threads
+    # 512 threads: 16 tap rows of 32 pixels per pass cannot tile 8 taps
+    assert any("input tile" in v for v in space.violations(point(32, 128, 8, 2, 4)))
+    f64 = CONV.space(problem("y = conv2d(x, w); x: f64[2, 5, 17, 19]; w: f64[7, 5, 3, 3]"), SM90)
+    assert any("accumulator registers" in v for v in f64.violations(point(128, 128, 8, 8, 8)))
+    assert space.is_legal(point(128, 128, 16, 8, 8))
+    with pytest.raises(ValueError, match="illegal point"):
+        CONV.render(problem(RESNET), SM90, point(32, 32, 8, 8, 8), "bad")
+
+
+def test_text_names_the_strategy_and_fuses_bias_and_relu():
+    p = problem(RESNET)
+    source = CONV.render(p, SM90, CONV.default_point(p, SM90), "conv_relu").source
+    header = source.splitlines()[0]
+    assert "implicit GEMM" in header and "bias" in header and "fused epilogue" in header
+    assert "(Acc)(b[out_channel])" in source and "fmaxf(" in source
+    assert "constexpr int kBPitch = kBlockN + 4;" in source
+    assert "a_tile[kBlockK][kBlockM]" in source
+
+
+def test_half_precision_says_how_it_accumulates():
+    p = problem("y = conv2d(x, w); x: f16[32, 256, 14, 14]; w: f16[512, 256, 1, 1]")
+    source = CONV.render(p, SM90, CONV.default_point(p, SM90), "conv_half").source
+    assert "SIMT f32 accumulate (no tensor cores)" in source.splitlines()[0]
+    assert "using Acc = float;" in source and "__half2float(" in source and "__float2half_rn(" in source
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_sample_defaults_compile_without_spills(arch):
+    rendered = [sketch.render(p, ARCHS[arch], sketch.default_point(p, ARCHS[arch]), f"sample{i}")
+                for i, text in enumerate(conv.SAMPLE_INTENTS)
+                for sketch, p in serving(conv.SKETCHES, text, arch)]
+    assert len(rendered) == len(conv.SAMPLE_INTENTS)
+    compile_clean(rendered, arch)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("text", [
+    RESNET,
+    "y = conv2d(x, w, padding=2, dilation=2); x: bf16[N, 64, 33, 47]; w: bf16[96, 64, 3, 3]; N=3",
+    "y = conv2d(x, w, stride=2); x: f64[2, 5, 17, 19]; w: f64[7, 5, 3, 3]",
+])
+def test_design_space_points_compile_without_spills(text):
+    rendered = [sketch.render(p, SM90, pt, f"pt{k}")
+                for sketch, p in serving(conv.SKETCHES, text)
+                for k, pt in enumerate(some_points(sketch, p, "sm_90"))]
+    compile_clean(rendered, "sm_90")

@@ -1,0 +1,79 @@
+"""The direct pooling sketch: torch semantics in the text (NaN-propagating max, padding-counting
+average), constraints, defaults, and nvcc/ptxas builds."""
+from __future__ import annotations
+
+import pytest
+from layout_sketch_checks import (compile_clean, needs_nvcc, private_compile_cache, problem, serving,
+                                  some_points)
+
+from dice_engine.arch import ARCHS
+from dice_engine.sketches import pool
+from dice_engine.sketches.pool import DirectPool
+
+__all__ = ["private_compile_cache"]
+SM90 = ARCHS["sm_90"]
+POOL = DirectPool()
+MAX_3S2 = "y = max_pool2d(x, kernel_size=3, stride=2, padding=1); x: f32[16, 64, 112, 112]"
+
+
+def test_max_pool_ignores_padding_and_propagates_nan():
+    p = problem(MAX_3S2)
+    source = POOL.render(p, SM90, POOL.default_point(p, SM90), "maxp").source
+    assert "Acc best = -INFINITY;" in source
+    assert "if (value > best || isnan(value)) best = value;" in source
+    assert "constexpr int kKernelH = 3, kKernelW = 3;" in source and "constexpr int kPadH = 1" in source
+    assert "constexpr int kOutH = 56, kOutW = 56;" in source
+
+
+def test_avg_pool_divides_by_the_full_window():
+    p = problem("y = avg_pool2d(x, kernel_size=3, stride=1, padding=1); x: f16[8, 128, 56, 56]")
+    source = POOL.render(p, SM90, POOL.default_point(p, SM90), "avgp").source
+    assert "best / Acc(kKernelH * kKernelW)" in source and "count_include_pad" in source.splitlines()[0]
+    assert "using Acc = float;" in source and "__float2half_rn(" in source
+
+
+def test_integer_input_is_refused():
+    integer = problem("y = max_pool2d(x, kernel_size=2); x: i32[1, 2, 8, 8]")
+    assert "floating types only" in POOL.unsupported(integer, SM90)
+
+
+def test_defaults_fit_the_output_width():
+    assert POOL.default_point(problem(MAX_3S2), SM90) == {"block_x": 64, "block_y": 4, "outputs": 1}
+    small = problem("y = relu(avg_pool2d(x, kernel_size=7)); x: f32[64, 512, 7, 7]")
+    assert POOL.default_point(small, SM90) == {"block_x": 32, "block_y": 8, "outputs": 1}
+
+
+def test_constraints_reject_illegal_points():
+    space = POOL.space(problem(MAX_3S2), SM90)
+    too_few = {"block_x": 32, "block_y": 1, "outputs": 1}
+    assert any("threads per block" in v for v in space.violations(too_few))
+    assert any("not one of" in v for v in space.violations({"block_x": 32, "block_y": 8, "outputs": 3}))
+    with pytest.raises(ValueError, match="illegal point"):
+        POOL.render(problem(MAX_3S2), SM90, too_few, "bad")
+
+
+def test_symbolic_batch_is_a_parameter_and_planes_loop_past_the_grid_limit():
+    p = problem("y = max_pool2d(x, kernel_size=3, stride=2, padding=1); x: f32[N, 64, 56, 56]; N=7")
+    rendered = POOL.render(p, SM90, POOL.default_point(p, SM90), "symp")
+    assert rendered.params[-1].name == "N" and rendered.params[-1].role == "symbol"
+    assert "plane += gridDim.z" in rendered.source and "planes < 65535 ? planes : 65535" in rendered.launcher
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_sample_defaults_compile_without_spills(arch):
+    rendered = [sketch.render(p, ARCHS[arch], sketch.default_point(p, ARCHS[arch]), f"sample{i}")
+                for i, text in enumerate(pool.SAMPLE_INTENTS)
+                for sketch, p in serving(pool.SKETCHES, text, arch)]
+    assert len(rendered) == len(pool.SAMPLE_INTENTS)
+    compile_clean(rendered, arch)
+
+
+@needs_nvcc
+def test_design_space_points_compile_without_spills():
+    texts = [MAX_3S2, "y = relu(avg_pool2d(x, kernel_size=2)); x: bf16[4, 96, 55, 55]"]
+    rendered = [sketch.render(p, SM90, pt, f"pt{i}_{k}")
+                for i, text in enumerate(texts)
+                for sketch, p in serving(pool.SKETCHES, text)
+                for k, pt in enumerate(some_points(sketch, p, "sm_90"))]
+    compile_clean(rendered, "sm_90")
