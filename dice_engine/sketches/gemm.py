@@ -19,17 +19,11 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params, \
     launcher_signature
-from .gemm_common import GemmProblem, Operand, batch_pointer, kernel_args, kernel_params, read_problem, \
-    render_epilogue, size_guard, store
+from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_args, kernel_params, \
+    read_problem, render_epilogue, size_guard, store
 
 _SUB = 4   # thread sub-tile edge: one 16-byte (float4) shared-memory read per sub-tile row
 _PAD = 4   # shared-memory row padding (elements): keeps transposed stores conflict-free, rows 16-B aligned
-
-
-def _gemm(problem: Problem) -> GemmProblem:
-    gp = read_problem(problem)
-    assert not isinstance(gp, str), gp
-    return gp
 
 
 class SimtGemm(Sketch):
@@ -47,7 +41,7 @@ class SimtGemm(Sketch):
     # -- design space ---------------------------------------------------------------------------
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
-        gp = _gemm(problem)
+        gp = gemm_problem(problem)
         size = gp.in_dtype.size
         widest = 16 // size   # float4 / double2
         tokens = [
@@ -106,7 +100,7 @@ class SimtGemm(Sketch):
         return DesignSpace(tokens, [thread_count, tile_loads, loads_per_thread, alignment, registers, shared_memory])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
-        gp = _gemm(problem)
+        gp = gemm_problem(problem)
         space = self.space(problem, arch)
         small = gp.hint(gp.M) * gp.hint(gp.N) * gp.hint(gp.batch) < 128 * 128 * 2 * arch.sms
         big_tiles = [(128, 128, 8, 8, 8), (128, 128, 16, 8, 8)]
@@ -122,7 +116,7 @@ class SimtGemm(Sketch):
     # -- rendering ------------------------------------------------------------------------------
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        gp = _gemm(problem)
+        gp = gemm_problem(problem)
         violations = self.space(problem, arch).violations(point)
         if violations:
             raise ValueError(f"illegal point for {self.name}: {'; '.join(violations)}")

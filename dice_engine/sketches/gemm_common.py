@@ -134,6 +134,14 @@ def read_problem(problem: Problem) -> GemmProblem | str:
     return GemmProblem(problem, batch, M, N, K, a, b, mm.dtype, problem.output.dtype, acc)
 
 
+def gemm_problem(problem: Problem) -> GemmProblem:
+    """`read_problem` for a problem the sketch already accepted (unsupported() returned None)."""
+    gp = read_problem(problem)
+    if isinstance(gp, str):
+        raise ValueError(gp)
+    return gp
+
+
 # ---------------------------------------------------------------------------------------------
 # Parameters
 

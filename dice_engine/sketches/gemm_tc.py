@@ -18,18 +18,12 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params, \
     launcher_signature
-from .gemm_common import GemmProblem, Operand, batch_pointer, kernel_args, kernel_params, read_problem, \
-    render_epilogue, size_guard, store, output_value
+from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_args, kernel_params, \
+    output_value, read_problem, render_epilogue, size_guard, store
 
 _PAD = 8        # elements of padding per shared-memory row (16 bytes)
 _CHUNK = 8      # 16-bit elements per 16-byte copy
 _DEFAULT_SMEM = 48 * 1024   # dynamic shared memory beyond this needs the opt-in attribute
-
-
-def _gemm(problem: Problem) -> GemmProblem:
-    gp = read_problem(problem)
-    assert not isinstance(gp, str), gp
-    return gp
 
 
 def _tile_shape(which: str, op: Operand, p: Point) -> tuple[int, int]:
@@ -69,7 +63,7 @@ class TensorCoreGemm(Sketch):
     # -- design space ---------------------------------------------------------------------------
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
-        gp = _gemm(problem)
+        gp = gemm_problem(problem)
         loads = ("cp_async", "vector", "scalar") if arch.has_cp_async else ("vector", "scalar")
         tokens = [
             Token("block_m", (64, 128, 256), "rows of C per block (BM)"),
@@ -127,11 +121,12 @@ class TensorCoreGemm(Sketch):
         return DesignSpace(tokens, [warps, copies, staging, alignment, registers, shared_memory])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
-        gp = _gemm(problem)
+        gp = gemm_problem(problem)
         space = self.space(problem, arch)
         tiles = gp.hint(gp.M) * gp.hint(gp.N) * gp.hint(gp.batch)
         if tiles >= 128 * 256 * 2 * arch.sms:
-            shapes = [(128, 256, 32, 64, 64), (128, 128, 32, 64, 64), (64, 64, 32, 32, 32)]
+            # CUTLASS's sm_80 f16 default: 128x256x64 with 64x64 warps, 3 stages
+            shapes = [(128, 256, 64, 64, 64), (128, 256, 32, 64, 64), (128, 128, 32, 64, 64), (64, 64, 32, 32, 32)]
         elif tiles >= 128 * 128 * arch.sms:
             shapes = [(128, 128, 32, 64, 64), (64, 64, 32, 32, 32)]
         else:
@@ -147,7 +142,7 @@ class TensorCoreGemm(Sketch):
     # -- rendering ------------------------------------------------------------------------------
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        gp = _gemm(problem)
+        gp = gemm_problem(problem)
         violations = self.space(problem, arch).violations(point)
         if violations:
             raise ValueError(f"illegal point for {self.name}: {'; '.join(violations)}")

@@ -62,7 +62,7 @@ def test_default_point_is_legal_and_renders(text, arch_name):
 
 def test_big_problem_default_is_a_deep_cp_async_pipeline():
     p, arch = problem(SQUARE_F16), ARCHS["sm_90"]
-    assert SKETCH.default_point(p, arch) == point(128, 256, 32, 64, 64, stages=3, load="cp_async")
+    assert SKETCH.default_point(p, arch) == point(128, 256, 64, 64, 64, stages=3, load="cp_async")
 
 
 def test_constraints_reject_illegal_points():
@@ -92,7 +92,7 @@ def test_text_claims_match_the_code():
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in src
     assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in src and "ldmatrix_x4_trans(r" in src
     assert "cp.async.cg.shared.global" in src and "cp_async_wait<STAGES - 2>()" in src
-    assert "cudaFuncAttributeMaxDynamicSharedMemorySize, 81408" in rendered.launcher
+    assert "cudaFuncAttributeMaxDynamicSharedMemorySize, 156672" in rendered.launcher
     assert "__floats2half2_rn" in src
     staged = SKETCH.render(p, arch, point(128, 128, 32, 64, 32, stages=2, load="vector"), "tc_vec").source
     assert "cp.async" not in staged and "reinterpret_cast<const uint4*>" in staged
