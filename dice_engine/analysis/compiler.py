@@ -100,7 +100,9 @@ def _resource_findings(src: Source, fn: Function, res: KernelResources, arch: st
                          "`too many resources requested`.", figures))
         return out
     code = _LIMITER_CODES.get(occ.limiter)
-    if code is not None and occ.fraction < LOW_OCCUPANCY:
+    # one-warp blocks reach exactly half the warp slots at the blocks-per-SM limit: still worth saying
+    low = occ.fraction < LOW_OCCUPANCY or (code == "DICE-M005" and occ.fraction <= LOW_OCCUPANCY)
+    if code is not None and low:
         advice = {"DICE-M003": f"{res.registers} registers per thread allow only "
                                f"{occ.blocks_per_sm} blocks; cap registers with `__launch_bounds__` "
                                "or reduce live values",
