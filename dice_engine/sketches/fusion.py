@@ -148,18 +148,19 @@ struct alignas(sizeof(T) * N) Pack {
 };"""
 
 
-def _pack_loads(problem: Problem, nodes: list[Node], vec: int, offset: str, indent: str) -> str:
-    """Vector loads of `vec` elements at `offset` of each (non-scalar) input, as `<name>_pack`."""
+def _pack_loads(problem: Problem, nodes: list[Node], vec: int, offset: str, indent: str, tag: str) -> str:
+    """Vector loads of `vec` elements at `offset` of each (non-scalar) input, as `<name>_<tag>`
+    (the tag keeps an input read by both the prologue and the epilogue from being declared twice)."""
     lines = []
     for name in sorted({n.name for n in nodes if n.shape != ()}):
         t = problem.program.inputs[name].dtype.c_type
-        lines.append(f"{indent}const Pack<{t}, {vec}> {name}_pack = "
+        lines.append(f"{indent}const Pack<{t}, {vec}> {name}_{tag} = "
                      f"*reinterpret_cast<const Pack<{t}, {vec}>*>({name} + {offset});\n")
     return "".join(lines)
 
 
-def _pack_reader(k: int) -> Reader:
-    return lambda node: f"{node.name}[0]" if node.shape == () else f"{node.name}_pack.v[{k}]"
+def _pack_reader(k: int, tag: str) -> Reader:
+    return lambda node: f"{node.name}[0]" if node.shape == () else f"{node.name}_{tag}.v[{k}]"
 
 
 def load_operand(problem: Problem, offset: str, vec: int, indent: str,
@@ -170,10 +171,10 @@ def load_operand(problem: Problem, offset: str, vec: int, indent: str,
     if vec == 1:
         value = operand_value(problem, read_at(offset), arg_index, prefix="pro_")
         return block(value.statements, indent), [value.value]
-    code = _pack_loads(problem, operand_inputs(problem, arg_index), vec, offset, indent)
+    code = _pack_loads(problem, operand_inputs(problem, arg_index), vec, offset, indent, "pack")
     values = []
     for k in range(vec):
-        value = operand_value(problem, _pack_reader(k), arg_index, prefix=f"pro{k}_")
+        value = operand_value(problem, _pack_reader(k, "pack"), arg_index, prefix=f"pro{k}_")
         code += block(value.statements, indent)
         values.append(value.value)
     return code, values
@@ -189,10 +190,10 @@ def store_output(problem: Problem, offset: str, anchor_values: list[str], indent
         value = epilogue_value(problem, anchor_values[0], read_at(offset), prefix="epi_")
         return (block(value.statements, indent)
                 + f"{indent}{name}[{offset}] = {store_from_compute(out, value.value)};\n")
-    code = _pack_loads(problem, epilogue_inputs(problem), vec, offset, indent)
+    code = _pack_loads(problem, epilogue_inputs(problem), vec, offset, indent, "out_pack")
     code += f"{indent}Pack<{out.c_type}, {vec}> result;\n"
     for k, anchor_value in enumerate(anchor_values):
-        value = epilogue_value(problem, anchor_value, _pack_reader(k), prefix=f"epi{k}_")
+        value = epilogue_value(problem, anchor_value, _pack_reader(k, "out_pack"), prefix=f"epi{k}_")
         code += block(value.statements, indent)
         code += f"{indent}result.v[{k}] = {store_from_compute(out, value.value)};\n"
     return code + f"{indent}*reinterpret_cast<Pack<{out.c_type}, {vec}>*>({name} + {offset}) = result;\n"

@@ -425,4 +425,5 @@ SAMPLE_INTENTS: list[str] = [
     "y = relu(x.T) * 2.0; x: f32[3000, 5000]",
     "y = x.T + b; x: f32[1024, 2048]; b: f32[2048, 1024]",
     "y = transpose(x, 0, 1); x: f32[B, 12, 512, 64]; B=8",
+    "y = transpose(relu(x), 0, 1) + x; x: f32[64, 64, 128]",
 ]
