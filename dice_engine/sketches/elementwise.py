@@ -13,7 +13,7 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature, store_from_compute)
-from .warp import (PACK_HELPERS, describe, emit_expression, expression_ctype, hint_int, indent,
+from .warp import (tidy, PACK_HELPERS, describe, emit_expression, expression_ctype, hint_int, indent,
                    input_nodes, kernel_param_list, min_blocks_per_sm, pack_declarations, pack_element,
                    pack_loads, pack_width, plan_access, prod_c, register_budget, scalar_element,
                    shape_text, wave_grid_cap, words_per_element)
@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
 }}"""
         strategy = (f"fused elementwise, {'16-byte packs' if vec > 1 else 'scalar accesses'} "
                     f"({vec} elements), {unroll} in flight per thread, {point['schedule'].replace('_', '-')}")
-        source = frame(name=name, strategy=strategy, tokens=point, device_code=device_code,
+        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device_code),
                        launcher_code=launcher)
         numel_hint = hint_int(problem.program, out.shape)
         steps = -(-numel_hint // (vec * unroll))

@@ -1,4 +1,472 @@
-"""(being written)"""
-from .base import Sketch
+"""layer_norm / rms_norm over the last axis: one sketch, `norm.rows`.
 
-SKETCHES: list[Sketch] = []
+A group of G threads per row (sub-warp, warp or block). cache=registers keeps the row in
+registers and computes mean and variance in two passes over them (exact and stable: no
+E[x^2] - E[x]^2); cache=none streams the row twice: Welford's running mean/M2 (merged with
+Chan's formula in a fixed order) on the first read, normalize-and-write on the second.
+Optional weight and bias are read as 16-byte packs along the row. rms_norm's eps=None is
+torch's default, finfo(dtype).eps.
+"""
+from __future__ import annotations
+
+from ..arch import ArchSpec
+from ..ir.graph import Node
+from ..ir.patterns import Problem
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
+                   launcher_signature)
+from .expr import literal
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, RowwisePlan, describe, hint_int, indent, kernel_param_list,
+                   leaf_value, min_blocks_per_sm, pack_element, pack_loads, pack_step, pow2_range,
+                   register_budget, rowwise_plan, scalar_element, tidy, wave_grid_cap, words_per_element)
+
+BASE_REGISTERS = 40      # indices, statistics, weight/bias packs
+ROW_GRID_WAVES = 4
+FINFO_EPS = {"f64": 2.220446049250313e-16, "f32": 1.1920928955078125e-07,
+             "f16": 0.0009765625, "bf16": 0.0078125}
+
+
+def _plan(problem: Problem) -> RowwisePlan | str:
+    anchor = problem.anchor
+    if anchor is None or anchor.op not in ("layer_norm", "rms_norm"):
+        return "not a layer_norm or rms_norm"
+    if any(a.op != "input" for a in anchor.args[1:]):
+        return "weight and bias must be input tensors"
+    return rowwise_plan(problem, [anchor.args[0].rank - 1])
+
+
+def _must_plan(problem: Problem) -> RowwisePlan:
+    p = _plan(problem)
+    if isinstance(p, str):
+        raise ValueError(p)
+    return p
+
+
+def _affine(p: RowwisePlan) -> tuple[Node | None, Node | None]:
+    """The weight and bias inputs (None where absent)."""
+    args = p.anchor.args
+    return (args[1] if len(args) > 1 else None, args[2] if len(args) > 2 and p.anchor.op == "layer_norm" else None)
+
+
+def _eps(p: RowwisePlan) -> float:
+    eps = p.anchor.attr("eps")
+    return FINFO_EPS[p.anchor.dtype.name] if eps is None else float(eps)
+
+
+class RowNorm(Sketch):
+    name = "norm.rows"
+    pattern = "norm"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        p = _plan(problem)
+        return p if isinstance(p, str) else None
+
+    def _packs_per_thread(self, p: RowwisePlan, pt: Point) -> int:
+        row = p.view.reduced_int or 0
+        return max(1, -(-row // (pt["group"] * pt["vec"])))
+
+    def _vec_width(self, p: RowwisePlan) -> int:
+        weight, bias = _affine(p)
+        extra = [n.dtype for n in (weight, bias) if n is not None]
+        return min([p.vec_width()] + [16 // d.size for d in extra])
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        p = _must_plan(problem)
+        tokens = [
+            Token("group", pow2_range(4, 1024), "threads cooperating on one row"),
+            Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads/group rows per block)"),
+            Token("vec", tuple(sorted({1, self._vec_width(p)})), "elements per access (16-byte packs when > 1)"),
+            Token("cache", ("registers", "none"), "row kept in registers (one read) or streamed twice"),
+            Token("unroll", (1, 2, 4), "packs in flight per thread per step (streaming passes)"),
+        ]
+        value_words = 2 if p.ctype == "double" else 1
+
+        def shape_fits(pt: Point) -> str | None:
+            if pt["threads"] % pt["group"]:
+                return f"group={pt['group']} does not divide threads={pt['threads']}"
+            if pt["threads"] > arch.max_threads_per_block:
+                return f"{pt['threads']} threads exceed the block limit {arch.max_threads_per_block}"
+            row = p.view.reduced_int
+            if pt["vec"] > 1 and row is not None and row % pt["vec"]:
+                return f"the row length {row} is not a multiple of vec={pt['vec']}"
+            return None
+
+        def registers_fit(pt: Point) -> str | None:
+            budget = register_budget(arch, pt["threads"])
+            if pt["cache"] == "registers":
+                if p.view.reduced_int is None:
+                    return "cache=registers needs a row length known when generating"
+                if pt["unroll"] != 1:
+                    return "unroll only applies to the streaming passes (cache=none)"
+                need = BASE_REGISTERS + self._packs_per_thread(p, pt) * pt["vec"] * value_words
+            else:
+                words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
+                need = BASE_REGISTERS + int(pt["unroll"] * pt["vec"] * max(words, 0.25)) + 3 * value_words
+            if need > budget:
+                return f"~{need} registers per thread needed, {budget} available at {pt['threads']} threads"
+            return None
+
+        return DesignSpace(tokens, [shape_fits, registers_fit])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        p = _must_plan(problem)
+        vec = self._vec_width(p)
+        if p.view.reduced_int is not None and p.view.reduced_int % vec:
+            vec = 1
+        row = hint_int(problem.program, p.view.reduced_dims)
+        rows = hint_int(problem.program, p.view.outer_dims)
+        packs = max(1, -(-row // vec))
+        # ~4 packs per thread at most (the row in registers), wider groups while the GPU is not
+        # yet full and each thread keeps >= 2 packs.
+        group = min(1024, max(4, 1 << max(0, -(-packs // 4) - 1).bit_length()))
+        full = arch.sms * arch.max_threads_per_sm
+        while group < 1024 and rows * group < full and packs // (2 * group) >= 2:
+            group *= 2
+        space = self.space(problem, arch)
+        point = {"group": group, "threads": max(256, group), "vec": vec, "cache": "registers", "unroll": 1}
+        if not space.is_legal(point):
+            point.update(cache="none", unroll=2)
+        if not space.is_legal(point):
+            point.update(unroll=1)
+        if not space.is_legal(point):
+            point.update(vec=1)
+        return point
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        p = _must_plan(problem)
+        group, threads, vec = point["group"], point["threads"], point["vec"]
+        registers = point["cache"] == "registers"
+        params = launcher_params(problem)
+        kernel = f"{name}_kernel"
+        weight, bias = _affine(p)
+        body = self._registers_body(p, point) if registers else self._streaming_body(p, point)
+        partial_t = p.ctype if registers or p.anchor.op == "rms_norm" else "Welford"
+        shared = f"    __shared__ {partial_t} warp_partials[kThreads / 32];\n" if group > 32 else ""
+        per_thread = (f"constexpr int kPacks = {self._packs_per_thread(p, point)};   "
+                      "// packs per thread: the whole row in registers"
+                      if registers else
+                      f"constexpr int kUnroll = {point['unroll']};   // packs in flight per thread per step")
+        helpers = [PACK_HELPERS, SHUFFLE_HELPERS, _sum_code(p.ctype)]
+        if not registers and p.anchor.op == "layer_norm":
+            helpers.append(_welford_code(p.ctype))
+        affine = " * weight" + (" + bias" if bias is not None else "") if weight is not None else ""
+        formula = ("(x - mean) * rsqrt(var + eps)" if p.anchor.op == "layer_norm"
+                   else "x * rsqrt(mean(x^2) + eps)") + affine
+        device = f"""\
+constexpr int kThreads = {threads};
+constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
+constexpr int kGroup = {group};      // threads per row
+constexpr int kRowsPerBlock = kThreads / kGroup;
+constexpr int kVec = {vec};        // elements per access{" (16 bytes)" if vec > 1 else ""}
+{per_thread}
+constexpr {p.ctype} kEps = {literal(_eps(p), p.ctype)};
+
+{chr(10).join(helpers)}
+
+// {describe(problem)}
+// {p.anchor.op} over rows of {p.view.reduced} elements: y = {formula}.
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+{kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
+{shared}    const long long rows = {p.view.outer};
+    const long long row_len = {p.view.reduced};
+    const int lane = threadIdx.x % kGroup;
+    // Uniform trip count for the whole block: group_reduce may hold barriers.
+    for (long long row0 = (long long)blockIdx.x * kRowsPerBlock; row0 < rows;
+         row0 += (long long)gridDim.x * kRowsPerBlock) {{
+        const long long row = row0 + threadIdx.x / kGroup;
+        const bool active = row < rows;
+        const long long row_start = row * row_len;
+{indent(body, 8)}
+    }}
+}}"""
+        ns = f"dice_{name}"
+        cap = wave_grid_cap(arch, threads, ROW_GRID_WAVES)
+        packed = p.packed_check(vec, p.view.reduced)
+        if vec > 1:
+            for n in (weight, bias):
+                if n is not None:
+                    packed += f" && reinterpret_cast<uintptr_t>({n.name}) % 16 == 0"
+        launcher = f"""\
+{launcher_signature(name, params)} {{
+    namespace kn = {ns};
+    const long long rows = {p.view.outer};
+    if (rows == 0) return;
+    const bool packed = {packed};
+    const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
+    // Past {ROW_GRID_WAVES} waves of resident blocks, the blocks stride over the rows.
+    const unsigned grid = (unsigned)(blocks < {cap} ? blocks : {cap});
+    kn::{kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join([q.name for q in params] + ["packed"])});
+}}"""
+        who = "sub-warp" if group < 32 else "one warp" if group == 32 else f"{group // 32} warps"
+        how = ("row cached in registers, two-pass mean/variance" if registers
+               else ("Welford pass + normalize pass" if p.anchor.op == "layer_norm"
+                     else "sum-of-squares pass + normalize pass"))
+        strategy = f"{p.anchor.op} over rows, {group} threads per row ({who}), {how}, {vec}-element accesses"
+        rows_hint = hint_int(problem.program, p.view.outer_dims)
+        blocks = min(-(-rows_hint // (threads // group)), cap)
+        words = 3 if partial_t == "Welford" else 1
+        smem = (threads // 32) * words * (4 if p.ctype == "float" else 8) if group > 32 else 0
+        launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem)
+        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
+                       launcher_code=launcher)
+        return RenderedKernel(self.name, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],
+                              f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items()))
+
+    # -- the two bodies ---------------------------------------------------------------------------
+
+    def _normalized(self, p: RowwisePlan, value: str, weight_raw: str | None, bias_raw: str | None) -> str:
+        """The anchor's value for `value` (the row's mean and rstd in scope)."""
+        centered = f"({value} - mean)" if p.anchor.op == "layer_norm" else value
+        out = f"{centered} * rstd"
+        if weight_raw is not None:
+            out = f"{out} * {leaf_value(_affine(p)[0].dtype, weight_raw, p.ctype)}"
+        if bias_raw is not None:
+            out = f"{out} + {leaf_value(_affine(p)[1].dtype, bias_raw, p.ctype)}"
+        return out
+
+    def _affine_raw(self, p: RowwisePlan, packed: bool, col: str) -> tuple[str | None, str | None]:
+        weight, bias = _affine(p)
+        raw = [None if n is None else (f"{n.name}_pack.v[elem]" if packed else f"{n.name}[{col}]")
+               for n in (weight, bias)]
+        return raw[0], raw[1]
+
+    def _affine_loads(self, p: RowwisePlan, col0: str) -> str:
+        lines = []
+        for n in _affine(p):
+            if n is not None:
+                lines.append(f"const Pack<{n.dtype.c_type}, kVec> {n.name}_pack = "
+                             f"load_pack<{n.dtype.c_type}, kVec>({n.name}, ({col0}) / kVec);")
+        return "\n".join(lines)
+
+    def _stats_code(self, p: RowwisePlan, partials: str) -> str:
+        """Mean and rstd from the registers (two passes over them: exact and stable)."""
+        zero = literal(0.0, p.ctype)
+        rsqrt = "rsqrtf" if p.ctype == "float" else "rsqrt"
+        loop = ("#pragma unroll\nfor (int k = 0; k < kPacks; ++k)\n"
+                "#pragma unroll\n    for (int elem = 0; elem < kVec; ++elem)")
+        valid = "((long long)k * kGroup + lane) * kVec + elem < row_len"
+        if p.anchor.op == "rms_norm":
+            return f"""\
+{p.ctype} squares = {zero};
+{loop} squares += vals[k][elem] * vals[k][elem];   // zeros past the row add nothing
+squares = group_reduce<kGroup>(squares, SumOp(), {partials});
+const {p.ctype} rstd = {rsqrt}(squares / ({p.ctype})row_len + kEps);"""
+        return f"""\
+{p.ctype} total = {zero};
+{loop} total += vals[k][elem];   // zeros past the row add nothing
+total = group_reduce<kGroup>(total, SumOp(), {partials});
+const {p.ctype} mean = total / ({p.ctype})row_len;
+{p.ctype} squares = {zero};
+{loop} {{
+        const {p.ctype} d = vals[k][elem] - mean;
+        if ({valid}) squares += d * d;
+    }}
+squares = group_reduce<kGroup>(squares, SumOp(), {partials});
+const {p.ctype} rstd = {rsqrt}(squares / ({p.ctype})row_len + kEps);"""
+
+    def _registers_body(self, p: RowwisePlan, point: Point) -> str:
+        accesses = p.accesses(point["vec"])
+        out_name, out_t = p.problem.program.output_name, p.problem.output.dtype.c_type
+        raw_pack = {a.name: pack_element(a, "0", "elem", "pack * kVec + elem") for a in accesses}
+        raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
+        decl = [f"Pack<{a.c_type}, kVec> {a.name}_pack[1];" if a.packed else f"{a.c_type} {a.name}_first[1];"
+                for a in accesses if a.kind != "gather"]
+        loads = pack_loads(accesses, "pack", "0")
+        partials = "warp_partials" if point["group"] > 32 else f"({p.ctype}*)nullptr"
+        zero = literal(0.0, p.ctype)
+        w_pack, b_pack = self._affine_raw(p, True, "")
+        w_col, b_col = self._affine_raw(p, False, "col")
+        packed_value = self._normalized(p, "vals[k][elem]", w_pack, b_pack)
+        scalar_value = self._normalized(p, "vals[k][elem]", w_col, b_col)
+        return f"""\
+// The row's values (prologue applied) in registers; zeros past its end.
+{p.ctype} vals[kPacks][kVec];
+#pragma unroll
+for (int k = 0; k < kPacks; ++k) {{
+    const long long col0 = ((long long)k * kGroup + lane) * kVec;
+    if (packed && active && col0 < row_len) {{   // row_len % kVec == 0: the whole pack is in the row
+        const long long pack = (row_start + col0) / kVec;
+{indent(chr(10).join(decl + loads), 8)}
+#pragma unroll
+        for (int elem = 0; elem < kVec; ++elem) {{
+{indent(p.value_code(raw_pack, "v"), 12)}
+            vals[k][elem] = v;
+        }}
+    }} else {{
+#pragma unroll
+        for (int elem = 0; elem < kVec; ++elem) {{
+            const long long col = col0 + elem;
+            vals[k][elem] = {zero};
+            if (active && col < row_len) {{
+{indent(p.value_code(raw_scalar, "v"), 16)}
+                vals[k][elem] = v;
+            }}
+        }}
+    }}
+}}
+{self._stats_code(p, partials)}
+#pragma unroll
+for (int k = 0; k < kPacks; ++k) {{
+    const long long col0 = ((long long)k * kGroup + lane) * kVec;
+    if (!active || col0 >= row_len) continue;
+    if (packed) {{
+{indent(self._affine_loads(p, "col0"), 8)}
+        Pack<{out_t}, kVec> out_pack;
+#pragma unroll
+        for (int elem = 0; elem < kVec; ++elem) {{
+{indent(p.store_code(packed_value, "row_start + col0 + elem", "out_pack.v[elem]"), 12)}
+        }}
+        store_pack<{out_t}, kVec>({out_name}, (row_start + col0) / kVec, out_pack);
+    }} else {{
+#pragma unroll
+        for (int elem = 0; elem < kVec; ++elem) {{
+            const long long col = col0 + elem;
+            if (col < row_len) {{
+{indent(p.store_code(scalar_value, "row_start + col", f"{out_name}[row_start + col]"), 16)}
+            }}
+        }}
+    }}
+}}"""
+
+    def _streaming_body(self, p: RowwisePlan, point: Point) -> str:
+        accesses = p.accesses(point["vec"])
+        out_name, out_t = p.problem.program.output_name, p.problem.output.dtype.c_type
+        raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
+        raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
+        layer = p.anchor.op == "layer_norm"
+        add = "welford_add(stats, v);" if layer else "squares += v * v;"
+        if layer:   # Welford per pack: one division per kVec elements
+            fold = p.value_code(raw, "v") + "\nchunk[elem] = v;"
+            chunk = dict(before_elements=f"{p.ctype} chunk[kVec];", after_elements="welford_add_pack(stats, chunk);")
+        else:
+            fold, chunk = p.value_code(raw, "v") + "\n" + add, {}
+        step = pack_step(accesses, point["unroll"], "next_pack + slot * kGroup", fold, **chunk)
+        tail = pack_step(accesses, 1, "next_pack", fold, **chunk)
+        w_pack, b_pack = self._affine_raw(p, True, "")
+        w_col, b_col = self._affine_raw(p, False, "col")
+        write_elem = (p.value_code(raw, "v") + "\n" +
+                      p.store_code(self._normalized(p, "v", w_pack, b_pack), "pack * kVec + elem",
+                                   "out_pack.v[elem]"))
+        before = "\n".join(filter(None, [self._affine_loads(p, "pack * kVec - row_start"),
+                                         f"Pack<{out_t}, kVec> out_pack;"]))
+        write = pack_step(accesses, 1, "next_pack", write_elem, before_elements=before,
+                          after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
+        zero = literal(0.0, p.ctype)
+        rsqrt = "rsqrtf" if p.ctype == "float" else "rsqrt"
+        if layer:
+            init = f"Welford stats = {{{zero}, {zero}, {zero}}};"
+            partials = "warp_partials" if point["group"] > 32 else "(Welford*)nullptr"
+            finish = (f"stats = group_reduce<kGroup>(stats, MergeWelford(), {partials});\n"
+                      f"const {p.ctype} mean = stats.mean;\n"
+                      f"const {p.ctype} rstd = {rsqrt}(stats.m2 / ({p.ctype})row_len + kEps);")
+        else:
+            init = f"{p.ctype} squares = {zero};"
+            partials = "warp_partials" if point["group"] > 32 else f"({p.ctype}*)nullptr"
+            finish = (f"squares = group_reduce<kGroup>(squares, SumOp(), {partials});\n"
+                      f"const {p.ctype} rstd = {rsqrt}(squares / ({p.ctype})row_len + kEps);")
+        return f"""\
+// Pass 1: the row's statistics in one read.
+{init}
+long long scalar_from = 0;
+const long long first_pack = row_start / kVec, pack_end = first_pack + row_len / kVec;
+if (active && packed) {{   // row_len % kVec == 0 and the packed pointers are 16-byte aligned
+    long long next_pack = first_pack + lane;
+    #pragma unroll 1
+    for (; next_pack + (kUnroll - 1) * kGroup < pack_end; next_pack += kUnroll * kGroup) {{
+{indent(step, 8)}
+    }}
+    #pragma unroll 1
+    for (; next_pack < pack_end; next_pack += kGroup) {{
+{indent(tail, 8)}
+    }}
+    scalar_from = row_len;
+}}
+if (active) {{
+    #pragma unroll 1
+    for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
+{indent(p.value_code(raw_scalar, "v"), 8)}
+        {add}
+    }}
+}}
+{finish}
+// Pass 2: read the row again (mostly from L2), normalize and write.
+if (active && packed) {{
+    #pragma unroll 1
+    for (long long next_pack = first_pack + lane; next_pack < pack_end; next_pack += kGroup) {{
+{indent(write, 8)}
+    }}
+}}
+if (active) {{
+    #pragma unroll 1
+    for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
+{indent(p.value_code(raw_scalar, "v"), 8)}
+{indent(p.store_code(self._normalized(p, "v", w_col, b_col), "row_start + col",
+                     f"{out_name}[row_start + col]"), 8)}
+    }}
+}}"""
+
+
+def _sum_code(ctype: str) -> str:
+    return f"""\
+struct SumOp {{
+    __device__ __forceinline__ {ctype} operator()({ctype} a, {ctype} b) const {{ return a + b; }}
+}};"""
+
+
+def _welford_code(ctype: str) -> str:
+    zero, one = literal(0.0, ctype), literal(1.0, ctype)
+    return f"""\
+// Welford's running statistics: count, mean and M2 (the sum of squared deviations).
+struct Welford {{
+    {ctype} count;
+    {ctype} mean;
+    {ctype} m2;
+}};
+
+__device__ __forceinline__ void welford_add(Welford& s, {ctype} v) {{
+    s.count += {one};
+    const {ctype} delta = v - s.mean;
+    s.mean += delta / s.count;
+    s.m2 += delta * (v - s.mean);
+}}
+
+// Adds kVec values at once: their own mean and M2 first, then one merge (one division).
+__device__ __forceinline__ void welford_add_pack(Welford& s, const {ctype} (&v)[kVec]) {{
+    {ctype} sum = {zero};
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) sum += v[i];
+    const {ctype} chunk_mean = sum * ({one} / kVec);
+    {ctype} chunk_m2 = {zero};
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) chunk_m2 += (v[i] - chunk_mean) * (v[i] - chunk_mean);
+    const {ctype} count = s.count + kVec;
+    const {ctype} delta = chunk_mean - s.mean;
+    const {ctype} share = kVec / count;
+    s.mean += delta * share;
+    s.m2 += chunk_m2 + delta * delta * s.count * share;
+    s.count = count;
+}}
+
+// Chan et al.'s merge of two partial Welford states (fixed operand order: deterministic).
+struct MergeWelford {{
+    __device__ __forceinline__ Welford operator()(Welford a, Welford b) const {{
+        const {ctype} count = a.count + b.count;
+        if (count == {zero}) return a;
+        const {ctype} delta = b.mean - a.mean;
+        const {ctype} b_share = b.count / count;
+        return Welford{{count, a.mean + delta * b_share, a.m2 + b.m2 + delta * delta * a.count * b_share}};
+    }}
+}};"""
+
+
+SKETCHES: list[Sketch] = [RowNorm()]
+
+SAMPLE_INTENTS: list[str] = [
+    "y = layer_norm(x, [16384], weight=w, bias=b); x: f32[16384, 16384]; w: f32[16384]; b: f32[16384]",
+    "y = layer_norm(x, [1024]); x: f32[4096, 1024]",
+    "y = rms_norm(x, [4096], weight=w); x: bf16[N, 4096]; w: bf16[4096]; N=777",
+    "y = rms_norm(x, [1001], weight=w, eps=1e-6); x: f16[333, 1001]; w: f16[1001]",
+    "y = layer_norm(x, [768], weight=w, bias=b, eps=1e-5); x: f16[B, 768]; w: f16[768]; b: f16[768]",
+    "y = layer_norm(x, [250]); x: f64[100, 3, 250]",
+    "y = relu(layer_norm(x * 2.0, [65536], weight=w)); x: f32[64, 65536]; w: f32[65536]",
+    "y = rms_norm(x); x: f32[M, K]",
+]

@@ -19,7 +19,6 @@ index on ties (and the first NaN).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ..arch import ArchSpec
@@ -27,9 +26,9 @@ from ..ir.graph import Node
 from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Sketch, Token, frame,
                    launcher_params, launcher_signature, store_from_compute)
-from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, Access, AxisView, Reducer, axis_view, describe,
+from .warp import (tidy, PACK_HELPERS, SHUFFLE_HELPERS, Access, AxisView, Reducer, axis_view, describe,
                    emit_expression, expression_ctype, hint_int, indent, input_nodes, kernel_param_list, paren,
-                   min_blocks_per_sm, pack_declarations, pack_element, pack_loads, pack_width,
+                   min_blocks_per_sm, pack_element, pack_step, pack_width,
                    plan_access, pow2_range, reducer, register_budget, scalar_element,
                    wave_grid_cap, words_per_element)
 
@@ -196,24 +195,10 @@ def _strategy_header(p: ReductionPlan) -> str:
 
 def _pack_step(p: ReductionPlan, accesses: list[Access], slots: int, pack_of_slot: str,
                index: str, acc: str = "acc") -> str:
-    """One step: load `slots` packs (linear pack index `pack_of_slot`, a C expression of
-    `slot`) so they are all in flight together, then fold their elements. `index` is an
-    element's index along the reduced axes (a C expression of pack, slot and elem)."""
-    decl = pack_declarations(accesses, "kUnroll" if slots > 1 else "1")
-    loads = pack_loads(accesses, "pack", "slot")
+    """Folds `slots` packs (all in flight together); `index` is an element's index along the
+    reduced axes (a C expression of pack, slot and elem)."""
     raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
-    fold = p.fold_code(raw, index, acc)
-    pack_line = f"const long long pack = {pack_of_slot};"
-    uses_pack = re.search(r"\bpack\b", fold) is not None
-    out = decl[:]
-    if loads:
-        out += ["#pragma unroll", f"for (int slot = 0; slot < {slots}; ++slot) {{",
-                f"    {pack_line}", indent("\n".join(loads), 4), "}"]
-    out += ["#pragma unroll", f"for (int slot = 0; slot < {slots}; ++slot) {{"]
-    if uses_pack:
-        out.append(f"    {pack_line}")
-    out += ["#pragma unroll", "    for (int elem = 0; elem < kVec; ++elem) {", indent(fold, 8), "    }", "}"]
-    return "\n".join(out)
+    return pack_step(accesses, slots, pack_of_slot, p.fold_code(raw, index, acc))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,14 +293,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({signature}, bo
                 const long long first_pack = row_start / kVec, n_packs = row_len / kVec;
                 long long next_pack = first_pack + lane;
                 const long long pack_end = first_pack + n_packs;
+                #pragma unroll 1
                 for (; next_pack + (kUnroll - 1) * kGroup < pack_end; next_pack += kUnroll * kGroup) {{
 {indent(step, 20)}
                 }}
+                #pragma unroll 1
                 for (; next_pack < pack_end; next_pack += kGroup) {{
 {indent(tail_step, 20)}
                 }}
                 scalar_from = n_packs * kVec;
             }}
+            #pragma unroll 1
             for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
 {indent(p.fold_code(raw_scalar, "col"), 16)}
             }}
@@ -480,13 +468,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
     if (j0 < inner) {{
         long long red = r_begin + threadIdx.y;
         if (packed) {{   // inner % kVec == 0 and the packed pointers are 16-byte aligned
+            #pragma unroll 1
             for (; red + (kUnroll - 1) * kSplit < r_end; red += kUnroll * kSplit) {{
 {indent(pack_step, 16)}
             }}
+            #pragma unroll 1
             for (; red < r_end; red += kSplit) {{
 {indent(pack_tail, 16)}
             }}
         }} else {{
+            #pragma unroll 1
             for (; red < r_end; red += kSplit) {{
 #pragma unroll
                 for (int elem = 0; elem < kVec; ++elem) {{
@@ -634,14 +625,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     if (packed) {{   // row_len % kVec == 0 and the packed pointers are 16-byte aligned
         const long long pack_end = (row_start + end) / kVec;
         long long next_pack = (row_start + begin) / kVec + threadIdx.x;
+        #pragma unroll 1
         for (; next_pack + (kUnroll - 1) * kThreads < pack_end; next_pack += kUnroll * kThreads) {{
 {indent(step, 12)}
         }}
+        #pragma unroll 1
         for (; next_pack < pack_end; next_pack += kThreads) {{
 {indent(tail_step, 12)}
         }}
         scalar_from = end;
     }}
+    #pragma unroll 1
     for (long long col = scalar_from + threadIdx.x; col < end; col += kThreads) {{
 {indent(p.fold_code(raw_scalar, "col"), 8)}
     }}
@@ -717,7 +711,7 @@ def _shrink_unroll(space: DesignSpace, point: Point) -> Point:
 
 def _rendered(sketch: str, point: Point, name: str, strategy: str, device: str, launcher: str,
               params: list[Param], launches: list[Launch]) -> RenderedKernel:
-    source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
+    source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device), launcher_code=launcher)
     tokens = " ".join(f"{k}={v}" for k, v in point.items())
     return RenderedKernel(sketch=sketch, tokens=dict(point), source=source,
                           kernel_names=[f"dice_{name}::{launch.kernel}" for launch in launches],

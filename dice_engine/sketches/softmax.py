@@ -1,4 +1,596 @@
-"""(being written)"""
-from .base import Sketch
+"""softmax / log_softmax along any axis, viewed as [outer, reduced, inner].
 
-SKETCHES: list[Sketch] = []
+- `softmax.rows` (the innermost axis): a group of G threads per row (sub-warp, warp or block).
+  cache=registers keeps the whole row in registers (one read, one write: the row must fit, its
+  length known); cache=none streams it twice: an online pass keeps the running max and the sum
+  of exponentials together, a second pass writes (any length, symbolic too).
+- `softmax.columns` (a non-innermost axis): threads along the kept inner axis (coalesced), a
+  few along the softmax axis; online max/sum per column merged in shared memory in a fixed
+  order, then a second pass writes.
+
+Math runs in float (double for f64) with expf/logf (not the fast intrinsics).
+"""
+from __future__ import annotations
+
+from ..arch import ArchSpec
+from ..ir.patterns import Problem
+from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params, launcher_signature
+from .warp import (tidy, PACK_HELPERS, SHUFFLE_HELPERS, RowwisePlan, describe, hint_int, indent, kernel_param_list,
+                   min_blocks_per_sm, pack_element, pack_loads, pack_step, pow2_range, register_budget, rowwise_plan,
+                   scalar_element, wave_grid_cap, words_per_element)
+
+BASE_REGISTERS = 32
+ROW_GRID_WAVES = 4
+
+
+def _plan(problem: Problem) -> RowwisePlan | str:
+    anchor = problem.anchor
+    if anchor is None or anchor.op not in ("softmax", "log_softmax"):
+        return "not a softmax"
+    return rowwise_plan(problem, [anchor.attr("dim")])
+
+
+def _must_plan(problem: Problem) -> RowwisePlan:
+    p = _plan(problem)
+    if isinstance(p, str):
+        raise ValueError(p)
+    return p
+
+
+def _math(ctype: str) -> dict[str, str]:
+    f = "f" if ctype == "float" else ""
+    return {"exp": f"exp{f}", "log": f"log{f}", "max": f"fmax{f}", "one": "1.0f" if f else "1.0",
+            "zero": "0.0f" if f else "0.0"}
+
+
+def _online_code(ctype: str) -> str:
+    m = _math(ctype)
+    return f"""\
+// A running softmax denominator: the largest value seen and the sum of exp(value - max).
+struct MaxSum {{
+    {ctype} max;
+    {ctype} sum;
+}};
+
+// Adds one value to a running MaxSum with a single exponential.
+__device__ __forceinline__ void online_add(MaxSum& acc, {ctype} v) {{
+    if (v > acc.max) {{
+        acc.sum = acc.sum * {m['exp']}(acc.max - v) + {m['one']};
+        acc.max = v;
+    }} else if (v != -INFINITY) {{   // -inf adds nothing (and -inf - -inf would be NaN)
+        acc.sum += {m['exp']}(v - acc.max);
+    }}
+}}
+
+// Merges two running MaxSums (fixed operand order: deterministic).
+struct MergeMaxSum {{
+    __device__ __forceinline__ MaxSum operator()(MaxSum a, MaxSum b) const {{
+        const {ctype} top = {m['max']}(a.max, b.max);
+        if (top == -INFINITY) return MaxSum{{top, {m['zero']}}};
+        return MaxSum{{top, a.sum * {m['exp']}(a.max - top) + b.sum * {m['exp']}(b.max - top)}};
+    }}
+}};"""
+
+
+def _ops_code(ctype: str) -> str:
+    m = _math(ctype)
+    return f"""\
+struct MaxOp {{
+    __device__ __forceinline__ {ctype} operator()({ctype} a, {ctype} b) const {{ return {m['max']}(a, b); }}
+}};
+
+struct SumOp {{
+    __device__ __forceinline__ {ctype} operator()({ctype} a, {ctype} b) const {{ return a + b; }}
+}};"""
+
+
+def _result(p: RowwisePlan, v: str, stats: str, per_column: str = "") -> str:
+    """The operator's value for argument value `v` given the row's max and sum (`stats`) and
+    the finished `log_sum` or `inv_sum` (indexed by `per_column` when per column)."""
+    m = _math(p.ctype)
+    if p.anchor.op == "log_softmax":
+        return f"{v} - {stats}.max - log_sum{per_column}"
+    return f"{m['exp']}({v} - {stats}.max) * inv_sum{per_column}"
+
+
+def _finish_stats(p: RowwisePlan, stats: str) -> str:
+    m = _math(p.ctype)
+    if p.anchor.op == "log_softmax":
+        return f"const {p.ctype} log_sum = {m['log']}({stats}.sum);"
+    return f"const {p.ctype} inv_sum = {m['one']} / {stats}.sum;"
+
+
+# ---------------------------------------------------------------------------------------------
+# softmax.rows
+
+class RowSoftmax(Sketch):
+    name = "softmax.rows"
+    pattern = "softmax"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        p = _plan(problem)
+        if isinstance(p, str):
+            return p
+        return None if p.view.last_axis else "the softmax axis is not the innermost (rows sketch)"
+
+    def _packs_per_thread(self, p: RowwisePlan, pt: Point) -> int:
+        row = p.view.reduced_int or 0
+        return max(1, -(-row // (pt["group"] * pt["vec"])))
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        p = _must_plan(problem)
+        tokens = [
+            Token("group", pow2_range(4, 1024), "threads cooperating on one row"),
+            Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads/group rows per block)"),
+            Token("vec", tuple(sorted({1, p.vec_width()})), "elements per access (16-byte packs when > 1)"),
+            Token("cache", ("registers", "none"), "row kept in registers (one read) or streamed twice"),
+            Token("unroll", (1, 2, 4), "packs in flight per thread per step (streaming passes)"),
+        ]
+        value_words = 2 if p.ctype == "double" else 1
+
+        def shape_fits(pt: Point) -> str | None:
+            if pt["threads"] % pt["group"]:
+                return f"group={pt['group']} does not divide threads={pt['threads']}"
+            if pt["threads"] > arch.max_threads_per_block:
+                return f"{pt['threads']} threads exceed the block limit {arch.max_threads_per_block}"
+            row = p.view.reduced_int
+            if pt["vec"] > 1 and row is not None and row % pt["vec"]:
+                return f"the row length {row} is not a multiple of vec={pt['vec']}"
+            return None
+
+        def registers_fit(pt: Point) -> str | None:
+            budget = register_budget(arch, pt["threads"])
+            if pt["cache"] == "registers":
+                if p.view.reduced_int is None:
+                    return "cache=registers needs a row length known when generating"
+                if pt["unroll"] != 1:
+                    return "unroll only applies to the streaming passes (cache=none)"
+                need = BASE_REGISTERS + self._packs_per_thread(p, pt) * pt["vec"] * value_words
+            else:
+                words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
+                need = BASE_REGISTERS + int(pt["unroll"] * pt["vec"] * max(words, 0.25)) + 2 * value_words
+            if need > budget:
+                return f"~{need} registers per thread needed, {budget} available at {pt['threads']} threads"
+            return None
+
+        return DesignSpace(tokens, [shape_fits, registers_fit])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        p = _must_plan(problem)
+        vec = p.vec_width()
+        if p.view.reduced_int is not None and p.view.reduced_int % vec:
+            vec = 1
+        row = hint_int(problem.program, p.view.reduced_dims)
+        rows = hint_int(problem.program, p.view.outer_dims)
+        packs = max(1, -(-row // vec))
+        # ~8 packs per thread at most (the row in registers), wider groups while the GPU is not
+        # yet full and each thread keeps >= 2 packs.
+        group = min(1024, max(4, 1 << max(0, -(-packs // 8) - 1).bit_length()))
+        while group < 1024 and rows * group < arch.sms * arch.max_threads_per_sm and packs // (2 * group) >= 2:
+            group *= 2
+        space = self.space(problem, arch)
+        point = {"group": group, "threads": max(256, group), "vec": vec, "cache": "registers", "unroll": 1}
+        if not space.is_legal(point):
+            point.update(cache="none", unroll=2)
+        if not space.is_legal(point):
+            point.update(unroll=1)
+        if not space.is_legal(point):
+            point.update(vec=1)
+        return point
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        p = _must_plan(problem)
+        group, threads, vec = point["group"], point["threads"], point["vec"]
+        params = launcher_params(problem)
+        kernel = f"{name}_kernel"
+        body = (self._registers_body(p, point) if point["cache"] == "registers"
+                else self._streaming_body(p, point))
+        helpers = [PACK_HELPERS, SHUFFLE_HELPERS,
+                   _ops_code(p.ctype) if point["cache"] == "registers" else _online_code(p.ctype)]
+        partial_t = p.ctype if point["cache"] == "registers" else "MaxSum"
+        shared = f"    __shared__ {partial_t} warp_partials[kThreads / 32];\n" if group > 32 else ""
+        packs_line = (f"constexpr int kPacks = {self._packs_per_thread(p, point)};   "
+                      "// packs per thread: the whole row in registers\n"
+                      if point["cache"] == "registers" else
+                      f"constexpr int kUnroll = {point['unroll']};   // packs in flight per thread per step\n")
+        device = f"""\
+constexpr int kThreads = {threads};
+constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
+constexpr int kGroup = {group};      // threads per row
+constexpr int kRowsPerBlock = kThreads / kGroup;
+constexpr int kVec = {vec};        // elements per access{" (16 bytes)" if vec > 1 else ""}
+{packs_line}
+{chr(10).join(helpers)}
+
+// {describe(problem)}
+// {p.anchor.op} over rows of {p.view.reduced} elements; kGroup threads per row.
+__global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
+{shared}    const long long rows = {p.view.outer};
+    const long long row_len = {p.view.reduced};
+    const int lane = threadIdx.x % kGroup;
+    // Uniform trip count for the whole block: group_reduce may hold barriers.
+    for (long long row0 = (long long)blockIdx.x * kRowsPerBlock; row0 < rows;
+         row0 += (long long)gridDim.x * kRowsPerBlock) {{
+        const long long row = row0 + threadIdx.x / kGroup;
+        const bool active = row < rows;
+        const long long row_start = row * row_len;
+{indent(body, 8)}
+    }}
+}}"""
+        ns = f"dice_{name}"
+        cap = wave_grid_cap(arch, threads, ROW_GRID_WAVES)
+        launcher = f"""\
+{launcher_signature(name, params)} {{
+    namespace kn = {ns};
+    const long long rows = {p.view.outer};
+    if (rows == 0) return;
+    const bool packed = {p.packed_check(vec, p.view.reduced)};
+    const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
+    // Past {ROW_GRID_WAVES} waves of resident blocks, the blocks stride over the rows.
+    const unsigned grid = (unsigned)(blocks < {cap} ? blocks : {cap});
+    kn::{kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join([q.name for q in params] + ["packed"])});
+}}"""
+        who = "sub-warp" if group < 32 else "one warp" if group == 32 else f"{group // 32} warps"
+        how = ("row cached in registers (one read)" if point["cache"] == "registers"
+               else "online max/sum pass + write pass")
+        strategy = f"{p.anchor.op} over rows, {group} threads per row ({who}), {how}, {vec}-element accesses"
+        rows_hint = hint_int(problem.program, p.view.outer_dims)
+        blocks = min(-(-rows_hint // (threads // group)), cap)
+        smem = (threads // 32) * (4 if p.ctype == "float" else 8) * (1 if point["cache"] == "registers" else 2)
+        launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem if group > 32 else 0)
+        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device), launcher_code=launcher)
+        return RenderedKernel(self.name, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],
+                              f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items()))
+
+    def _registers_body(self, p: RowwisePlan, point: Point) -> str:
+        m = _math(p.ctype)
+        accesses = p.accesses(point["vec"])
+        out_name, out_t = p.problem.program.output_name, p.problem.output.dtype.c_type
+        raw_pack = {a.name: pack_element(a, "0", "elem", "pack * kVec + elem") for a in accesses}
+        raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
+        decl = "\n".join(_declare_one(accesses))
+        loads = "\n".join(_load_one(accesses))
+        partials = "warp_partials" if point["group"] > 32 else f"({p.ctype}*)nullptr"
+        shift = "vals[k][elem] -= row_max;" if p.anchor.op == "log_softmax" else ""
+        sum_term = (f"row_sum += {m['exp']}(vals[k][elem]);" if p.anchor.op == "log_softmax"
+                    else f"vals[k][elem] = {m['exp']}(vals[k][elem] - row_max);\n        row_sum += vals[k][elem];")
+        final = ("vals[k][elem] - log_sum" if p.anchor.op == "log_softmax" else "vals[k][elem] * inv_sum")
+        finish = (f"const {p.ctype} log_sum = {m['log']}(row_sum);" if p.anchor.op == "log_softmax"
+                  else f"const {p.ctype} inv_sum = {m['one']} / row_sum;")
+        return f"""\
+// The row's values (prologue applied) in registers; -inf past its end adds nothing.
+{p.ctype} vals[kPacks][kVec];
+#pragma unroll
+for (int k = 0; k < kPacks; ++k) {{
+    const long long col0 = ((long long)k * kGroup + lane) * kVec;
+    if (packed && active && col0 < row_len) {{   // row_len % kVec == 0: the whole pack is in the row
+        const long long pack = (row_start + col0) / kVec;
+{indent(decl, 8)}
+{indent(loads, 8)}
+#pragma unroll
+        for (int elem = 0; elem < kVec; ++elem) {{
+{indent(p.value_code(raw_pack, "v"), 12)}
+            vals[k][elem] = v;
+        }}
+    }} else {{
+#pragma unroll
+        for (int elem = 0; elem < kVec; ++elem) {{
+            const long long col = col0 + elem;
+            vals[k][elem] = -INFINITY;
+            if (active && col < row_len) {{
+{indent(p.value_code(raw_scalar, "v"), 16)}
+                vals[k][elem] = v;
+            }}
+        }}
+    }}
+}}
+{p.ctype} row_max = -INFINITY;
+#pragma unroll
+for (int k = 0; k < kPacks; ++k)
+#pragma unroll
+    for (int elem = 0; elem < kVec; ++elem) row_max = {m['max']}(row_max, vals[k][elem]);
+row_max = group_reduce<kGroup>(row_max, MaxOp(), {partials});
+{p.ctype} row_sum = {m['zero']};
+#pragma unroll
+for (int k = 0; k < kPacks; ++k)
+#pragma unroll
+    for (int elem = 0; elem < kVec; ++elem) {{
+        {shift}
+        {sum_term}
+    }}
+row_sum = group_reduce<kGroup>(row_sum, SumOp(), {partials});
+{finish}
+#pragma unroll
+for (int k = 0; k < kPacks; ++k) {{
+    const long long col0 = ((long long)k * kGroup + lane) * kVec;
+    if (!active || col0 >= row_len) continue;
+    if (packed) {{
+        Pack<{out_t}, kVec> out_pack;
+#pragma unroll
+        for (int elem = 0; elem < kVec; ++elem) {{
+{indent(p.store_code(final, "row_start + col0 + elem", "out_pack.v[elem]"), 12)}
+        }}
+        store_pack<{out_t}, kVec>({out_name}, (row_start + col0) / kVec, out_pack);
+    }} else {{
+#pragma unroll
+        for (int elem = 0; elem < kVec; ++elem) {{
+            const long long col = col0 + elem;
+            if (col < row_len) {{
+{indent(p.store_code(final, "row_start + col", f"{out_name}[row_start + col]"), 16)}
+            }}
+        }}
+    }}
+}}"""
+
+    def _streaming_body(self, p: RowwisePlan, point: Point) -> str:
+        accesses = p.accesses(point["vec"])
+        out_name, out_t = p.problem.program.output_name, p.problem.output.dtype.c_type
+        raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
+        raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
+        fold = p.value_code(raw, "v") + "\nonline_add(stats, v);"
+        step = pack_step(accesses, point["unroll"], "next_pack + slot * kGroup", fold)
+        tail = pack_step(accesses, 1, "next_pack", fold)
+        value = _result(p, "v", "stats")
+        write_elem = p.value_code(raw, "v") + "\n" + p.store_code(value, "pack * kVec + elem", "out_pack.v[elem]")
+        write = pack_step(accesses, 1, "next_pack", write_elem,
+                          before_elements=f"Pack<{out_t}, kVec> out_pack;",
+                          after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
+        partials = "warp_partials" if point["group"] > 32 else "(MaxSum*)nullptr"
+        return f"""\
+// Pass 1: running max and sum of exponentials over the row (one read).
+MaxSum stats = {{-INFINITY, 0}};
+long long scalar_from = 0;
+const long long first_pack = row_start / kVec, pack_end = first_pack + row_len / kVec;
+if (active && packed) {{   // row_len % kVec == 0 and the packed pointers are 16-byte aligned
+    long long next_pack = first_pack + lane;
+    #pragma unroll 1
+    for (; next_pack + (kUnroll - 1) * kGroup < pack_end; next_pack += kUnroll * kGroup) {{
+{indent(step, 8)}
+    }}
+    #pragma unroll 1
+    for (; next_pack < pack_end; next_pack += kGroup) {{
+{indent(tail, 8)}
+    }}
+    scalar_from = row_len;
+}}
+if (active) {{
+    #pragma unroll 1
+    for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
+{indent(p.value_code(raw_scalar, "v"), 8)}
+        online_add(stats, v);
+    }}
+}}
+stats = group_reduce<kGroup>(stats, MergeMaxSum(), {partials});
+{_finish_stats(p, "stats")}
+// Pass 2: read the row again (mostly from L2) and write the result.
+if (active && packed) {{
+    #pragma unroll 1
+    for (long long next_pack = first_pack + lane; next_pack < pack_end; next_pack += kGroup) {{
+{indent(write, 8)}
+    }}
+}}
+if (active) {{
+    #pragma unroll 1
+    for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
+{indent(p.value_code(raw_scalar, "v"), 8)}
+{indent(p.store_code(value, "row_start + col", f"{out_name}[row_start + col]"), 8)}
+    }}
+}}"""
+
+
+def _declare_one(accesses) -> list[str]:
+    out = []
+    for a in accesses:
+        if a.packed:
+            out.append(f"Pack<{a.c_type}, kVec> {a.name}_pack[1];")
+        elif a.kind == "per_pack":
+            out.append(f"{a.c_type} {a.name}_first[1];")
+    return out
+
+
+def _load_one(accesses) -> list[str]:
+    return pack_loads(accesses, "pack", "0")
+
+
+# ---------------------------------------------------------------------------------------------
+# softmax.columns
+
+class ColumnSoftmax(Sketch):
+    name = "softmax.columns"
+    pattern = "softmax"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        p = _plan(problem)
+        if isinstance(p, str):
+            return p
+        return "the softmax axis is the innermost (use softmax.rows)" if p.view.last_axis else None
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        p = _must_plan(problem)
+        tokens = [
+            Token("tile", (16, 32, 64, 128, 256), "threads along the kept inner axis"),
+            Token("split", (1, 2, 4, 8, 16, 32), "threads along the softmax axis"),
+            Token("vec", tuple(sorted({1, p.vec_width()})), "adjacent columns per thread (16-byte packs)"),
+        ]
+        stat_bytes = 8 if p.ctype == "float" else 16
+
+        def fits(pt: Point) -> str | None:
+            threads = pt["tile"] * pt["split"]
+            if threads > arch.max_threads_per_block:
+                return f"{threads} threads exceed the block limit {arch.max_threads_per_block}"
+            if threads % arch.warp_size:
+                return f"{threads} threads is not a whole number of warps"
+            smem = pt["split"] * pt["tile"] * pt["vec"] * stat_bytes
+            if smem > arch.smem_per_block_default:
+                return f"{smem} bytes of shared memory exceed {arch.smem_per_block_default}"
+            inner = p.view.inner_int
+            if pt["vec"] > 1 and inner is not None and inner % pt["vec"]:
+                return f"the inner extent {inner} is not a multiple of vec={pt['vec']}"
+            need = BASE_REGISTERS + pt["vec"] * (stat_bytes // 4 + 2)
+            if need > register_budget(arch, threads):
+                return f"~{need} registers per thread needed"
+            return None
+
+        return DesignSpace(tokens, [fits])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        p = _must_plan(problem)
+        vec = p.vec_width()
+        if p.view.inner_int is not None and p.view.inner_int % vec:
+            vec = 1
+        inner = hint_int(problem.program, p.view.inner_dims)
+        outer = hint_int(problem.program, p.view.outer_dims)
+        reduced = hint_int(problem.program, p.view.reduced_dims)
+        tile = min(128, max(16, 1 << (max(1, -(-inner // vec)).bit_length() - 1)))
+        columns = outer * -(-inner // vec)
+        split = 1
+        while (split < 32 and tile * split < 1024 and columns * split < 2 * arch.sms * arch.max_threads_per_sm
+               and reduced // (2 * split) >= 8):
+            split *= 2
+        point = {"tile": tile, "split": split, "vec": vec}
+        space = self.space(problem, arch)
+        while not space.is_legal(point) and point["split"] > 1:
+            point["split"] //= 2
+        while not space.is_legal(point) and point["tile"] < 32:
+            point["tile"] *= 2
+        return point
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        p = _must_plan(problem)
+        tile, split, vec = point["tile"], point["split"], point["vec"]
+        threads = tile * split
+        params = launcher_params(problem)
+        kernel = f"{name}_kernel"
+        accesses = p.accesses(vec)
+        out_name, out_t = problem.program.output_name, problem.output.dtype.c_type
+        raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
+        raw_scalar = {a.name: scalar_element(a, "base + red * inner + elem") for a in accesses}
+        fold = p.value_code(raw, "v") + "\nonline_add(stats[elem], v);"
+        read_step = pack_step(accesses, 1, "(base + red * inner) / kVec", fold)
+        value = _result(p, "v", "stats[elem]", per_column="[elem]")
+        write_elem = p.value_code(raw, "v") + "\n" + p.store_code(value, "pack * kVec + elem", "out_pack.v[elem]")
+        write_step = pack_step(accesses, 1, "(base + red * inner) / kVec", write_elem,
+                               before_elements=f"Pack<{out_t}, kVec> out_pack;",
+                               after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
+        m = _math(p.ctype)
+        finish = (f"log_sum[elem] = {m['log']}(stats[elem].sum);" if p.anchor.op == "log_softmax"
+                  else f"inv_sum[elem] = {m['one']} / stats[elem].sum;")
+        per_elem_const = "log_sum" if p.anchor.op == "log_softmax" else "inv_sum"
+        write_elem_scalar = (p.value_code(raw_scalar, "v") + "\n" +
+                             p.store_code(value, "base + red * inner + elem",
+                                          f"{out_name}[base + red * inner + elem]"))
+        device = f"""\
+constexpr int kTile = {tile};     // threads along the inner axis, kVec adjacent columns each
+constexpr int kSplit = {split};    // threads along the softmax axis
+constexpr int kThreads = kTile * kSplit;
+constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
+constexpr int kVec = {vec};
+
+{PACK_HELPERS}
+
+{_online_code(p.ctype)}
+
+// {describe(problem)}
+// {p.anchor.op} along a non-innermost axis: [outer={p.view.outer}, softmax={p.view.reduced}, inner={p.view.inner}].
+// Each thread walks the softmax axis of kVec adjacent columns (coalesced across threadIdx.x);
+// the kSplit running max/sums of a column merge in shared memory in a fixed order.
+__global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
+    __shared__ MaxSum column_stats[kSplit][kTile * kVec];
+    const long long row_len = {p.view.reduced};
+    const long long inner = {p.view.inner};
+    const long long tiles_per_outer = (inner + kTile * kVec - 1) / (kTile * kVec);
+    const long long outer_idx = blockIdx.x / tiles_per_outer;
+    const long long j0 = (blockIdx.x % tiles_per_outer * kTile + threadIdx.x) * kVec;
+    // Element (outer_idx, red, j0) sits at base + red * inner.
+    const long long base = outer_idx * row_len * inner + j0;
+    const bool active = j0 < inner;
+    MaxSum stats[kVec];
+#pragma unroll
+    for (int elem = 0; elem < kVec; ++elem) stats[elem] = MaxSum{{-INFINITY, 0}};
+    if (active) {{
+        #pragma unroll 1
+        for (long long red = threadIdx.y; red < row_len; red += kSplit) {{
+            if (packed) {{   // inner % kVec == 0 and the packed pointers are 16-byte aligned
+{indent(read_step, 16)}
+            }} else {{
+#pragma unroll
+                for (int elem = 0; elem < kVec; ++elem) {{
+                    if (j0 + elem < inner) {{
+{indent(p.value_code(raw_scalar, "v"), 24)}
+                        online_add(stats[elem], v);
+                    }}
+                }}
+            }}
+        }}
+    }}
+#pragma unroll
+    for (int elem = 0; elem < kVec; ++elem) column_stats[threadIdx.y][threadIdx.x * kVec + elem] = stats[elem];
+    __syncthreads();
+    if (threadIdx.y == 0) {{
+#pragma unroll
+        for (int elem = 0; elem < kVec; ++elem) {{
+            MaxSum total = column_stats[0][threadIdx.x * kVec + elem];
+            for (int part = 1; part < kSplit; ++part)
+                total = MergeMaxSum()(total, column_stats[part][threadIdx.x * kVec + elem]);
+            column_stats[0][threadIdx.x * kVec + elem] = total;
+        }}
+    }}
+    __syncthreads();
+    {p.ctype} {per_elem_const}[kVec];
+#pragma unroll
+    for (int elem = 0; elem < kVec; ++elem) {{
+        stats[elem] = column_stats[0][threadIdx.x * kVec + elem];
+        {finish}
+    }}
+    if (!active) return;   // no barrier follows
+    #pragma unroll 1
+    for (long long red = threadIdx.y; red < row_len; red += kSplit) {{
+        if (packed) {{
+{indent(write_step, 12)}
+        }} else {{
+#pragma unroll
+            for (int elem = 0; elem < kVec; ++elem) {{
+                if (j0 + elem < inner) {{
+{indent(write_elem_scalar, 20)}
+                }}
+            }}
+        }}
+    }}
+}}"""
+        ns = f"dice_{name}"
+        launcher = f"""\
+{launcher_signature(name, params)} {{
+    namespace kn = {ns};
+    const long long outer = {p.view.outer};
+    const long long inner = {p.view.inner};
+    if (outer * inner == 0) return;
+    const bool packed = {p.packed_check(vec, "inner")};
+    const long long tiles = outer * ((inner + kn::kTile * kn::kVec - 1) / (kn::kTile * kn::kVec));
+    const dim3 grid((unsigned)tiles), block(kn::kTile, kn::kSplit);
+    kn::{kernel}<<<grid, block, 0, stream>>>({", ".join([q.name for q in params] + ["packed"])});
+}}"""
+        strategy = (f"{p.anchor.op} along a non-innermost axis: {tile}x{split} threads (inner x softmax axis), "
+                    f"{vec} columns per thread, online max/sum then a write pass")
+        inner_hint = hint_int(problem.program, p.view.inner_dims)
+        outer_hint = hint_int(problem.program, p.view.outer_dims)
+        tiles = outer_hint * -(-inner_hint // (tile * vec))
+        stat_bytes = 8 if p.ctype == "float" else 16
+        launch = Launch(kernel, (tiles, 1, 1), (tile, split, 1), split * tile * vec * stat_bytes)
+        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device), launcher_code=launcher)
+        return RenderedKernel(self.name, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],
+                              f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items()))
+
+
+SKETCHES: list[Sketch] = [RowSoftmax(), ColumnSoftmax()]
+
+SAMPLE_INTENTS: list[str] = [
+    "y = softmax(x, dim=1); x: f32[16384, 16384]",
+    "y = softmax(x, dim=1); x: f32[4096, 1024]",
+    "y = softmax(x, dim=-1); x: f16[N, 1000]; N=777",
+    "y = log_softmax(x, dim=1); x: bf16[333, 4099]",
+    "y = softmax(x * 0.125, dim=-1); x: f32[8, 12, 197, 197]",
+    "y = softmax(x, dim=1); x: f32[B, K]",
+    "y = softmax(x, dim=0); x: f32[1000, 512]",
+    "y = log_softmax(x, dim=1); x: f64[32, 100, 7]",
+    "y = softmax(x, dim=1); x: f32[64, 262144]",
+]

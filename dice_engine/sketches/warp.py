@@ -9,6 +9,7 @@ how each reduction combines partial results, and how expressions become scalar c
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -16,7 +17,7 @@ from ..arch import ArchSpec
 from ..ir.dtypes import DType
 from ..ir.graph import Dim, Node, Program, Shape
 from ..ir.patterns import Problem
-from .base import Param, dim_c, load_as_compute
+from .base import Param, dim_c, load_as_compute, store_from_compute
 from .expr import Emitted, emit
 
 PACK_BYTES = 16   # one 128-bit load or store per thread: the widest global access
@@ -482,6 +483,34 @@ def pack_loads(accesses: Sequence[Access], pack: str, slot: str) -> list[str]:
     return out
 
 
+def pack_step(accesses: Sequence[Access], slots: int, pack_of_slot: str, element_code: str, *,
+              before_elements: str = "", after_elements: str = "") -> str:
+    """One step over `slots` packs: all their loads first (so they are in flight together),
+    then per pack `before_elements`, `element_code` for each element (`slot`, `elem` in scope;
+    raw inputs from `pack_element(a, "slot", "elem", "pack * kVec + elem")`) and
+    `after_elements`. `pack_of_slot` is the linear pack index of slot `slot`, a C expression.
+
+    Loops around steps carry `#pragma unroll 1`: `slots` already sets the loads in flight, and
+    the compiler's own unrolling on top only costs registers (spills at the budget)."""
+    decl = pack_declarations(accesses, "kUnroll" if slots > 1 else "1")
+    loads = pack_loads(accesses, "pack", "slot")
+    pack_line = f"const long long pack = {pack_of_slot};"
+    out = decl[:]
+    if loads:
+        out += ["#pragma unroll", f"for (int slot = 0; slot < {slots}; ++slot) {{",
+                f"    {pack_line}", indent("\n".join(loads), 4), "}"]
+    out += ["#pragma unroll", f"for (int slot = 0; slot < {slots}; ++slot) {{"]
+    if re.search(r"\bpack\b", element_code + after_elements):
+        out.append(f"    {pack_line}")
+    if before_elements:
+        out.append(indent(before_elements, 4))
+    out += ["#pragma unroll", "    for (int elem = 0; elem < kVec; ++elem) {", indent(element_code, 8), "    }"]
+    if after_elements:
+        out.append(indent(after_elements, 4))
+    out.append("}")
+    return "\n".join(out)
+
+
 def pack_element(a: Access, slot: str, element: str, linear: str) -> str:
     """The raw element `element` of the pack in slot `slot` (`linear`: its linear index)."""
     if a.packed:
@@ -514,3 +543,83 @@ def describe(problem: Problem) -> str:
     program = problem.program
     first = program.text.strip().splitlines()[0] if program.text.strip() else ""
     return first or f"{program.output_name} = {problem.output!r}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Row-wise fused operators (softmax, norms): prologue on the argument, epilogue on the result
+
+@dataclass
+class RowwisePlan:
+    """An operator mapping each row of its argument to a row of the output (softmax along an
+    axis, a norm over the last axis), with a fused elementwise prologue and epilogue."""
+    problem: Problem
+    anchor: Node
+    arg: Node
+    view: AxisView
+    ctype: str                # what the operator computes in (float; double for f64)
+    prologue_ctype: str
+    epilogue_ctype: str
+
+    def accesses(self, vec: int) -> list[Access]:
+        return [plan_access(n, self.arg.shape, vec) for n in input_nodes(self.arg)]
+
+    def vec_width(self) -> int:
+        dtypes = [n.dtype for n in input_nodes(self.arg)] + [self.problem.output.dtype]
+        return pack_width(dtypes)
+
+    def value_code(self, raw: dict[str, str], var: str) -> str:
+        """Statements defining `const ctype var`: the argument's element from raw loads."""
+        emitted = emit_expression(self.arg, raw, self.prologue_ctype, prefix=f"{var}_")
+        value = emitted.value if self.prologue_ctype == self.ctype else f"({self.ctype})({emitted.value})"
+        return "\n".join(emitted.statements + [f"const {self.ctype} {var} = {value};"])
+
+    def store_code(self, value: str, out_index: str, target: str) -> str:
+        """Statements writing the output element at linear `out_index` into `target`, given
+        the operator's value there (a C expression in `ctype`)."""
+        out = self.problem.output
+        raw = {n.name: f"{n.name}[{broadcast_offset(n.shape, out.shape, out_index)}]"
+               for n in input_nodes(out, stop=self.anchor)}
+        anchor_value = value if self.ctype == self.epilogue_ctype else f"({self.epilogue_ctype})({value})"
+        emitted = emit_expression(out, raw, self.epilogue_ctype, anchor=self.anchor,
+                                  anchor_value=anchor_value, prefix="epi")
+        return "\n".join(emitted.statements + [f"{target} = {store_from_compute(out.dtype, emitted.value)};"])
+
+    def packed_check(self, vec: int, extent: str) -> str:
+        """The launcher's condition for 16-byte packs: the packed extent a multiple of `vec`
+        and every packed pointer (inputs read as packs, the output) 16-byte aligned."""
+        if vec == 1:
+            return "true"
+        pointers = [a.name for a in self.accesses(vec) if a.packed] + [self.problem.program.output_name]
+        addr = " | ".join(f"reinterpret_cast<uintptr_t>({n})" for n in pointers)
+        return f"{paren(extent)} % {vec} == 0 && (({addr}) % 16) == 0"
+
+
+def rowwise_plan(problem: Problem, dims: Sequence[int]) -> RowwisePlan | str:
+    """The plan of a row-wise operator over `dims` of its first argument, or why none."""
+    anchor = problem.anchor
+    assert anchor is not None
+    arg = anchor.args[0]
+    view = axis_view(arg.shape, dims)
+    if view is None:
+        return "the axes are not adjacent"
+    if tuple(problem.output.shape) != tuple(anchor.shape):
+        return "the epilogue changes the shape of the result"
+    ctype = "double" if anchor.dtype.name == "f64" else "float"
+    return RowwisePlan(problem, anchor, arg, view, ctype, expression_ctype(arg),
+                       expression_ctype(problem.output, stop=anchor))
+
+
+def tidy(code: str) -> str:
+    """Cosmetics for generated code: each `#pragma` indented like the statement it governs,
+    and no blank lines left where an optional statement was empty."""
+    lines = code.splitlines()
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if not line.strip() and out and out[-1].rstrip().endswith(("{", ";")) and \
+                i + 1 < len(lines) and lines[i + 1].startswith(" "):
+            continue    # an empty optional line inside a block
+        if line.lstrip().startswith("#pragma"):
+            following = next((n for n in lines[i + 1:] if n.strip()), "")
+            line = " " * (len(following) - len(following.lstrip())) + line.strip()
+        out.append(line.rstrip())
+    return "\n".join(out)
