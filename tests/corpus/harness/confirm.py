@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Confirm the corpus's expected findings dynamically on a GPU.
+
+For each defective kernel of tests/corpus, generate a host `main` that fills every pointer
+parameter with random data and launches the kernel (block size from the file's launch site or
+`__launch_bounds__`, as the analyses read it), compile it with `nvcc -lineinfo`, and check each
+expectation with the tool that can see it:
+
+  race            compute-sanitizer --tool racecheck   (hazard reported at the expected line)
+  sync            compute-sanitizer --tool synccheck   (barrier error, or the launch hangs)
+  coalescing      ncu: global sectors per request      (above the ideal for the element size)
+  bank-conflict   ncu: shared-memory bank conflicts    (> 0 for the kernel)
+  precision       the kernel's PTX converts float to double (needs only nvcc)
+  overflow        not run: it needs > 2^31-element buffers; reported as unchecked
+
+Prints one line per expectation (CONFIRMED / NOT SEEN / UNCHECKED) and a summary per category.
+Usage: python tests/corpus/harness/confirm.py [--only race,sync] [--arch sm_90] [--keep DIR]
+       python tests/corpus/harness/confirm.py --ptx-only    (precision only; no GPU needed)
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from eval_corpus import CORPUS, Expectation, expectations  # noqa: E402
+
+from dice_engine.analysis import check_source  # noqa: E402
+from dice_engine.analysis.simt import block_model  # noqa: E402
+from dice_engine.analysis.syntax import FileFacts, Function, file_facts, functions, new_parser  # noqa: E402
+
+N = 1 << 16                     # value of integer size parameters
+ELEMENTS = 1 << 22              # elements per buffer: generous, so no kernel runs off the end
+TIMEOUT = 60                    # seconds per tool run; a divergent barrier may hang
+FLOAT_TYPES = {"float", "double", "half", "__half", "__nv_bfloat16", "float2", "float4", "__half2",
+               "double2"}
+NCU_METRICS = ",".join([
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"])
+
+
+@dataclass
+class Case:
+    path: Path
+    kernel: Function
+    facts: FileFacts
+    expected: list[Expectation]
+
+
+def cases(only: set[str]) -> list[Case]:
+    out = []
+    for path in sorted(CORPUS.glob("*.cu")):
+        expected, _ = expectations(path)
+        expected = [e for e in expected if e.category in only]
+        if not expected:
+            continue
+        tree = new_parser().parse(path.read_bytes())
+        fns = functions(tree.root_node)
+        facts = file_facts(tree.root_node, fns)
+        for fn in fns:
+            if not fn.is_kernel:
+                continue
+            mine = [e for e in expected if _covers(fn, e.line, fns)]
+            if mine:
+                out.append(Case(path, fn, facts, mine))
+    return out
+
+
+def _covers(kernel: Function, line: int, fns: list[Function]) -> bool:
+    """The expectation lies in the kernel or in a __device__ function it calls."""
+    spans = [kernel] + [f for f in fns if f.is_device and f.name.encode() in (kernel.body.text or b"")]
+    return any(f.node.start_point[0] <= line <= f.node.end_point[0] for f in spans)
+
+
+def host_main(case: Case) -> str:
+    """A translation unit that includes the corpus file and launches the kernel once."""
+    model = block_model(case.kernel, case.facts)
+    bx, by, bz = model.dims
+    grid = "dim3(8, 8)" if by > 1 else "dim3(64)"
+    decls, args = [], []
+    for i, (_, type_name, indirect) in enumerate(case.kernel.params):
+        if indirect:
+            size = case.facts.sizeof(type_name) or 4
+            floating = int(type_name in FLOAT_TYPES)
+            decls.append(f"    void* p{i}; cudaMalloc(&p{i}, (size_t){ELEMENTS} * {size});\n"
+                         f"    fill(p{i}, (size_t){ELEMENTS} * {size}, {floating}, {size});")
+            args.append(f"({type_name}*)p{i}")
+        elif type_name in FLOAT_TYPES:
+            args.append(f"({type_name})1.0f")
+        else:
+            args.append(f"({type_name}){N}")
+    body = "\n".join(decls)
+    return f"""#include "{case.path.resolve()}"
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+static void fill(void* dev, size_t bytes, int floating, int elem) {{
+    std::vector<unsigned char> host(bytes);
+    if (floating && elem == 4) {{
+        float* f = reinterpret_cast<float*>(host.data());
+        for (size_t i = 0; i < bytes / 4; ++i) f[i] = (float)(rand() % 1000) / 1000.0f;
+    }} else if (floating && elem == 8) {{
+        double* f = reinterpret_cast<double*>(host.data());
+        for (size_t i = 0; i < bytes / 8; ++i) f[i] = (double)(rand() % 1000) / 1000.0;
+    }} else {{
+        for (size_t i = 0; i < bytes; ++i) host[i] = (unsigned char)(rand() % 64);   // small ints
+    }}
+    cudaMemcpy(dev, host.data(), bytes, cudaMemcpyHostToDevice);
+}}
+
+int main() {{
+{body}
+    {case.kernel.name}<<<{grid}, dim3({bx}, {by}, {bz})>>>({", ".join(args)});
+    cudaError_t err = cudaDeviceSynchronize();
+    printf("launch: %s\\n", cudaGetErrorString(err));
+    return err == cudaSuccess ? 0 : 1;
+}}
+"""
+
+
+def _run(cmd: list[str], timeout: int = TIMEOUT) -> tuple[int, str]:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired as exc:
+        return -1, f"TIMEOUT after {timeout}s\n{exc.stdout or ''}{exc.stderr or ''}"
+
+
+def build(case: Case, workdir: Path, arch: str) -> Path | None:
+    src = workdir / f"{case.path.stem}_{case.kernel.name}.cu"
+    src.write_text(host_main(case))
+    exe = src.with_suffix("")
+    rc, log = _run(["nvcc", f"-arch={arch}", "-lineinfo", "-o", str(exe), str(src)], timeout=300)
+    if rc != 0:
+        print(f"  compile failed for {src.name}:\n{log[-2000:]}")
+        return None
+    return exe
+
+
+def _lines_reported(log: str, path: Path) -> set[int]:
+    """0-based lines of `path` that compute-sanitizer names in its report."""
+    return {int(m.group(1)) - 1 for m in re.finditer(rf"{re.escape(path.name)}:(\d+)", log)}
+
+
+def check_sanitizer(case: Case, exe: Path, tool: str, category: str) -> dict[Expectation, str]:
+    rc, log = _run(["compute-sanitizer", "--tool", tool, "--print-limit", "50", str(exe)])
+    lines = _lines_reported(log, case.path)
+    hung = log.startswith("TIMEOUT")
+    out = {}
+    for e in case.expected:
+        if e.category != category:
+            continue
+        if e.line in lines:
+            out[e] = f"CONFIRMED ({tool} reports line {e.line + 1})"
+        elif hung and category == "sync":
+            out[e] = "CONFIRMED (the launch hangs: a barrier some threads never reach)"
+        elif lines:
+            out[e] = f"NOT SEEN at this line ({tool} reports lines {sorted(x + 1 for x in lines)})"
+        else:
+            out[e] = f"NOT SEEN ({tool}: no report; exit {rc})"
+    return out
+
+
+def check_ncu(case: Case, exe: Path) -> dict[Expectation, str]:
+    rc, log = _run(["ncu", "--metrics", NCU_METRICS, "--kernel-name", case.kernel.name, "--csv",
+                    "--page", "raw", str(exe)], timeout=300)
+    values = {m.group(1): float(m.group(2).replace(",", "")) for m in
+              re.finditer(r'"(l1tex__[\w.]+)","[^"]*","([\d.,]+)"', log)}
+    if not values:
+        values = {m.group(1): float(m.group(2).replace(",", "")) for m in
+                  re.finditer(r"(l1tex__[\w.]+)\s+\S*\s+([\d.,]+)", log)}
+    out = {}
+    elem = 4
+    for e in case.expected:
+        if e.category == "bank-conflict":
+            conflicts = sum(v for k, v in values.items() if "bank_conflicts" in k)
+            out[e] = (f"CONFIRMED ({conflicts:.0f} shared bank conflicts)" if conflicts > 0
+                      else f"NOT SEEN (0 bank conflicts; ncu exit {rc})")
+        elif e.category == "coalescing":
+            ratios = []
+            for op in ("ld", "st"):
+                sectors = values.get(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum", 0.0)
+                requests = values.get(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum", 0.0)
+                if requests:
+                    ratios.append(sectors / requests)
+            worst = max(ratios, default=0.0)
+            ideal = 32 * elem / 32
+            figures = f"{worst:.1f} sectors per request, ideal {ideal:.0f}"
+            out[e] = (f"CONFIRMED ({figures})" if worst >= 2 * ideal
+                      else f"NOT SEEN ({figures}; ncu exit {rc})")
+    return out
+
+
+def check_ptx(case: Case, workdir: Path, arch: str) -> dict[Expectation, str]:
+    ptx = workdir / f"{case.path.stem}.ptx"
+    rc, log = _run(["nvcc", f"-arch={arch}", "-ptx", "-o", str(ptx), str(case.path)], timeout=300)
+    if rc != 0:
+        return {e: f"UNCHECKED (PTX compile failed: {log[-300:]})" for e in case.expected}
+    text = ptx.read_text()
+    m = re.search(rf"\.entry\s+\w*{re.escape(case.kernel.name)}\w*\((.*?)\n}}", text, re.S)
+    body = m.group(0) if m else text
+    # a float promoted to double; sinf/cosf's own slow path uses f64 arithmetic on integers only
+    doubles = re.findall(r"\bcvt(?:\.\w+)*\.f64\.f32\b", body)
+    static = check_source(case.path.read_text(), case.path.name)
+    out = {}
+    for e in case.expected:
+        if e.category == "precision":
+            codes = {f.code for f in static if f.line <= e.line <= f.end_line}
+            if not codes & {"DICE-P001", "DICE-P002"}:
+                out[e] = "UNCHECKED (low-precision accumulation or lossy atomics have no PTX signature)"
+            else:
+                out[e] = (f"CONFIRMED ({len(doubles)} float-to-double conversions in the kernel's PTX)"
+                          if doubles else "NOT SEEN (no float-to-double conversion in the kernel's PTX)")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="race,sync,coalescing,bank-conflict,precision,overflow")
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--keep", type=Path, help="keep generated sources and binaries here")
+    parser.add_argument("--ptx-only", action="store_true", help="only the precision check (no GPU)")
+    args = parser.parse_args(argv)
+    only = {"precision"} if args.ptx_only else set(args.only.split(","))
+    if shutil.which("nvcc") is None:
+        print("nvcc not found")
+        return 2
+    workdir = args.keep or Path(tempfile.mkdtemp(prefix="dice-confirm-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    tally: Counter[tuple[str, str]] = Counter()
+    for case in cases(only):
+        print(f"{case.path.name} :: {case.kernel.name}")
+        results: dict[Expectation, str] = {}
+        if any(e.category == "precision" for e in case.expected):
+            results |= check_ptx(case, workdir, args.arch)
+        gpu_needed = any(e.category in ("race", "sync", "coalescing", "bank-conflict") for e in case.expected)
+        exe = build(case, workdir, args.arch) if gpu_needed else None
+        if exe is not None:
+            if any(e.category == "race" for e in case.expected):
+                results |= check_sanitizer(case, exe, "racecheck", "race")
+            if any(e.category == "sync" for e in case.expected):
+                results |= check_sanitizer(case, exe, "synccheck", "sync")
+            if any(e.category in ("coalescing", "bank-conflict") for e in case.expected):
+                results |= check_ncu(case, exe)
+        for e in case.expected:
+            verdict = results.get(e, "UNCHECKED (no dynamic check for this category)")
+            tally[(e.category, verdict.split()[0])] += 1
+            print(f"  line {e.line + 1:>4} {e.category:<14} {verdict}")
+    print("\nsummary:")
+    for cat in sorted({c for c, _ in tally}):
+        counts = {v: n for (c, v), n in tally.items() if c == cat}
+        print(f"  {cat:<14} " + ", ".join(f"{v.lower()}: {n}" for v, n in sorted(counts.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
