@@ -32,6 +32,8 @@ def bank_conflict_findings(src: Source, trace: Trace, facts: FileFacts) -> list[
         elem = facts.sizeof(accesses[0].mem.elem)
         if elem is None:
             continue
+        if elem <= 4 and all(a.unit_stride() for a in accesses):
+            continue
         degree = max(_degree(a.addr, a, elem, size) for a, size in _as_issued(accesses, elem))
         if degree < 2:
             continue

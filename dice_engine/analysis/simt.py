@@ -35,6 +35,7 @@ MAX_DEPTH = 120              # expression nesting beyond this is left unknown (s
 INT64 = (-(1 << 63), (1 << 63) - 1)
 
 Array = np.ndarray
+_LANES = np.arange(32)
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,15 @@ class Access:
     block_id: int = 0                   # id of the innermost compound statement
     exact: bool = False                 # the address depends only on thread ids and literals
     addr_level: int = UNIFORM           # level of the address (LANE: threads may differ)
+
+    def unit_stride(self) -> bool:
+        """In every warp, lanes touch consecutive elements or all the same one (the common case,
+        fine for both coalescing and banks, checked cheaply before the full models)."""
+        if self.addr is None or self.addr.size % 32 or self.access_size is not None:
+            return False                # a struct field: consecutive structs are not consecutive bytes
+        rows = self.addr.reshape(-1, 32)
+        delta = rows - rows[:, :1]
+        return bool((delta == _LANES).all() or not delta.any())
 
 
 @dataclass
@@ -346,7 +356,7 @@ class Interpreter:
     def _split(self, cond: Val) -> tuple[Array, Array]:
         if cond.arr is None:
             return self.active, self.active
-        truth = np.broadcast_to(np.asarray(cond.arr) != 0, (self.n,))
+        truth = self._full(cond.arr) != 0
         return self.active & truth, self.active & ~truth
 
     def _refined_level(self, cond: Val) -> int:
@@ -557,6 +567,12 @@ class Interpreter:
             result = _int64(int(result))
         return Val(result, level, exact)
 
+    def _full(self, v: Array | int) -> Array:
+        """A per-thread int64 array for a per-thread or uniform value."""
+        if isinstance(v, np.ndarray) and v.shape == (self.n,):
+            return v if v.dtype == np.int64 else v.astype(np.int64)
+        return np.full(self.n, int(v), dtype=np.int64)
+
     def _warp_constant(self, arr: Array) -> bool:
         if self.n % 32:
             return False
@@ -703,14 +719,14 @@ class Interpreter:
         if mem.dims is not None and len(mem.dims) > 1:
             if any(i is None for i in loc.indices) or len(loc.indices) != len(mem.dims):
                 return None, None
-            parts = [np.broadcast_to(np.asarray(i, dtype=np.int64), (self.n,)) for i in loc.indices]
+            parts = [self._full(i) for i in loc.indices]
             addr = parts[0]
             for i, extent in zip(parts[1:], mem.dims[1:]):
                 addr = addr * extent + i
             return addr, tuple(parts)
         if loc.offset is None:
             return None, None
-        addr = np.broadcast_to(np.asarray(loc.offset, dtype=np.int64), (self.n,))
+        addr = self._full(loc.offset)
         return addr, (addr,) if mem.dims is not None else None
 
     def _pointer_expr(self, node: Node, kind: str = "r", value: Val | None = None) -> Val:
@@ -926,7 +942,7 @@ class Interpreter:
     def _warp_op(self, node: Node, name: str, mask: Val, has_mask: bool) -> None:
         if not has_mask or mask.arr is None:
             return                              # __activemask() or a computed mask
-        values = np.broadcast_to(np.asarray(mask.arr, dtype=np.int64), (self.n,))
+        values = self._full(mask.arr)
         if self.n % 32:
             return
         exact = all(c.exact for c in self.ctrl) and self.frame.exit_level < LANE
