@@ -13,7 +13,8 @@ from tree_sitter import Node
 
 from .findings import Finding, Fix, TextEdit
 from .report import finding, replace
-from .syntax import NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Function, Source, const_eval, text
+from .syntax import NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Function, Source, const_eval, operator, \
+    text
 from .types import Typer
 
 LIMIT = 1 << 31
@@ -73,7 +74,7 @@ def _first_product(node: Node) -> Node | None:
     stack = [node]
     while stack:
         n = stack.pop(0)
-        if n.type == "binary_expression" and text(n.child_by_field_name("operator")) == "*":
+        if n.type == "binary_expression" and operator(n) == "*":
             return n
         if n.type in ("call_expression", "subscript_expression"):
             continue
@@ -84,7 +85,7 @@ def _first_product(node: Node) -> Node | None:
 def _first_factor(product: Node) -> Node:
     left = product.child_by_field_name("left")
     while left is not None and left.type == "binary_expression" and \
-            text(left.child_by_field_name("operator")) == "*":
+            operator(left) == "*":
         left = left.child_by_field_name("left")
     return left if left is not None else product
 
@@ -95,7 +96,7 @@ def _narrow_grid_product(product: Node, typer: Typer) -> bool:
     stack = [product]
     while stack:
         n = stack.pop()
-        if n.type == "binary_expression" and text(n.child_by_field_name("operator")) == "*":
+        if n.type == "binary_expression" and operator(n) == "*":
             stack += [n.child_by_field_name("left"), n.child_by_field_name("right")]
         elif n.type == "parenthesized_expression" and n.named_children:
             stack.append(n.named_children[-1])
@@ -114,7 +115,7 @@ def _uses(found: dict[str, list[Node]], typer: Typer, facts: FileFacts):
     wide: dict[str, str] = {}
     decremented: set[str] = set()
     for node in found.get("binary", ()):
-        op = text(node.child_by_field_name("operator"))
+        op = operator(node)
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         if op not in ("<", "<=", ">", ">=") or left is None or right is None:
             continue
@@ -127,10 +128,10 @@ def _uses(found: dict[str, list[Node]], typer: Typer, facts: FileFacts):
             if typer.type_of(right) in WIDE_INTEGERS:
                 wide.setdefault(text(left), text(right))
     for node in found.get("update", ()):
-        if text(node.child_by_field_name("operator")) == "--":
+        if operator(node) == "--":
             decremented.add(text(node.child_by_field_name("argument")))
     for node in found.get("assign", ()):
-        if text(node.child_by_field_name("operator")) == "-=":
+        if operator(node) == "-=":
             decremented.add(text(node.child_by_field_name("left")))
     return bounds, wide, decremented
 
@@ -150,7 +151,7 @@ def _max_value(node: Node, facts: FileFacts, bounds: dict[str, int]) -> int | No
     if t in ("parenthesized_expression", "cast_expression") and node.named_children:
         return _max_value(node.named_children[-1], facts, bounds)
     if t == "binary_expression":
-        op = text(node.child_by_field_name("operator"))
+        op = operator(node)
         a = _max_value(node.child_by_field_name("left"), facts, bounds)
         b = _max_value(node.child_by_field_name("right"), facts, bounds)
         if a is None or b is None:

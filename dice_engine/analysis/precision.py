@@ -14,7 +14,7 @@ from tree_sitter import Node
 from .findings import Finding, Fix
 from .report import finding, replace
 from .syntax import LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Function, Source, \
-    float_literal_type, int_literal, text
+    float_literal_type, int_literal, operator, text
 from .types import GENERIC_MATH, Typer, is_floating, is_integer
 
 ARITHMETIC = frozenset({"+", "-", "*", "/"})
@@ -81,7 +81,7 @@ def _float_literal(s: str) -> str:
 
 
 def _promoting_literals(src: Source, typer: Typer, node: Node) -> list[Finding]:
-    op = text(node.child_by_field_name("operator"))
+    op = operator(node)
     if op not in ARITHMETIC:
         return []
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
@@ -99,7 +99,7 @@ def _promoting_literals(src: Source, typer: Typer, node: Node) -> list[Finding]:
 
 
 def _compound_literal(src: Source, typer: Typer, node: Node) -> list[Finding]:
-    op = text(node.child_by_field_name("operator"))
+    op = operator(node)
     right = node.child_by_field_name("right")
     if op not in COMPOUND or right is None:
         return []
@@ -173,7 +173,7 @@ def _pow_fix(src: Source, node: Node, args: list[Node]) -> Fix | None:
 def _low_precision_accumulator(src: Source, typer: Typer, node: Node, body: Node) -> list[Finding]:
     left = node.child_by_field_name("left")
     right = node.child_by_field_name("right")
-    op = text(node.child_by_field_name("operator"))
+    op = operator(node)
     if left is None or left.type != "identifier" or right is None:
         return []
     target = typer.type_of(left)
@@ -201,7 +201,7 @@ def _atomic_target(src: Source, typer: Typer, node: Node) -> list[Finding]:
         return []
     target_expr, value = args
     target = None
-    if target_expr.type == "pointer_expression" and text(target_expr.child_by_field_name("operator")) == "&":
+    if target_expr.type == "pointer_expression" and operator(target_expr) == "&":
         target = typer.type_of(target_expr.child_by_field_name("argument"))
     elif target_expr.type == "identifier":
         target = typer.pointers.get(text(target_expr))

@@ -23,7 +23,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 from tree_sitter import Node
 
-from .syntax import FileFacts, Function, base_type, const_eval, float_literal_type, int_literal, text
+from .syntax import FileFacts, Function, base_type, const_eval, float_literal_type, int_literal, operator, \
+    text
 
 UNIFORM, WARP, LANE = 0, 1, 2
 LOOP_ITERATIONS = 3          # unrolled iterations per loop entry
@@ -419,7 +420,7 @@ class Interpreter:
         if init is None or cond is None or update is None or cond.type != "binary_expression":
             return None
         var = text(cond.child_by_field_name("left"))
-        op = text(cond.child_by_field_name("operator"))
+        op = operator(cond)
         step = text(update).replace(" ", "")
         if op not in ("<", "<=") or step not in (f"++{var}", f"{var}++", f"{var}+=1"):
             return None
@@ -545,7 +546,7 @@ class Interpreter:
         return Val(None, v.level)
 
     def _binary(self, node: Node) -> Val:
-        op = text(node.child_by_field_name("operator"))
+        op = operator(node)
         a = self._expr(node.child_by_field_name("left"))
         b = self._expr(node.child_by_field_name("right"))
         level, exact = max(a.level, b.level), a.exact and b.exact
@@ -580,7 +581,7 @@ class Interpreter:
         return bool((by_warp == by_warp[:, :1]).all())
 
     def _unary(self, node: Node) -> Val:
-        op = text(node.child_by_field_name("operator"))
+        op = operator(node)
         v = self._expr(node.child_by_field_name("argument"))
         if v.arr is None:
             return Val(None, v.level, v.exact)
@@ -730,7 +731,7 @@ class Interpreter:
         return addr, (addr,) if mem.dims is not None else None
 
     def _pointer_expr(self, node: Node, kind: str = "r", value: Val | None = None) -> Val:
-        op = text(node.child_by_field_name("operator"))
+        op = operator(node)
         arg = node.child_by_field_name("argument")
         if op == "&":
             if arg is not None and arg.type == "subscript_expression":
@@ -745,7 +746,7 @@ class Interpreter:
     # -- assignment -----------------------------------------------------------------------------
 
     def _assign(self, node: Node) -> Val:
-        op = text(node.child_by_field_name("operator"))
+        op = operator(node)
         left = node.child_by_field_name("left")
         value = self._expr(node.child_by_field_name("right"))
         if op != "=":
@@ -808,7 +809,7 @@ class Interpreter:
 
     def _update(self, node: Node) -> Val:
         arg = node.child_by_field_name("argument")
-        op = text(node.child_by_field_name("operator"))
+        op = operator(node)
         current = self._read_lvalue(arg)
         delta = 1 if op == "++" else -1
         if current.arr is not None:

@@ -64,6 +64,13 @@ class Source:
         return r0, self.column(r0, c0), r1, self.column(r1, c1)
 
 
+def operator(node: Node) -> str:
+    """The operator of a binary/unary/assignment/update expression (its node kind is the token,
+    which is cheaper than decoding text)."""
+    op = node.child_by_field_name("operator")
+    return op.type if op is not None else ""
+
+
 def text(node: Node | None) -> str:
     if node is None or node.text is None:
         return ""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from .syntax import LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Function, base_type, \
-    float_literal_type, text
+    float_literal_type, operator, text
 
 FLOATING_RANK = {"double": 3, "long double": 3, "float": 2, "half": 1, "__half": 1,
                  "__nv_bfloat16": 1, "nv_bfloat16": 1}
@@ -73,21 +73,21 @@ class Typer:
         if t == "subscript_expression":
             return self.element_type(node.child_by_field_name("argument"))
         if t == "pointer_expression":
-            if text(node.child_by_field_name("operator")) == "*":
+            if operator(node) == "*":
                 return self.element_type(node.child_by_field_name("argument"))
             return None
         if t == "cast_expression":
             td = node.child_by_field_name("type")
             return None if td is None or "*" in text(td) else " ".join(text(td).replace("const", "").split())
         if t in ("binary_expression",):
-            op = text(node.child_by_field_name("operator"))
+            op = operator(node)
             if op in ("<", ">", "<=", ">=", "==", "!=", "&&", "||"):
                 return "bool"
             lt = self.type_of(node.child_by_field_name("left"))
             rt = self.type_of(node.child_by_field_name("right"))
             return common_type(lt, rt)
         if t == "unary_expression":
-            return "bool" if text(node.child_by_field_name("operator")) == "!" else \
+            return "bool" if operator(node) == "!" else \
                 self.type_of(node.child_by_field_name("argument"))
         if t in ("assignment_expression",):
             return self.type_of(node.child_by_field_name("left"))
