@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import logging
 import multiprocessing
+import multiprocessing.pool
 import os
 import sys
 import threading
@@ -63,23 +64,35 @@ class Workers:
 
     def __init__(self, processes: int | None = None, threads: int = 4) -> None:
         self._processes = processes or max(1, min(2, os.cpu_count() or 1))
-        self._process_pool: concurrent.futures.ProcessPoolExecutor | None = None
+        # multiprocessing's Pool, not ProcessPoolExecutor: `terminate()` ends a running nvcc
+        # job at shutdown instead of waiting for it.
+        self._process_pool: multiprocessing.pool.Pool | None = None
         self._thread_pool = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="dice-gen")
 
-    def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
+    def _pool(self) -> multiprocessing.pool.Pool:
         if self._process_pool is None:
-            self._process_pool = concurrent.futures.ProcessPoolExecutor(
-                self._processes, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init)
+            self._process_pool = multiprocessing.get_context("spawn").Pool(self._processes, _worker_init)
         return self._process_pool
 
     async def in_process(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a picklable top-level function in a worker process."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool(), fn, *args)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+
+        def settle(setter: Callable[[Any], None], value: Any) -> None:
+            if not future.done():
+                setter(value)
+
+        self._pool().apply_async(
+            fn, args,
+            callback=lambda value: loop.call_soon_threadsafe(settle, future.set_result, value),
+            error_callback=lambda exc: loop.call_soon_threadsafe(settle, future.set_exception, exc))
+        return await future
 
     def warm_up(self, fn: Callable[[], None]) -> None:
         """Start the worker processes now (spawn + imports), not on the first real job."""
         for _ in range(self._processes):
-            self._pool().submit(fn)
+            self._pool().apply_async(fn)
 
     async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._thread_pool, fn, *args)
@@ -121,7 +134,8 @@ class Workers:
 
     def shutdown(self) -> None:
         if self._process_pool is not None:
-            self._process_pool.shutdown(wait=False, cancel_futures=True)
+            self._process_pool.terminate()
+            self._process_pool = None
         self._thread_pool.shutdown(wait=False, cancel_futures=True)
 
 

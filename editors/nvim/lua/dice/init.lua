@@ -1,0 +1,170 @@
+-- DICE for Neovim 0.7+: starts `dice-lsp` for CUDA buffers with vim.lsp.start_client and
+-- attaches buffers with vim.lsp.buf_attach_client (no plugin dependencies).
+local M = {}
+
+M.defaults = {
+  cmd = { "dice-lsp" },
+  filetypes = { "cuda" },
+  root_markers = { ".git", "pyproject.toml", "CMakeLists.txt", "Makefile" },
+  -- The `dice` section: sent as initializationOptions and answered to workspace/configuration.
+  settings = {
+    dice = {
+      arch = "sm_90",
+      nvccFlags = {},
+      includePaths = {},
+      gpu = { enabled = false }, -- the only switch that lets DICE run kernels on your GPU
+      budget = 24,
+      regenerateOnSave = true,
+    },
+  },
+}
+
+M.status = {} -- the last dice/status notification: { arch, gpu, progress }
+
+local config = nil
+local clients = {} -- root_dir -> client id
+
+local function root_dir(bufnr)
+  local path = vim.api.nvim_buf_get_name(bufnr)
+  local dir = vim.fn.fnamemodify(path, ":p:h")
+  for _, marker in ipairs(config.root_markers) do
+    local found = vim.fn.findfile(marker, dir .. ";")
+    if found == "" then
+      found = vim.fn.finddir(marker, dir .. ";")
+    end
+    if found ~= "" then
+      return vim.fn.fnamemodify(found, ":p:h:h")
+    end
+  end
+  return dir
+end
+
+local function start(root)
+  return vim.lsp.start_client({
+    name = "dice",
+    cmd = config.cmd,
+    root_dir = root,
+    init_options = config.settings.dice,
+    settings = config.settings,
+    handlers = {
+      ["dice/status"] = function(_, result)
+        M.status = result or {}
+      end,
+    },
+    on_init = function(client)
+      client.notify("workspace/didChangeConfiguration", { settings = config.settings })
+    end,
+  })
+end
+
+--- Attach `bufnr` to the DICE server of its project, starting the server when needed.
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local root = root_dir(bufnr)
+  local id = clients[root]
+  if id == nil or vim.lsp.get_client_by_id(id) == nil then
+    id = start(root)
+    clients[root] = id
+  end
+  if id ~= nil then
+    vim.lsp.buf_attach_client(bufnr, id)
+  end
+  return id
+end
+
+local function client_for(bufnr)
+  for _, client in pairs(vim.lsp.buf_get_clients(bufnr)) do
+    if client.name == "dice" then
+      return client
+    end
+  end
+  return nil
+end
+
+local function execute(client, bufnr, action, on_done)
+  local function run(command)
+    local params = { command = command.command, arguments = command.arguments }
+    client.request("workspace/executeCommand", params, function(err, result)
+      if err then
+        vim.notify("DICE: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      elseif result and result.error then
+        vim.notify("DICE: " .. result.error, vim.log.levels.WARN)
+      end
+      if on_done then
+        on_done(err, result)
+      end
+    end, bufnr)
+  end
+  if action.edit then
+    vim.lsp.util.apply_workspace_edit(action.edit, client.offset_encoding)
+    if on_done then
+      on_done(nil, { applied = 1 })
+    end
+  elseif action.command then
+    run(action.command)
+  else
+    client.request("codeAction/resolve", action, function(err, resolved)
+      if err or not resolved then
+        vim.notify("DICE: could not resolve the action", vim.log.levels.ERROR)
+        return
+      end
+      execute(client, bufnr, resolved, on_done)
+    end, bufnr)
+  end
+end
+
+--- Run a DICE code action on the intent at the cursor (or at opts.line, 0-based).
+--- opts.title: the action title prefix ("DICE: Generate kernel" matches Generate and Regenerate
+--- is "DICE: Regenerate kernel"; "DICE: Tune for" tunes). opts.on_done(err, result) when finished.
+function M.generate(opts)
+  opts = opts or {}
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  local client = client_for(bufnr)
+  if client == nil then
+    vim.notify("DICE: the language server is not attached to this buffer", vim.log.levels.WARN)
+    return
+  end
+  local line = opts.line or (vim.api.nvim_win_get_cursor(0)[1] - 1)
+  local params = {
+    textDocument = vim.lsp.util.make_text_document_params(bufnr),
+    range = { start = { line = line, character = 0 }, ["end"] = { line = line, character = 0 } },
+    context = { diagnostics = {} },
+  }
+  client.request("textDocument/codeAction", params, function(err, actions)
+    if err or not actions then
+      vim.notify("DICE: no actions here", vim.log.levels.WARN)
+      return
+    end
+    for _, action in ipairs(actions) do
+      local title = action.title or ""
+      local wanted = opts.title
+      local matches = wanted and title:sub(1, #wanted) == wanted
+        or (not wanted and (title:find("^DICE: Generate kernel") or title:find("^DICE: Regenerate kernel")))
+      if matches then
+        execute(client, bufnr, action, opts.on_done)
+        return
+      end
+    end
+    vim.notify("DICE: put the cursor on a // @dice: intent", vim.log.levels.INFO)
+  end, bufnr)
+end
+
+function M.setup(opts)
+  config = vim.tbl_deep_extend("force", M.defaults, opts or {})
+  local group = vim.api.nvim_create_augroup("dice_lsp", { clear = true })
+  vim.api.nvim_create_autocmd("FileType", {
+    group = group,
+    pattern = config.filetypes,
+    callback = function(args)
+      M.attach(args.buf)
+    end,
+  })
+  vim.api.nvim_create_user_command("DiceGenerate", function()
+    M.generate()
+  end, { desc = "DICE: generate (or regenerate) the kernel of the intent at the cursor" })
+  vim.api.nvim_create_user_command("DiceTune", function()
+    M.generate({ title = "DICE: Tune for" })
+  end, { desc = "DICE: tune the kernel of the intent at the cursor for the configured arch" })
+end
+
+return M

@@ -1,0 +1,82 @@
+"""Per-document state: the analyzer (parse tree and incremental cache), the intents and
+regions found in the text, the latest findings of each kind with the version they describe,
+compiler resources, and the figures of the last generation of each region."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from pygls.uris import to_fs_path
+
+from dice_engine.analysis import Analyzer
+from dice_engine.analysis.findings import Finding
+from dice_engine.intent import IntentSite
+
+from .outline import Outline, outline
+
+
+@dataclass
+class Findings:
+    """Findings of one kind and the document version they were computed for."""
+    version: int | None = None
+    items: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class DocumentState:
+    uri: str
+    path: str
+    analyzer: Analyzer
+    analyzer_lock: threading.Lock = field(default_factory=threading.Lock)  # Analyzer is not re-entrant
+    sites: list[IntentSite] = field(default_factory=list)
+    sites_version: int | None = None
+    static: Findings = field(default_factory=Findings)
+    compiler: Findings = field(default_factory=Findings)
+    notes: Findings = field(default_factory=Findings)            # regions left alone on save
+    resources: dict[str, Any] = field(default_factory=dict)     # kernel name -> KernelResources
+    resources_arch: str | None = None
+    generated: dict[str, dict[str, Any]] = field(default_factory=dict)  # intent hash -> last result figures
+    _outline: tuple[int | None, Outline] | None = None
+
+    def outline(self, version: int | None, text: str) -> Outline:
+        """Kernels and launches of `text` (document version `version`), cached per version."""
+        if self._outline is None or self._outline[0] != version:
+            self._outline = (version, outline(text))
+        return self._outline[1]
+
+    def published(self) -> list[Finding]:
+        from dice_engine.analysis import merge
+        return merge(self.static.items, self.compiler.items) + self.notes.items
+
+    def site_at_line(self, line: int) -> IntentSite | None:
+        for site in self.sites:
+            if site.line <= line <= site.end_line:
+                return site
+            if site.region is not None and site.region.begin_line <= line <= site.region.end_line:
+                return site
+        return None
+
+    def site_by_hash(self, intent_hash: str) -> IntentSite | None:
+        return next((s for s in self.sites if s.hash == intent_hash), None)
+
+
+class Documents:
+    def __init__(self) -> None:
+        self._states: dict[str, DocumentState] = {}
+
+    def get(self, uri: str) -> DocumentState:
+        state = self._states.get(uri)
+        if state is None:
+            state = DocumentState(uri=uri, path=to_fs_path(uri) or uri, analyzer=Analyzer())
+            self._states[uri] = state
+        return state
+
+    def find(self, uri: str) -> DocumentState | None:
+        return self._states.get(uri)
+
+    def close(self, uri: str) -> None:
+        self._states.pop(uri, None)
+
+    def uris(self) -> list[str]:
+        return list(self._states)

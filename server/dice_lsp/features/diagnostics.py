@@ -1,0 +1,151 @@
+"""The diagnostics loop. Every change schedules, debounced per document: the static pass
+(incremental analyzer + intents, on a thread, ~tens of ms) and the compile pass (nvcc in a
+worker process). Results computed for a version the document has since left are dropped;
+everything is published with the version it describes."""
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING, Any, Sequence
+
+from lsprotocol import types
+
+from dice_engine.analysis import compiler_findings
+from dice_engine.analysis.compiler import findings_from_result
+from dice_engine.analysis.findings import Finding
+from dice_engine.compile import NvccNotFound, compile_cuda
+from dice_engine.intent import Intents, IntentSite, find_intents
+from dice_engine.intent.regions import split_lines
+
+from ..convert import Positions
+from ..documents import DocumentState, Findings
+from .intents import intent_findings, still_true
+
+if TYPE_CHECKING:
+    from ..server import DiceServer
+
+log = logging.getLogger(__name__)
+
+
+# --- work done off the event loop -------------------------------------------------------------
+
+def static_pass(state: DocumentState, text: str, arch: str) -> tuple[Intents, list[Finding]]:
+    """Runs on a thread: the analyzer's incremental update, and the intents of `text` with
+    their own findings."""
+    with state.analyzer_lock:
+        findings = state.analyzer.update(text)
+    sites = find_intents(text)
+    findings += intent_findings(sites, state.path, split_lines(text)[0], arch)
+    return sites, findings
+
+
+def compile_pass(text: str, path: str, arch: str, nvcc: str | None, flags: Sequence[str],
+                 include_paths: Sequence[str]) -> tuple[list[Finding], dict[str, Any]]:
+    """Runs in a worker process: compiler and resource findings, and per-kernel resources
+    (ptxas figures, for hover). nvcc runs as an argument list, never through a shell."""
+    includes = (*include_paths, os.path.dirname(path) or ".")
+    try:
+        result = compile_cuda(text, arch, output="cubin", flags=tuple(flags), include_paths=includes,
+                              nvcc=nvcc, filename=path)
+    except NvccNotFound:   # the analysis turns this into its one clear finding
+        return compiler_findings(text, path, arch, nvcc=nvcc), {}
+    return findings_from_result(text, path, arch, result), dict(result.resources)
+
+
+def warm_up_worker() -> None:
+    """Submitted once at start so the first compile does not pay for spawning and imports."""
+
+
+# --- scheduling -------------------------------------------------------------------------------
+
+def current_version(server: "DiceServer", uri: str) -> int | None:
+    doc = server.workspace.text_documents.get(uri)
+    return doc.version if doc is not None else None
+
+
+def schedule(server: "DiceServer", uri: str, *, compile_now: bool = False) -> None:
+    settings = server.settings
+    server.debouncer.schedule(("static", uri), settings.static_debounce_ms / 1000,
+                              lambda: run_static(server, uri))
+    if settings.compile_on_change or compile_now:
+        delay = 0.0 if compile_now else settings.compile_debounce_ms / 1000
+        server.debouncer.schedule(("compile", uri), delay, lambda: run_compile(server, uri))
+
+
+def refresh_all(server: "DiceServer") -> None:
+    for uri in server.documents.uris():
+        if uri in server.workspace.text_documents:
+            schedule(server, uri, compile_now=True)
+
+
+async def run_static(server: "DiceServer", uri: str) -> None:
+    doc = server.workspace.get_text_document(uri)
+    version, text = doc.version, doc.source
+    state = server.documents.get(uri)
+    sites, findings = await server.workers.in_thread(static_pass, state, text, server.settings.arch)
+    if current_version(server, uri) != version:
+        return
+    state.sites, state.sites_version = sites, version
+    state.static = Findings(version, findings)
+    if state.notes.items:
+        lines = split_lines(text)[0]
+        state.notes = Findings(version, still_true(state.notes.items, sites, lines, state.path))
+    publish(server, uri)
+
+
+async def run_compile(server: "DiceServer", uri: str) -> None:
+    doc = server.workspace.get_text_document(uri)
+    version, text = doc.version, doc.source
+    state = server.documents.get(uri)
+    s = server.settings
+    findings, resources = await server.workers.in_process(
+        compile_pass, text, state.path, s.arch, s.nvcc_path, s.nvcc_flags, s.include_paths)
+    if current_version(server, uri) != version or server.documents.find(uri) is not state:
+        return
+    state.compiler = Findings(version, findings)
+    state.resources, state.resources_arch = resources, s.arch
+    publish(server, uri)
+
+
+def publish(server: "DiceServer", uri: str) -> None:
+    doc = server.workspace.text_documents.get(uri)
+    state = server.documents.find(uri)
+    if doc is None or state is None:
+        return
+    positions = Positions(doc)
+    diagnostics = [positions.diagnostic(f) for f in state.published() if f.file in (state.path, "<buffer>")]
+    server.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version))
+
+
+def current_sites(server: "DiceServer", uri: str) -> list[IntentSite]:
+    """The intents of the document as it is now (recomputed when the static pass lags)."""
+    state = server.documents.get(uri)
+    doc = server.workspace.get_text_document(uri)
+    if state.sites_version != doc.version:
+        state.sites, state.sites_version = find_intents(doc.source), doc.version
+    return state.sites
+
+
+# --- wiring -----------------------------------------------------------------------------------
+
+def register(server: "DiceServer") -> None:
+    from .generate import stop_streams_edited_by_user
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: "DiceServer", params: types.DidOpenTextDocumentParams) -> None:
+        ls.documents.get(params.text_document.uri)
+        schedule(ls, params.text_document.uri, compile_now=True)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: "DiceServer", params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        stop_streams_edited_by_user(ls, uri)
+        schedule(ls, uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: "DiceServer", params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.debouncer.cancel_matching(lambda key: isinstance(key, tuple) and key[-1] == uri)
+        ls.documents.close(uri)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))

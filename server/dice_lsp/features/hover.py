@@ -1,0 +1,144 @@
+"""Hover on a kernel name, a launch `<<<…>>>` or an intent: ptxas resources, occupancy and its
+limiter for the target arch, design tokens, measured and reference times, staleness."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from dice_engine.arch import resolve as resolve_arch
+from dice_engine.arch.occupancy import occupancy
+from dice_engine.intent import IntentError, IntentSite, default_kernel_name, parse_intent
+
+from ..convert import Positions
+from ..documents import DocumentState
+from ..outline import Kernel, Outline, contains
+from .diagnostics import current_sites
+
+if TYPE_CHECKING:
+    from ..server import DiceServer
+
+
+def _bytes(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB"
+
+
+def region_site(sites: list[IntentSite], line: int) -> IntentSite | None:
+    return next((s for s in sites if s.region is not None
+                 and s.region.begin_line <= line <= s.region.end_line), None)
+
+
+def threads_per_block(outline: Outline, kernel: Kernel, generated: dict[str, Any] | None) -> int | None:
+    """From the file (literal launch, __launch_bounds__), else from the generation that wrote it."""
+    return outline.threads_per_block(kernel) or (generated["resources"].get("threads") if generated else None)
+
+
+def kernel_lines(server: "DiceServer", state: DocumentState, outline: Outline, kernel: Kernel,
+                 site: IntentSite | None) -> list[str]:
+    arch = resolve_arch(server.settings.arch)
+    lines = [f"**DICE** · `{kernel.name}` · {arch.name} ({arch.gpu_name})", ""]
+    generated = state.generated.get(site.region.recorded_hash) if site and site.region else None
+    res = state.resources.get(kernel.name) if state.resources_arch == arch.name else None
+    threads = threads_per_block(outline, kernel, generated)
+    if res is not None:
+        spills = res.spill_store_bytes + res.spill_load_bytes
+        lines.append(f"- registers: {res.registers} per thread · spills: {_bytes(spills)} · "
+                     f"shared memory: {_bytes(res.smem_bytes)} per block (static)")
+        if threads:
+            occ = occupancy(arch, threads, res.registers, res.smem_bytes)
+            lines.append(f"- occupancy: {occ.fraction:.0%} ({occ.warps_per_sm} warps/SM, "
+                         f"{occ.blocks_per_sm} blocks/SM at {threads} threads/block), "
+                         f"limited by {occ.limiter}")
+        else:
+            lines.append("- occupancy: block size unknown (no literal launch or `__launch_bounds__`)")
+    elif generated is None:
+        lines.append("- resources: not compiled yet (or nvcc unavailable)")
+    if generated is not None:
+        lines += generation_lines(generated)
+    if site is not None and site.region is not None:
+        lines.append(region_line(site))
+    return lines
+
+
+def generation_lines(fig: dict[str, Any]) -> list[str]:
+    out = [f"- sketch: `{fig['sketch']}` · design tokens: "
+           + ", ".join(f"`{k}={v}`" for k, v in fig["tokens"].items())]
+    res = fig["resources"]
+    if res.get("occupancy") is not None and res.get("registers") is not None:
+        out.append(f"- generated for {fig['arch']}: {res['registers']} registers, "
+                   f"{_bytes(res.get('spill_bytes') or 0)} spills, "
+                   f"{_bytes(res.get('smem_bytes') or 0)} shared, occupancy {res['occupancy']:.0%}"
+                   + (f" (limited by {res['limiter']})" if res.get("limiter") else ""))
+    if fig["time_us"] is not None:
+        measured = f"- measured: {fig['time_us']:.2f} µs on {fig['gpu']}"
+        if fig["reference_time_us"] is not None:
+            measured += f" · reference {fig['reference_time_us']:.2f} µs"
+        out.append(measured)
+    else:
+        out.append(f"- not measured (no GPU run) · cost model estimate for {fig['gpu']}: "
+                   f"{fig['cost_us']:.2f} µs")
+    verified = {True: "verified against the reference", False: "FAILED verification",
+                None: "not verified (no GPU run)"}[fig["verified"]]
+    out.append(f"- {verified} · round {fig['round']} of {fig['rounds']}")
+    return out
+
+
+def region_line(site: IntentSite) -> str:
+    region = site.region
+    assert region is not None
+    if region.edited:
+        return "- region: edited by hand since it was generated (DICE will not overwrite it on save)"
+    if region.stale:
+        return "- region: **stale** — the intent changed since this kernel was generated"
+    return "- region: up to date with its intent"
+
+
+def intent_lines(server: "DiceServer", state: DocumentState, site: IntentSite) -> list[str]:
+    lines = ["**DICE intent**", ""]
+    try:
+        program = parse_intent(site.text)
+    except IntentError as exc:
+        lines.append(f"- cannot be served: {exc.message}")
+    else:
+        inputs = ", ".join(f"`{d.name}: {d.dtype}{list(d.shape)}`" for d in program.inputs.values())
+        lines.append(f"- kernel `{default_kernel_name(program)}` · inputs {inputs} · output "
+                     f"`{program.output_name}: {program.output.dtype}{list(program.output.shape)}`")
+    if site.region is None:
+        lines.append("- no kernel yet: use the code action “DICE: Generate kernel”")
+        return lines
+    lines.append(region_line(site))
+    generated = state.generated.get(site.region.recorded_hash)
+    if generated is not None:
+        lines += generation_lines(generated)
+    elif site.region.summary:
+        lines.append(f"- {site.region.summary}")
+    return lines
+
+
+def hover_lines(server: "DiceServer", uri: str, line: int, column: int) -> list[str] | None:
+    state = server.documents.get(uri)
+    sites = current_sites(server, uri)
+    for site in sites:
+        if site.line <= line <= site.end_line:
+            return intent_lines(server, state, site)
+    doc = server.workspace.get_text_document(uri)
+    outline = state.outline(doc.version, doc.source)
+    for kernel in outline.kernels:
+        if contains(kernel.name_span, line, column):
+            return kernel_lines(server, state, outline, kernel, region_site(sites, kernel.line))
+    for launch in outline.launches:
+        if contains(launch.call_span, line, column) and (kernel := outline.kernel_named(launch.kernel)):
+            return kernel_lines(server, state, outline, kernel, region_site(sites, kernel.line))
+    return None
+
+
+def register(server: "DiceServer") -> None:
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: "DiceServer", params: types.HoverParams) -> types.Hover | None:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        line, column = Positions(doc).server_position(params.position)
+        lines = hover_lines(ls, params.text_document.uri, line, column)
+        if lines is None:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                                        value="\n".join(lines)))

@@ -1,0 +1,89 @@
+"""Intent diagnostics, on the intent's own lines: an intent the engine cannot parse or serve,
+a region generated for a different intent (stale), malformed or orphan markers, and a stale
+region left alone on save because it was edited by hand.
+
+The codes are DICE's intent category; their pages belong in docs/codes/ with the others."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from dice_engine.analysis.findings import Finding
+from dice_engine.api import CUDAGenerator
+from dice_engine.intent import IntentError, Intents, IntentSite
+from dice_engine.ir.patterns import classify
+from dice_engine.sketches.registry import candidates, why_unsupported
+
+UNSERVABLE = "DICE-I001"      # the intent cannot be parsed or no sketch serves it
+STALE_REGION = "DICE-I002"    # the region was generated for a different intent
+MARKER = "DICE-I003"          # orphan, malformed or unterminated @dice-begin/@dice-end
+EDITED_REGION = "DICE-I004"   # stale, but edited by hand: not regenerated on save
+
+
+def _finding(path: str, span: tuple[int, int, int, int], code: str, severity: str, message: str,
+             **data: object) -> Finding:
+    line, column, end_line, end_column = span
+    return Finding(file=path, line=line, column=column, end_line=end_line, end_column=end_column,
+                   category="intent", code=code, severity=severity, message=message, data=dict(data))
+
+
+def _intent_span(site: IntentSite, lines: Sequence[str]) -> tuple[int, int, int, int]:
+    last = lines[site.end_line] if site.end_line < len(lines) else ""
+    return site.line, 0, site.end_line, len(last.rstrip("\r\n"))
+
+
+def why_unservable(site: IntentSite, arch: str) -> tuple[str, int, int] | None:
+    """(message, start, end offsets into the intent text) when the engine cannot serve the
+    intent. The editor never assumes a size the intent does not give."""
+    generator = CUDAGenerator(arch=arch, default_shape=None)
+    try:
+        program, _notes = generator.parse(site.text)
+        problem = classify(program)
+        spec = generator.target_for(program)
+    except IntentError as exc:
+        return exc.message, exc.start, exc.end
+    except KeyError as exc:           # an arch= / gpu= option naming no known target
+        return str(exc.args[0]) if exc.args else "unknown target", 0, len(site.text)
+    if not candidates(problem, spec):
+        why = why_unsupported(problem, spec)
+        return f"no kernel family serves this intent on {spec.name}: {why}", 0, len(site.text)
+    return None
+
+
+def intent_findings(sites: Intents, path: str, lines: Sequence[str], arch: str) -> list[Finding]:
+    out: list[Finding] = []
+    for site in sites:
+        problem = why_unservable(site, arch)
+        if problem is not None:
+            message, start, end = problem
+            (l0, c0), (l1, c1) = site.offset_to_position(start), site.offset_to_position(max(end, start + 1))
+            out.append(_finding(path, (l0, c0, l1, c1), UNSERVABLE, "error", message))
+        region = site.region
+        if region is not None and region.stale:
+            how = ("it was edited by hand, so DICE will not overwrite it on save"
+                   if region.edited else "save (dice.regenerateOnSave) or run “DICE: Regenerate kernel”")
+            out.append(_finding(path, _intent_span(site, lines), STALE_REGION, "information",
+                                f"the kernel below was generated for a different intent; {how}"))
+    for p in sites.problems:
+        out.append(_finding(path, (p.line, p.column, p.end_line, p.end_column), MARKER, "warning", p.message))
+    return out
+
+
+def edited_region_note(path: str, site: IntentSite, lines: Sequence[str]) -> Finding:
+    return _finding(path, _intent_span(site, lines), EDITED_REGION, "warning",
+                    "the intent changed but its kernel region was edited by hand, so it was not "
+                    "regenerated on save; use “DICE: Regenerate kernel (replace your edits in the "
+                    "region)” to overwrite it",
+                    hash=site.hash)
+
+
+def still_true(notes: list[Finding], sites: list[IntentSite], lines: Sequence[str],
+               path: str) -> list[Finding]:
+    """The edited-region notes whose intent still has a stale, hand-edited region, moved to
+    where that intent is now."""
+    by_hash = {s.hash: s for s in sites}
+    kept = []
+    for note in notes:
+        site = by_hash.get(note.data["hash"])
+        if site is not None and site.region is not None and site.region.stale and site.region.edited:
+            kept.append(edited_region_note(path, site, lines))
+    return kept

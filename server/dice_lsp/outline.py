@@ -1,0 +1,74 @@
+"""Where the kernels and launches of a document are, for hover and code lens: the engine's
+tree-sitter helpers (`dice_engine.analysis.syntax`) read, positions kept in code points."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dice_engine.analysis.syntax import FileFacts, Source, encode, file_facts, functions, new_parser, text
+
+Span = tuple[int, int, int, int]   # line, column, end line, end column (0-based, code points)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str                      # unqualified, as ptxas resources are keyed
+    name_span: Span
+    line: int                      # first line of the definition
+    launch_bounds: int | None
+
+
+@dataclass(frozen=True)
+class Launch:
+    kernel: str
+    span: Span                     # the `<<<...>>>` configuration
+    call_span: Span                # the whole call expression
+
+
+@dataclass(frozen=True)
+class Outline:
+    kernels: list[Kernel]
+    launches: list[Launch]
+    facts: FileFacts
+
+    def threads_per_block(self, kernel: Kernel) -> int | None:
+        """Threads per block: the launch site's literal block size, else __launch_bounds__."""
+        block = self.facts.block_sizes.get(kernel.name)
+        if block is not None:
+            return block[0] * block[1] * block[2]
+        return kernel.launch_bounds
+
+    def kernel_named(self, name: str) -> Kernel | None:
+        return next((k for k in self.kernels if k.name == name), None)
+
+
+def outline(source_text: str) -> Outline:
+    data = encode(source_text)
+    root = new_parser().parse(data).root_node
+    src = Source(data)
+    fns = functions(root)
+    kernels = []
+    for fn in fns:
+        if not fn.is_kernel:
+            continue
+        decl = fn.node.child_by_field_name("declarator")
+        while decl is not None and decl.type != "function_declarator":
+            decl = decl.child_by_field_name("declarator")
+        ident = decl.child_by_field_name("declarator") if decl is not None else None
+        span = src.span(ident) if ident is not None else src.span(fn.node)
+        kernels.append(Kernel(fn.name, span, fn.node.start_point[0], fn.launch_bounds))
+    launches = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "call_expression":
+            config = next((c for c in node.named_children if c.type == "kernel_call_syntax"), None)
+            if config is not None:
+                name = text(node.child_by_field_name("function")).split("::")[-1].split("<")[0].strip()
+                launches.append(Launch(name, src.span(config), src.span(node)))
+        stack.extend(node.named_children)
+    launches.sort(key=lambda launch: launch.span)
+    return Outline(kernels, launches, file_facts(root, fns))
+
+
+def contains(span: Span, line: int, column: int) -> bool:
+    return (span[0], span[1]) <= (line, column) <= (span[2], span[3])

@@ -1,0 +1,121 @@
+"""The language server object and its wiring: shared state (settings, documents, background
+workers) and the registration of every feature module."""
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextvars import ContextVar
+from typing import Any, Callable, Generator
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from .version import VERSION
+from .documents import Documents
+from .features.settings import Settings
+from .jobs import Debouncer, Workers
+
+log = logging.getLogger(__name__)
+
+# The workDoneToken of the executeCommand request being handled (pygls hands commands only
+# their arguments); coroutines started for the command inherit it through their context.
+command_work_done_token: ContextVar[types.ProgressToken | None] = ContextVar("command_work_done_token",
+                                                                             default=None)
+
+class DiceProtocol(LanguageServerProtocol):
+    """pygls cancels a request's future on $/cancelRequest, but a running coroutine behind an
+    executeCommand never sees that; this hook lets long work (streaming generation) stop."""
+
+    _server: "DiceServer"
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        self._server.cancel_request(msg_id)
+        super()._handle_cancel_notification(msg_id)
+
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Generator[Any, Any, Any]:
+        command_work_done_token.set(params.work_done_token)
+        return (yield from super().lsp_workspace__execute_command(params))
+
+
+class DiceServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("dice-lsp", VERSION, protocol_cls=DiceProtocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.settings = Settings()
+        self.documents = Documents()
+        self.debouncer = Debouncer()
+        self.workers = Workers()
+        self._cancel_hooks: dict[Any, Callable[[], None]] = {}
+        self.streams: dict[tuple[str, str], Any] = {}   # (uri, intent hash) -> generate.Stream
+        self.gpu_probe: bool | None = None              # see gpu.py
+        self.gpu_runner: Any | None = None
+
+    # --- $/cancelRequest -------------------------------------------------------------------
+    def on_cancel_request(self, msg_id: Any, hook: Callable[[], None]) -> Callable[[], None]:
+        """Call `hook` if the client cancels request `msg_id`; returns the un-registration."""
+        self._cancel_hooks[msg_id] = hook
+
+        def forget() -> None:
+            if self._cancel_hooks.get(msg_id) is hook:
+                del self._cancel_hooks[msg_id]
+        return forget
+
+    def cancel_request(self, msg_id: Any) -> None:
+        hook = self._cancel_hooks.pop(msg_id, None)
+        if hook is not None:
+            hook()
+
+    async def shutdown_work(self) -> None:
+        """Stop streams and pending jobs and release the worker pools (before `exit`).
+
+        Streams are awaited so that their commands answer before pygls cancels what is still
+        pending (pygls mutates its request table while cancelling executeCommand futures)."""
+        streams = list(self.streams.values())
+        for stream in streams:
+            stream.cancel.cancel("the server is shutting down")
+        if streams:
+            await asyncio.wait([asyncio.ensure_future(s.finished.wait()) for s in streams], timeout=10)
+            await asyncio.sleep(0.05)    # let the commands' replies go out
+        self.debouncer.cancel_all()
+        self.workers.shutdown()
+
+    # --- client capabilities -------------------------------------------------------------
+    @property
+    def client_applies_edits(self) -> bool:
+        ws = self.client_capabilities.workspace
+        return bool(ws and ws.apply_edit)
+
+    @property
+    def client_shows_progress(self) -> bool:
+        window = self.client_capabilities.window
+        return bool(window and window.work_done_progress)
+
+    @property
+    def client_pulls_configuration(self) -> bool:
+        ws = self.client_capabilities.workspace
+        return bool(ws and ws.configuration)
+
+    def client_resolves(self, prop: str) -> bool:
+        """Whether codeAction/resolve may fill in `prop` ("edit" or "command")."""
+        td = self.client_capabilities.text_document
+        ca = td.code_action if td else None
+        support = ca.resolve_support if ca else None
+        return bool(support and prop in support.properties)
+
+
+def create_server() -> DiceServer:
+    from .features import code_actions, code_lens, diagnostics, generate, hover, on_save, settings
+
+    server = DiceServer()
+    for feature in (settings, diagnostics, code_actions, generate, hover, code_lens, on_save):
+        feature.register(server)
+
+    @server.feature(types.SHUTDOWN)
+    async def on_shutdown(ls: DiceServer, _params: None) -> None:
+        log.info("shutting down: cancelling background work")
+        await ls.shutdown_work()
+
+    return server

@@ -1,0 +1,356 @@
+"""The language server end to end: the real `dice-lsp` process driven over stdio by an editor-like
+client (see editor.py). Covers the issue's "Done when" list."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
+
+from dice_engine.intent import find_intents
+
+from .editor import Editor, capabilities, start, stop
+
+INTENT = "// @dice: y = relu(a) * 2.5 + b; a, b: f32[1048576]"
+INTENT_FILE = f"""#include <cuda_runtime.h>
+
+// Host code above and below the intent must never change.
+{INTENT}
+
+int main() {{ return 0; }}
+"""
+INTENT_LINE = 3
+
+STATIC_FILE = """#include <cuda_runtime.h>
+
+__global__ void scale(float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * 0.5;
+}
+
+void launch(float* x, int n) { scale<<<(n + 255) / 256, 256>>>(x, n); }
+"""
+DOUBLE_LITERAL = "DICE-P001"
+NVCC_MISSING = "DICE-E003"
+EDITED_REGION = "DICE-I004"
+
+
+def codes(diagnostics: list[types.Diagnostic]) -> set[str]:
+    return {str(d.code) for d in diagnostics}
+
+
+def only_site(text: str):
+    (site,) = find_intents(text)
+    return site
+
+
+def outside_region(text: str) -> tuple[str, str]:
+    """The text above the intent's region and below it (both must survive generation intact)."""
+    site = only_site(text)
+    lines = text.splitlines(keepends=True)
+    if site.region is None:
+        return "".join(lines[:site.end_line + 1]), "".join(lines[site.end_line + 1:])
+    return "".join(lines[:site.region.begin_line]), "".join(lines[site.region.end_line + 1:])
+
+
+def progress_of(editor: Editor) -> list[list]:
+    return [values for values in editor.progress().values() if values]
+
+
+def ended(editor: Editor) -> list[types.WorkDoneProgressEnd]:
+    return [v[-1] for v in progress_of(editor) if isinstance(v[-1], types.WorkDoneProgressEnd)]
+
+
+async def generate_command(editor: Editor, uri: str, prefix: str = "DICE: Generate kernel") -> types.Command:
+    return await editor.action_command(uri, INTENT_LINE, prefix)
+
+
+# --- diagnostics ------------------------------------------------------------------------------
+
+async def test_diagnostics_on_open_and_change_carry_the_version(session):
+    editor = await session()
+    uri = editor.open("scale.cu", STATIC_FILE)
+    first = await editor.diagnostics(uri, version=1, where=lambda d: DOUBLE_LITERAL in codes(d))
+    (finding,) = [d for d in first if d.code == DOUBLE_LITERAL]
+    assert finding.range.start.line == 4 and finding.severity == types.DiagnosticSeverity.Warning
+
+    version = editor.replace_text(uri, "* 0.5;", "* 0.5f;")
+    assert version == 2
+    await editor.diagnostics(uri, version=2, where=lambda d: DOUBLE_LITERAL not in codes(d))
+    assert all(v in (1, 2) for v, _ in editor.published[uri])
+
+
+async def test_static_diagnostics_are_not_published_for_a_version_already_left(session):
+    editor = await session(settings={"compileOnChange": False})
+    uri = editor.open("scale.cu", STATIC_FILE)
+    await editor.diagnostics(uri, version=1)
+    for i in range(20):                    # a burst of keystrokes, faster than the debounce
+        editor.type(uri, 7, 0, 7, 0, f"// {i}\n")
+    await editor.diagnostics(uri, version=21)
+    versions = [v for v, _ in editor.published[uri]]
+    assert versions == sorted(versions) and len([v for v in versions if 1 < v < 21]) < 19
+
+
+async def test_malformed_intent_is_a_diagnostic_on_the_intent_line(session):
+    editor = await session()
+    bad = INTENT_FILE.replace("relu(a)", "reluu(a)")
+    uri = editor.open("bad.cu", bad)
+    diags = await editor.diagnostics(uri, where=lambda d: any(x.range.start.line == INTENT_LINE for x in d))
+    (problem,) = [d for d in diags if d.range.start.line == INTENT_LINE]
+    assert problem.severity == types.DiagnosticSeverity.Error
+    assert problem.data["category"] == "intent" and "reluu" in problem.message
+
+    command = await generate_command(editor, uri)
+    result = await editor.execute(command)
+    assert result["error"] and result["applied"] == 0
+    assert editor.applied == [] and editor.text(uri) == bad
+
+
+# --- generation and streaming -----------------------------------------------------------------
+
+async def test_generate_streams_edits_with_progress(session):
+    editor = await session(settings={"budget": 8})
+    uri = editor.open("fused.cu", INTENT_FILE)
+    before, after = outside_region(INTENT_FILE)
+
+    result = await editor.execute(await generate_command(editor, uri))
+
+    assert result["error"] is None and result["stopped"] is None
+    assert result["applied"] >= 2 and len(editor.applied) == result["applied"]
+    for params in editor.applied:         # each edit: one versioned edit of one document
+        (change,) = params.edit.document_changes
+        assert change.text_document.uri == uri and change.text_document.version is not None
+        assert len(change.edits) == 1
+    text = editor.text(uri)
+    site = only_site(text)
+    assert site.region is not None and not site.region.stale and not site.region.edited
+    assert outside_region(text) == (before, after)
+    assert "__global__" in text and "_launch(" in text
+
+    (values,) = progress_of(editor)
+    kinds = [type(v).__name__ for v in values]
+    assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
+    reports = [v for v in values if isinstance(v, types.WorkDoneProgressReport)]
+    assert len(reports) >= 2 and all(r.message.startswith("round ") for r in reports)
+    assert values[-1].message.startswith("done:")
+
+
+async def test_cancel_request_stops_the_stream(session):
+    editor = await session(settings={"budget": 400})
+    uri = editor.open("fused.cu", INTENT_FILE)
+    msg_id, pending = editor.execute_later(await generate_command(editor, uri))
+    await editor.wait_for(lambda: editor.applied)
+    editor.cancel_request(msg_id)
+    with pytest.raises(JsonRpcRequestCancelled):
+        await pending
+    (end,) = await editor.wait_for(lambda: ended(editor), timeout=30)
+    assert end.message == "stopped: cancelled"
+    settled = len(editor.applied)
+    await asyncio.sleep(1.0)
+    assert len(editor.applied) == settled
+    assert only_site(editor.text(uri)).region is not None
+
+
+async def test_progress_cancel_stops_the_stream(session):
+    editor = await session(settings={"budget": 400})
+    uri = editor.open("fused.cu", INTENT_FILE)
+    _msg_id, pending = editor.execute_later(await generate_command(editor, uri))
+    await editor.wait_for(lambda: editor.applied)
+    (token,) = editor.progress().keys()
+    editor.client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL,
+                                  types.WorkDoneProgressCancelParams(token=token))
+    result = await asyncio.wait_for(pending, 30)
+    assert result["stopped"] == "cancelled" and result["applied"] >= 1
+    assert ended(editor)[0].message == "stopped: cancelled"
+
+
+async def test_second_generate_supersedes_the_first(session):
+    editor = await session(settings={"budget": 400})
+    uri = editor.open("fused.cu", INTENT_FILE)
+    command = await generate_command(editor, uri)
+    _first_id, first = editor.execute_later(command)
+    await editor.wait_for(lambda: editor.applied)
+
+    editor.client.set_configuration({"dice": {"budget": 4}})
+    editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await asyncio.sleep(0.3)
+    regenerate = await editor.action_command(uri, INTENT_LINE, "DICE: Regenerate kernel")
+    second = await editor.execute(regenerate)
+
+    first_result = await asyncio.wait_for(first, 30)
+    assert first_result["stopped"] == "superseded by a newer generate"
+    assert second["error"] is None and second["stopped"] is None
+    site = only_site(editor.text(uri))
+    assert site.region is not None and not site.region.edited
+    assert editor.text(uri).count("@dice-begin") == 1
+
+
+async def test_user_edit_inside_the_region_stops_the_stream(session):
+    editor = await session(settings={"budget": 400})
+    uri = editor.open("fused.cu", INTENT_FILE)
+    _msg_id, pending = editor.execute_later(await generate_command(editor, uri))
+    await editor.wait_for(lambda: editor.applied)
+    region = only_site(editor.text(uri)).region
+    editor.type(uri, region.begin_line + 1, 0, region.begin_line + 1, 0, "// my own note\n")
+    typed_at = len(editor.applied)
+
+    result = await asyncio.wait_for(pending, 30)
+    assert result["stopped"] is not None
+    assert "// my own note\n" in editor.text(uri)
+    assert len(editor.applied) == typed_at
+    assert only_site(editor.text(uri)).region.edited
+
+
+async def test_client_without_apply_edit_gets_the_final_kernel_as_the_action_edit(session):
+    editor = await session(caps=capabilities(apply_edit=False, progress=False))
+    uri = editor.open("fused.cu", INTENT_FILE)
+    actions = await editor.code_actions(uri, INTENT_LINE)
+    action = next(a for a in actions if a.title == "DICE: Generate kernel")
+    resolved = await editor.resolve(action)
+    assert resolved.command is None and resolved.edit is not None
+    (change,) = resolved.edit.document_changes
+    assert change.text_document.version == editor.version(uri)
+    assert "@dice-begin" in change.edits[0].new_text and "__global__" in change.edits[0].new_text
+    await editor.on_apply_edit(types.ApplyWorkspaceEditParams(edit=resolved.edit))
+    assert only_site(editor.text(uri)).region is not None
+
+
+# --- on save ----------------------------------------------------------------------------------
+
+async def generated(editor: Editor, name: str = "fused.cu") -> str:
+    uri = editor.open(name, INTENT_FILE)
+    result = await editor.execute(await generate_command(editor, uri))
+    assert result["error"] is None, result
+    return uri
+
+
+async def test_stale_region_is_regenerated_on_save(session):
+    editor = await session()
+    uri = await generated(editor)
+    editor.replace_text(uri, "f32[1048576]", "f32[2097152]")
+    site = only_site(editor.text(uri))
+    assert site.region.stale and not site.region.edited
+    applied = len(editor.applied)
+    editor.save(uri)
+    await editor.wait_for(lambda: len(editor.applied) > applied
+                          and not only_site(editor.text(uri)).region.stale)
+    await editor.wait_for(lambda: ended(editor) and len(ended(editor)) == 2)
+    site = only_site(editor.text(uri))
+    assert site.region.recorded_hash == site.hash and not site.region.edited
+
+
+async def test_hand_edited_region_is_left_alone_on_save(session):
+    editor = await session()
+    uri = await generated(editor)
+    region = only_site(editor.text(uri)).region
+    editor.type(uri, region.begin_line + 1, 0, region.begin_line + 1, 0, "// tuned by hand\n")
+    editor.replace_text(uri, "f32[1048576]", "f32[2097152]")
+    text = editor.text(uri)
+    applied = len(editor.applied)
+    editor.save(uri)
+    diags = await editor.diagnostics(uri, where=lambda d: EDITED_REGION in codes(d))
+    (note,) = [d for d in diags if d.code == EDITED_REGION]
+    assert note.range.start.line == INTENT_LINE
+    await asyncio.sleep(1.0)
+    assert len(editor.applied) == applied and editor.text(uri) == text
+
+
+# --- hover, code lens, quick fixes ------------------------------------------------------------
+
+async def test_hover_and_code_lens_show_resources_and_generation(session):
+    editor = await session()
+    uri = await generated(editor)
+    text = editor.text(uri)
+    lines = text.splitlines()
+    kernel_line = next(i for i, line in enumerate(lines) if "__global__" in line)
+    name_column = lines[kernel_line].index("_kernel(")    # inside the kernel's name
+
+    async def compiled_hover() -> str | None:
+        value = await editor.hover(uri, kernel_line, name_column)
+        return value if value and "registers:" in value else None
+
+    hover = None
+    for _ in range(120):
+        if (hover := await compiled_hover()) is not None:
+            break
+        await asyncio.sleep(0.25)
+    assert hover is not None, "no ptxas figures in the kernel hover"
+    assert "occupancy" in hover and "design tokens" in hover and "sm_90" in hover
+    assert "region: up to date" in hover
+
+    intent_hover = await editor.hover(uri, INTENT_LINE, 5)
+    assert "kernel `" in intent_hover and "region: up to date" in intent_hover
+
+    lenses = await editor.client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri)))
+    titles = [lens.command.title for lens in lenses]
+    assert any(t.startswith("DICE sm_90") and "regs" in t for t in titles), titles
+    kernel_lines = {i for i, text in enumerate(lines) if "__global__" in text}
+    assert {lens.range.start.line for lens in lenses} <= kernel_lines
+
+
+async def test_launch_hover_and_quick_fix(session):
+    editor = await session()
+    uri = editor.open("scale.cu", STATIC_FILE)
+    await editor.diagnostics(uri, version=1, where=lambda d: DOUBLE_LITERAL in codes(d))
+    launch_line = 7
+    hover = await editor.hover(uri, launch_line, STATIC_FILE.splitlines()[launch_line].index("<<<") + 1)
+    assert hover is not None and "`scale`" in hover
+
+    actions = await editor.code_actions(uri, 4, only_kind=types.CodeActionKind.QuickFix)
+    (fix,) = [a for a in actions if a.diagnostics and a.diagnostics[0].code == DOUBLE_LITERAL]
+    await editor.on_apply_edit(types.ApplyWorkspaceEditParams(edit=fix.edit))
+    await editor.diagnostics(uri, version=2, where=lambda d: DOUBLE_LITERAL not in codes(d))
+    assert "0.5f" in editor.text(uri)
+
+
+# --- robustness -------------------------------------------------------------------------------
+
+async def test_nvcc_missing_is_one_clear_diagnostic_and_the_rest_works(session):
+    editor = await session(without_nvcc=True)
+    uri = editor.open("scale.cu", STATIC_FILE)
+    diags = await editor.diagnostics(uri, version=1, where=lambda d: NVCC_MISSING in codes(d))
+    assert DOUBLE_LITERAL in codes(diags)
+    (missing,) = [d for d in diags if d.code == NVCC_MISSING]
+    assert "nvcc" in missing.message and "dice.nvccPath" in missing.message
+    assert await editor.hover(uri, 2, 17) is not None
+
+
+async def test_a_file_that_does_not_parse_still_gets_answers(session):
+    editor = await session()
+    garbage = "}}} __global__ void ((( <<<< >>> @@ \n\x00\n// @dice: \n#if\n"
+    uri = editor.open("garbage.cu", garbage)
+    await editor.diagnostics(uri, version=1)
+    await editor.hover(uri, 0, 5)
+    await editor.code_actions(uri, 2)
+    editor.type(uri, 0, 0, 0, 0, "int x;\n")
+    await editor.diagnostics(uri, version=2)
+    assert editor.client._server.returncode is None
+
+
+async def test_clean_shutdown_while_generating(tmp_path: Path):
+    editor = await start(tmp_path, settings={"budget": 400})
+    uri = editor.open("fused.cu", INTENT_FILE)
+    editor.execute_later(await generate_command(editor, uri))
+    await editor.wait_for(lambda: editor.applied)
+    assert await asyncio.wait_for(stop(editor), 30) == 0
+    log = (tmp_path / "dice-lsp.log").read_text()
+    assert "shutting down" in log
+
+
+# --- settings ---------------------------------------------------------------------------------
+
+async def test_settings_from_initialization_options_then_configuration(session):
+    editor = await session(init_options={"arch": "sm_80"}, settings={"arch": None})
+    uri = editor.open("fused.cu", INTENT_FILE)
+    titles = [a.title for a in await editor.code_actions(uri, INTENT_LINE)]
+    assert "DICE: Tune for sm_80 (A100-SXM4-80GB)" in titles
+
+    editor.client.set_configuration({"dice": {"arch": "RTX 4090"}})
+    editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await editor.wait_for(lambda: any(m.message.startswith("dice_lsp.features.settings: settings changed")
+                                      for m in editor.client.log_messages))
+    titles = [a.title for a in await editor.code_actions(uri, INTENT_LINE)]
+    assert "DICE: Tune for sm_89 (GeForce RTX 4090)" in titles
