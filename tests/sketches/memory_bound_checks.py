@@ -39,7 +39,8 @@ def points_to_try(sketch: Sketch, p: Problem, arch: str, sampled: int = 3) -> li
     return unique
 
 
-def render_all(sketches: list[Sketch], intents: list[str], arch: str, *, corners: bool) -> list[RenderedKernel]:
+def render_all(sketches: list[Sketch], intents: list[str], arch: str, *,
+               corners: bool) -> list[RenderedKernel]:
     """Every serving sketch's default point (and with `corners`, corners and samples) for each
     intent, with unique kernel names."""
     out = []

@@ -1,0 +1,76 @@
+"""norm.rows: renders compile cleanly, strategies are what they claim, eps defaults, constraints."""
+from __future__ import annotations
+
+import pytest
+
+from dice_engine.arch import ARCHS
+from dice_engine.sketches import norm
+
+from memory_bound_checks import ARCH_NAMES, compile_clean, needs_nvcc, problem, render_all
+
+SKETCH = norm.SKETCHES[0]
+SM90 = ARCHS["sm_90"]
+CORNER_INTENTS = [
+    "y = layer_norm(x, [1000], weight=w, bias=b); x: f16[N, 1000]; w: f16[1000]; b: f16[1000]",
+    "y = rms_norm(x, [777]); x: f32[33, 777]",
+    "y = rms_norm(x, [4096], weight=w); x: bf16[M, 4096]; w: bf16[4096]",
+]
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ARCH_NAMES)
+def test_sample_defaults_compile_clean(arch):
+    compile_clean(render_all(norm.SKETCHES, norm.SAMPLE_INTENTS, arch, corners=False), arch)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ARCH_NAMES)
+def test_corners_and_samples_compile_clean(arch):
+    compile_clean(render_all(norm.SKETCHES, CORNER_INTENTS, arch, corners=True), arch)
+
+
+def test_layer_norm_in_registers_is_two_pass_with_packed_affine():
+    p = problem("y = layer_norm(x, [16384], weight=w, bias=b); x: f32[16384, 16384]; w: f32[16384]; "
+                "b: f32[16384]")
+    point = SKETCH.default_point(p, SM90)
+    assert point["cache"] == "registers" and point["vec"] == 4
+    rendered = SKETCH.render(p, SM90, point, "ln")
+    src = rendered.source
+    assert "vals[kPacks][kVec]" in src and "const float mean = total / (float)row_len;" in src
+    assert "squares += d * d" in src                     # variance from the centred registers
+    assert "load_pack<float, kVec>(w, (col0) / kVec)" in src and "load_pack<float, kVec>(b," in src
+    assert "kEps = 1e-05f" in src
+    assert "reinterpret_cast<uintptr_t>(w) % 16 == 0" in rendered.launcher
+
+
+def test_rms_norm_default_eps_is_the_dtype_epsilon():
+    f32 = SKETCH.render(*_default("y = rms_norm(x); x: f32[64, 512]"), "r32").source
+    bf16 = SKETCH.render(*_default("y = rms_norm(x); x: bf16[64, 512]"), "r16").source
+    assert "kEps = 1.1920928955078125e-07f" in f32
+    assert "kEps = 0.0078125f" in bf16
+    assert "rsqrtf(squares / (float)row_len + kEps)" in f32
+
+
+def test_long_or_unknown_rows_stream_with_welford():
+    p = problem("y = layer_norm(x, [65536]); x: f32[64, 65536]")
+    point = SKETCH.default_point(p, SM90)
+    assert point["cache"] == "none"
+    src = SKETCH.render(p, SM90, point, "lnw").source
+    assert "welford_add_pack(stats, chunk)" in src and "MergeWelford" in src and "Pass 2" in src
+    rms = SKETCH.render(*_default("y = rms_norm(x); x: f32[M, K]"), "rmsw").source
+    assert "squares += v * v;" in rms and "Welford" not in rms
+
+
+def test_constraints_and_unsupported_forms():
+    space = SKETCH.space(problem("y = rms_norm(x); x: f32[M, K]"), SM90)
+    point = {"group": 32, "threads": 256, "vec": 4, "cache": "registers", "unroll": 1}
+    assert any("known when generating" in why for why in space.violations(point))
+    odd = SKETCH.space(problem("y = rms_norm(x, [777]); x: f32[33, 777]"), SM90)
+    assert any("multiple of vec" in why for why in odd.violations(dict(point, vec=4)))
+    scaled = problem("y = layer_norm(x, [8], weight=w * 2.0); x: f32[4, 8]; w: f32[8]")
+    assert "input tensors" in SKETCH.unsupported(scaled, SM90)
+
+
+def _default(text: str):
+    p = problem(text)
+    return p, SM90, SKETCH.default_point(p, SM90)

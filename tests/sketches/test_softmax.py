@@ -1,0 +1,75 @@
+"""Softmax sketches: renders compile cleanly, strategies are what they claim, constraints."""
+from __future__ import annotations
+
+import pytest
+
+from dice_engine.arch import ARCHS
+from dice_engine.sketches import softmax
+
+from memory_bound_checks import ARCH_NAMES, compile_clean, needs_nvcc, problem, render_all
+
+ROWS, COLUMNS = softmax.SKETCHES
+SM90 = ARCHS["sm_90"]
+CORNER_INTENTS = [
+    "y = softmax(x, dim=-1); x: f16[N, 1000]",
+    "y = log_softmax(x * 0.5, dim=1); x: f32[33, 4099]",
+    "y = softmax(x, dim=1); x: bf16[6, 40, 24]",
+]
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ARCH_NAMES)
+def test_sample_defaults_compile_clean(arch):
+    compile_clean(render_all(softmax.SKETCHES, softmax.SAMPLE_INTENTS, arch, corners=False), arch)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ARCH_NAMES)
+def test_corners_and_samples_compile_clean(arch):
+    compile_clean(render_all(softmax.SKETCHES, CORNER_INTENTS, arch, corners=True), arch)
+
+
+def test_rows_that_fit_are_cached_in_registers():
+    p = problem("y = softmax(x, dim=1); x: f32[4096, 1024]")
+    point = ROWS.default_point(p, SM90)
+    assert point["cache"] == "registers" and point["vec"] == 4
+    src = ROWS.render(p, SM90, point, "sm").source
+    assert "vals[kPacks][kVec]" in src and "load_pack<float, kVec>(x, pack)" in src
+    assert "store_pack<float, kVec>(y," in src
+    assert "expf(vals[k][elem] - row_max)" in src and "online_add" not in src
+
+
+def test_unknown_or_huge_rows_stream_with_an_online_pass():
+    for text in ("y = softmax(x, dim=1); x: f32[B, K]", "y = softmax(x, dim=1); x: f32[64, 262144]"):
+        p = problem(text)
+        point = ROWS.default_point(p, SM90)
+        assert point["cache"] == "none", text
+        src = ROWS.render(p, SM90, point, "sm").source
+        assert "online_add(stats, v)" in src and "Pass 2" in src and "MergeMaxSum" in src
+
+
+def test_log_softmax_subtracts_the_log_of_the_sum():
+    p = problem("y = log_softmax(x, dim=1); x: bf16[333, 4099]")
+    point = ROWS.default_point(p, SM90)
+    assert point["vec"] == 1                       # 4099 is odd: no packs
+    src = ROWS.render(p, SM90, point, "lsm").source
+    assert "logf(row_sum)" in src and "vals[k][elem] - log_sum" in src
+    assert "__float2bfloat16_rn" in src
+
+
+def test_non_innermost_axis_uses_columns():
+    p = problem("y = softmax(x, dim=0); x: f32[1000, 512]")
+    assert ROWS.unsupported(p, SM90) and COLUMNS.unsupported(p, SM90) is None
+    src = COLUMNS.render(p, SM90, COLUMNS.default_point(p, SM90), "col").source
+    assert "column_stats[kSplit][kTile * kVec]" in src and "MergeMaxSum" in src
+
+
+def test_constraints_reject_illegal_points():
+    symbolic = ROWS.space(problem("y = softmax(x, dim=1); x: f32[B, K]"), SM90)
+    point = {"group": 32, "threads": 256, "vec": 4, "cache": "registers", "unroll": 1}
+    assert any("known when generating" in why for why in symbolic.violations(point))
+    fixed = ROWS.space(problem("y = softmax(x, dim=1); x: f32[64, 1024]"), SM90)
+    assert fixed.is_legal(point)
+    assert any("unroll only applies" in why for why in fixed.violations(dict(point, unroll=2)))
+    huge = ROWS.space(problem("y = softmax(x, dim=1); x: f32[64, 262144]"), SM90)
+    assert any("registers" in why for why in huge.violations(dict(point, group=1024, threads=1024)))
