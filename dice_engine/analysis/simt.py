@@ -27,7 +27,7 @@ from .syntax import FileFacts, Function, base_type, const_eval, float_literal_ty
     text
 
 UNIFORM, WARP, LANE = 0, 1, 2
-LOOP_ITERATIONS = 3          # unrolled iterations per loop entry
+LOOP_ITERATIONS = 2          # unrolled iterations per loop entry
 SHORT_LOOP = 8               # constant-trip loops up to this length run completely (unrolled chunks)
 CALL_DEPTH = 4
 GENERIC_INT = 1 << 20        # the value an unknown uniform integer (a size parameter) takes
@@ -558,8 +558,7 @@ class Interpreter:
         fn = _BINARY.get(op)
         if fn is None or a.arr is None or b.arr is None:
             return Val(None, level, exact)
-        with np.errstate(all="ignore"):
-            result = fn(a.arr, b.arr)
+        result = fn(a.arr, b.arr)              # int64 arrays wrap silently, as C does
         if isinstance(result, np.ndarray):
             result = result.astype(np.int64, copy=False)
             if level == LANE and exact and self._warp_constant(result):
