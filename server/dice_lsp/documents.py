@@ -62,15 +62,25 @@ class DocumentState:
 
 
 class Documents:
-    def __init__(self) -> None:
+    def __init__(self, arch: str) -> None:
         self._states: dict[str, DocumentState] = {}
+        self._arch = arch
 
     def get(self, uri: str) -> DocumentState:
         state = self._states.get(uri)
         if state is None:
-            state = DocumentState(uri=uri, path=to_fs_path(uri) or uri, analyzer=Analyzer())
+            path = to_fs_path(uri) or uri
+            state = DocumentState(uri=uri, path=path, analyzer=Analyzer(path, self._arch))
             self._states[uri] = state
         return state
+
+    def set_arch(self, arch: str) -> None:
+        """A new target: every analyzer starts over (its cached findings assumed the old one)."""
+        if arch != self._arch:
+            self._arch = arch
+            for state in self._states.values():
+                with state.analyzer_lock:
+                    state.analyzer = Analyzer(state.path, arch)
 
     def find(self, uri: str) -> DocumentState | None:
         return self._states.get(uri)

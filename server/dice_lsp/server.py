@@ -45,7 +45,7 @@ class DiceServer(LanguageServer):
         super().__init__("dice-lsp", VERSION, protocol_cls=DiceProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.settings = Settings()
-        self.documents = Documents()
+        self.documents = Documents(self.settings.arch)
         self.debouncer = Debouncer()
         self.workers = Workers()
         self._cancel_hooks: dict[Any, Callable[[], None]] = {}

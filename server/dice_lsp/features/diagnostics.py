@@ -113,7 +113,7 @@ def publish(server: "DiceServer", uri: str) -> None:
     if doc is None or state is None:
         return
     positions = Positions(doc)
-    diagnostics = [positions.diagnostic(f) for f in state.published() if f.file in (state.path, "<buffer>")]
+    diagnostics = [positions.diagnostic(f) for f in state.published() if f.file == state.path]
     server.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version))
 

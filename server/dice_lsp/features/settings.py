@@ -109,6 +109,7 @@ def register(server: "DiceServer") -> None:
         import asyncio
         attach_client_handler(ls, asyncio.get_running_loop())
         await pull(ls)
+        ls.documents.set_arch(ls.settings.arch)
         log.info("dice-lsp ready: %s", describe(ls.settings))
         ls.workers.warm_up(warm_up_worker)
         await ls.workers.in_thread(gpu_runner, ls)
@@ -121,6 +122,7 @@ def register(server: "DiceServer") -> None:
             await pull(ls)
         else:
             ls.settings = merge(ls.settings, params.settings)
+        ls.documents.set_arch(ls.settings.arch)
         log.info("settings changed: %s", describe(ls.settings))
         await ls.workers.in_thread(gpu_runner, ls)
         status.send(ls)
