@@ -26,6 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine", action="store_true", help="let the engine's search pick each kernel")
     parser.add_argument("--budget", type=int, default=8, help="engine evaluations per case (--engine)")
     parser.add_argument("--max-candidates", type=int, default=6, help="candidates per case (registry mode)")
+    parser.add_argument("--time-budget", type=float, default=float("inf"),
+                        help="seconds after which no further case starts (results are written after each)")
     args = parser.parse_args(argv)
     wanted = [w for w in args.cases.split(",") if w]
     cases = [c for c in SUITE if not wanted or any(w in c.name for w in wanted)]
@@ -36,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         rows = run_suite(cases, runner=runner, engine=args.engine, budget=args.budget,
                          max_candidates=args.max_candidates, torch_compile=args.torch_compile,
-                         compile_budget_s=args.compile_budget)
+                         compile_budget_s=args.compile_budget, time_budget_s=args.time_budget,
+                         on_row=lambda partial: write_results(partial, runner, args.out))
         md, js = write_results(rows, runner, args.out)
         print(f"wrote {md} and {js} in {time.monotonic() - started:.0f} s; runner {runner.stats()}")
     print(md.read_text())

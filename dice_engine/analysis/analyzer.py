@@ -76,12 +76,17 @@ class Analyzer:
         fns = [f for f in every if f.is_kernel or f.is_device]
         by_name = {f.name: f for f in fns}
         facts = file_facts(root)
-        facts_key = repr((sorted(facts.constants.items()), sorted(facts.structs.items())))
+        facts_key = hashlib.blake2b(repr((sorted(facts.constants.items()), sorted(facts.structs.items())))
+                                    .encode(), digest_size=16).hexdigest()
         outlines: dict[bytes, _Outline] = {}
         calls: dict[str, list[str]] = {}
+        found: dict[int, dict[str, list]] = {}     # captures per function body, this update only
         for f in every:
             digest = hashlib.blake2b((f.node.text or b"") + facts_key.encode(), digest_size=16).digest()
-            outline = self._outlines.get(digest) or _outline(f, facts.constants)
+            outline = self._outlines.get(digest)
+            if outline is None:
+                found[f.body.id] = captures(f.body)
+                outline = _outline(found[f.body.id], facts.constants)
             outlines[digest] = outline
             calls[f.name] = [n for n in outline.callees if n in by_name]
             for kernel, size in outline.launches.items():
@@ -97,7 +102,9 @@ class Analyzer:
             row = fn.node.start_point[0]
             cached = self._cache.get(key)
             if cached is None:
-                cached = [_shift(f, -row) for f in self._function_findings(src, fn, by_name, facts, called)]
+                nodes = found.get(fn.body.id) or captures(fn.body)
+                fresh = self._function_findings(src, fn, by_name, facts, called, nodes)
+                cached = [_shift(f, -row) for f in fresh]
             cache[key] = cached
             for f in cached:
                 f = _shift(f, row)
@@ -119,9 +126,8 @@ class Analyzer:
         return h.hexdigest()
 
     def _function_findings(self, src: Source, fn: Function, by_name: dict[str, Function],
-                           facts: FileFacts, called: set[str]) -> list[Finding]:
+                           facts: FileFacts, called: set[str], found: dict[str, list]) -> list[Finding]:
         out: list[Finding] = []
-        found = captures(fn.body)
         for analysis in (precision_findings, overflow_findings):
             out += _guarded(analysis, src, fn, facts, found)
         if fn.is_kernel or fn.name not in called:
@@ -159,13 +165,13 @@ class _Outline:
     launches: dict[str, tuple[int, int, int]]
 
 
-def _outline(fn: Function, constants: dict[str, int]) -> _Outline:
+def _outline(found: dict[str, list], constants: dict[str, int]) -> _Outline:
     names: list[str] = []
-    for call in captures(fn.body).get("call", ()):
+    for call in found.get("call", ()):
         name = text(call.child_by_field_name("function")).split("::")[-1]
         if name not in names:
             names.append(name)
-    return _Outline(tuple(names), launch_blocks(fn.body, constants))
+    return _Outline(tuple(names), launch_blocks(found, constants))
 
 
 def _closure(fn: Function, by_name: dict[str, Function], calls: dict[str, list[str]]) -> list[Function]:

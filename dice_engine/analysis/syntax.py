@@ -298,7 +298,7 @@ def file_facts(root: Node, fns: list[Function] = ()) -> FileFacts:
                    "linkage_specification", "preproc_if", "preproc_ifdef", "preproc_else"):
             stack.extend(reversed(node.named_children))
     for fn in fns:
-        for kernel, size in launch_blocks(fn.body, facts.constants).items():
+        for kernel, size in launch_blocks(captures(fn.body), facts.constants).items():
             facts.block_sizes.setdefault(kernel, size)
     return facts
 
@@ -341,10 +341,9 @@ def _record_struct(node: Node, facts: FileFacts) -> None:
     facts.structs[name] = fields
 
 
-def launch_blocks(body: Node, constants: dict[str, int]) -> dict[str, tuple[int, int, int]]:
-    """Literal block sizes of the kernel launches in one function body."""
+def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> dict[str, tuple[int, int, int]]:
+    """Literal block sizes of the kernel launches in one function body (`found`: its captures)."""
     out: dict[str, tuple[int, int, int]] = {}
-    found = captures(body)
     dims: dict[str, tuple[int, int, int]] = {}
     events = [(n.start_byte, "decl", n) for n in found.get("decl", ())
               if text(n.child_by_field_name("type")) == "dim3"]
