@@ -6,7 +6,8 @@ vector read) and B as Bs[k][n]. Each thread owns a TM×TN register tile made of 
 strided across the block tile (rows `c*4*THREADS_Y + ty*4 + i`), which keeps every 16-byte
 shared-memory read of a warp on distinct banks. With double buffering the next slice is read
 from global memory into registers while the current one is multiplied, and written to the
-other shared-memory buffer afterwards (one barrier per slice). Edges and K tails are
+other shared-memory buffer afterwards (one barrier per slice); single-buffered, each slice
+goes straight to shared memory between two barriers. Edges and K tails are
 zero-filled by predicated loads; vector (float4/double2) loads need a literal leading
 dimension that is a multiple of the vector width.
 """
