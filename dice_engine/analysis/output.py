@@ -33,7 +33,12 @@ def to_sarif(findings: Iterable[Finding], *, tool_version: str = "0.1.0") -> str
               "defaultConfiguration": {"level": _SARIF_LEVEL[info.severity]},
               "properties": {"category": info.category}}
              for code, info in CODES.items()]
-    index = {code: i for i, code in enumerate(CODES)}
+    # codes from other tables (the runner's dynamic D-series) get a minimal rule of their own
+    for f in findings:
+        if f.code not in CODES and all(r["id"] != f.code for r in rules):
+            rules.append({"id": f.code, "shortDescription": {"text": f"{f.category} ({f.source})"},
+                          "helpUri": f"docs/codes/{f.code}.md", "properties": {"category": f.category}})
+    index = {r["id"]: i for i, r in enumerate(rules)}
     results: list[dict[str, Any]] = []
     for f in findings:
         result: dict[str, Any] = {
@@ -46,8 +51,7 @@ def to_sarif(findings: Iterable[Finding], *, tool_version: str = "0.1.0") -> str
                            "endLine": f.end_line + 1, "endColumn": f.end_column + 1}}}],
             "properties": {"category": f.category, "source": f.source, "confirmed": f.confirmed},
         }
-        if f.code in index:
-            result["ruleIndex"] = index[f.code]
+        result["ruleIndex"] = index[f.code]
         if f.fix is not None:
             result["fixes"] = [{"description": {"text": f.fix.title}, "artifactChanges": [{
                 "artifactLocation": {"uri": f.file},

@@ -39,6 +39,13 @@ def test_sarif_has_rules_with_help_pages_and_one_based_regions():
     assert result["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] == "0.5f"
 
 
+def test_sarif_gives_codes_outside_the_table_a_rule_too():
+    dynamic = _dynamic(0, "race")
+    run = json.loads(to_sarif([dynamic]))["runs"][0]
+    (result,) = run["results"]
+    assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "DICE-D001"
+
+
 def test_text_output_is_one_line_per_finding():
     text = to_text(check_source(SRC, "k.cu"))
     assert text.startswith(f"k.cu:1:{SRC.index('0.5') + 1}: warning: ") and text.count("\n") == 1
