@@ -36,7 +36,7 @@ class SimtGemm(Sketch):
         if isinstance(gp, str):
             return gp
         if gp.in_dtype.name not in ("f32", "f64"):
-            return f"the CUDA-core GEMM serves f32/f64 operands, not {gp.in_dtype} (tensor-core GEMM does)"
+            return f"the CUDA-core GEMM serves f32/f64 operands, not {gp.in_dtype} (f16/bf16 run on tensor cores)"
         return None
 
     # -- design space ---------------------------------------------------------------------------

@@ -43,7 +43,7 @@ def test_serves_f32_and_f64_only():
     assert SKETCH.unsupported(problem("C = A @ B; A: f32[64, 64]; B: f32[64, 64]"), arch) is None
     assert SKETCH.unsupported(problem("C = A @ B; A: f64[64, 64]; B: f64[64, 64]"), arch) is None
     why = SKETCH.unsupported(problem("C = A @ B; A: f16[64, 64]; B: f16[64, 64]"), arch)
-    assert why and "tensor-core" in why
+    assert why and "tensor cores" in why
 
 
 @pytest.mark.parametrize("text", gemm.SAMPLE_INTENTS)
