@@ -63,6 +63,15 @@ def ended(editor: Editor) -> list[types.WorkDoneProgressEnd]:
     return [v[-1] for v in progress_of(editor) if isinstance(v[-1], types.WorkDoneProgressEnd)]
 
 
+async def change_settings(editor: Editor, dice: dict) -> None:
+    """Change the client's `dice` section, notify the server, and wait until it has applied it."""
+    seen = len(editor.client.log_messages)
+    editor.client.set_configuration({"dice": dice})
+    editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await editor.wait_for(lambda: any(m.message.startswith("dice_lsp.features.settings: settings changed")
+                                      for m in editor.client.log_messages[seen:]))
+
+
 async def generate_command(editor: Editor, uri: str, prefix: str = "DICE: Generate kernel") -> types.Command:
     return await editor.action_command(uri, INTENT_LINE, prefix)
 
@@ -173,9 +182,7 @@ async def test_second_generate_supersedes_the_first(session):
     _first_id, first = editor.execute_later(command)
     await editor.wait_for(lambda: editor.applied)
 
-    editor.client.set_configuration({"dice": {"budget": 4}})
-    editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
-    await asyncio.sleep(0.3)
+    await change_settings(editor, {"budget": 4})
     regenerate = await editor.action_command(uri, INTENT_LINE, "DICE: Regenerate kernel")
     second = await editor.execute(regenerate)
 
@@ -348,9 +355,6 @@ async def test_settings_from_initialization_options_then_configuration(session):
     titles = [a.title for a in await editor.code_actions(uri, INTENT_LINE)]
     assert "DICE: Tune for sm_80 (A100-SXM4-80GB)" in titles
 
-    editor.client.set_configuration({"dice": {"arch": "RTX 4090"}})
-    editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
-    await editor.wait_for(lambda: any(m.message.startswith("dice_lsp.features.settings: settings changed")
-                                      for m in editor.client.log_messages))
+    await change_settings(editor, {"arch": "RTX 4090"})
     titles = [a.title for a in await editor.code_actions(uri, INTENT_LINE)]
     assert "DICE: Tune for sm_89 (GeForce RTX 4090)" in titles
