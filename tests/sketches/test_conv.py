@@ -3,6 +3,7 @@ nvcc/ptxas builds."""
 from __future__ import annotations
 
 import pytest
+from cpu_emulation import assert_matches_reference, needs_emulator
 from layout_sketch_checks import (compile_clean, needs_nvcc, private_compile_cache, problem, serving,
                                   some_points)
 
@@ -93,3 +94,16 @@ def test_design_space_points_compile_without_spills(text):
                 for sketch, p in serving(conv.SKETCHES, text)
                 for k, pt in enumerate(some_points(sketch, p, "sm_90"))]
     compile_clean(rendered, "sm_90")
+
+
+@needs_emulator
+@pytest.mark.parametrize("text, point", [
+    ("y = relu(conv2d(x, w, b, padding=1)); x: f32[2, 5, 9, 7]; w: f32[6, 5, 3, 3]; b: f32[6]",
+     point(32, 32, 8, 2, 2)),
+    ("y = conv2d(x, w, stride=2, padding=2, dilation=2); x: bf16[3, 4, 11, 13]; w: bf16[40, 4, 3, 3]",
+     point(64, 32, 16, 4, 2)),
+    ("y = conv2d(x, w, stride=2); x: f64[2, 5, 17, 19]; w: f64[7, 5, 3, 3]", None),
+], ids=["bias-relu", "strided-dilated-bf16", "f64-default"])
+def test_kernels_compute_the_reference_on_the_cpu_emulator(text, point, tmp_path):
+    p = problem(text)
+    assert_matches_reference(CONV, p, point or CONV.default_point(p, SM90), tmp_path)

@@ -3,6 +3,7 @@ average), constraints, defaults, and nvcc/ptxas builds."""
 from __future__ import annotations
 
 import pytest
+from cpu_emulation import assert_matches_reference, needs_emulator
 from layout_sketch_checks import (compile_clean, needs_nvcc, private_compile_cache, problem, serving,
                                   some_points)
 
@@ -77,3 +78,15 @@ def test_design_space_points_compile_without_spills():
                 for sketch, p in serving(pool.SKETCHES, text)
                 for k, pt in enumerate(some_points(sketch, p, "sm_90"))]
     compile_clean(rendered, "sm_90")
+
+
+@needs_emulator
+@pytest.mark.parametrize("text, point", [
+    ("y = max_pool2d(x, kernel_size=3, stride=2, padding=1); x: f32[N, 3, 13, 11]; N=2",
+     {"block_x": 32, "block_y": 4, "outputs": 4}),
+    ("y = relu(avg_pool2d(x, kernel_size=3, stride=1, padding=1)); x: f16[2, 3, 9, 10]", None),
+    ("y = avg_pool2d(x, kernel_size=2); x: bf16[1, 2, 7, 9]", {"block_x": 64, "block_y": 1, "outputs": 2}),
+], ids=["max-padded-symbol", "avg-fused-half", "avg-bf16-tail"])
+def test_kernels_compute_the_reference_on_the_cpu_emulator(text, point, tmp_path):
+    p = problem(text)
+    assert_matches_reference(POOL, p, point or POOL.default_point(p, SM90), tmp_path)

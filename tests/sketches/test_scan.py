@@ -3,6 +3,7 @@ nvcc/ptxas builds."""
 from __future__ import annotations
 
 import pytest
+from cpu_emulation import assert_matches_reference, needs_emulator
 from layout_sketch_checks import (compile_clean, needs_nvcc, private_compile_cache, problem, serving,
                                   some_points)
 
@@ -115,3 +116,18 @@ def test_design_space_points_compile_without_spills(text):
                 for i, (sketch, p) in enumerate(serving(scan.SKETCHES, text))
                 for k, point in enumerate(some_points(sketch, p, "sm_90"))]
     compile_clean(rendered, "sm_90")
+
+
+@needs_emulator
+@pytest.mark.parametrize("sketch, text, point", [
+    (WARP, "y = cumsum(x, dim=1); x: f32[N, 1000]; N=5", {"items": 4, "warps": 2}),
+    (WARP, "y = relu(cumsum(x * 2.0, dim=-1)); x: f16[4, 300]", None),
+    (BLOCK, "y = cumsum(x, dim=1); x: i32[3, 333]", {"threads": 128, "items": 2}),
+    (MULTI, "y = cumsum(x, dim=1); x: f32[B, L]; B=2; L=9001",
+     {"threads": 128, "items": 2, "tile_chunks": 2}),
+    (COLUMN, "y = cumsum(x, dim=0); x: f32[300, 40]", {"threads_x": 32, "split": 4}),
+    (COLUMN, "y = cumsum(x, dim=1); x: f64[3, 130, 5]", {"threads_x": 32, "split": 1}),
+], ids=["warp-vector", "warp-fused-half", "block-int-tail", "multi-block", "column-split", "column-f64"])
+def test_kernels_compute_the_reference_on_the_cpu_emulator(sketch, text, point, tmp_path):
+    p = problem(text)
+    assert_matches_reference(sketch, p, point or sketch.default_point(p, SM90), tmp_path)

@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+from cpu_emulation import assert_matches_reference, needs_emulator
 from layout_sketch_checks import (compile_clean, needs_nvcc, private_compile_cache, problem, serving,
                                   some_points)
 
@@ -142,3 +143,17 @@ def test_design_space_points_compile_without_spills(text):
                 for i, (sketch, p) in enumerate(serving(transpose.SKETCHES, text))
                 for k, point in enumerate(some_points(sketch, p, "sm_90"))]
     compile_clean(rendered, "sm_90")
+
+
+@needs_emulator
+@pytest.mark.parametrize("sketch, text, point", [
+    (TILED, "y = x.T; x: f32[100, 70]", {"tile": 32, "vec": 1, "block_rows": 8}),
+    (TILED, "y = transpose(x, 0, 2) * 3.0; x: f16[64, B, 96]; B=3", {"tile": 32, "vec": 2, "block_rows": 8}),
+    (TILED, "y = relu(x.T) + b; x: f32[N, 40]; b: f32[40, N]; N=77", None),
+    (TILED, "y = x.T; x: u8[64, 128]", None),
+    (GATHER, "y = transpose(x, 1, 2); x: bf16[B, 5, 3, 16]; B=2", None),
+    (GATHER, "y = transpose(relu(x), 0, 1) + x; x: f32[4, 4, 8]", {"vec": 1, "threads": 128, "items": 4}),
+], ids=["tails", "batch-symbol-vec2-epilogue", "fused", "u8-vec4", "gather-vec8", "gather-fused"])
+def test_kernels_compute_the_reference_on_the_cpu_emulator(sketch, text, point, tmp_path):
+    p = problem(text)
+    assert_matches_reference(sketch, p, point or sketch.default_point(p, SM90), tmp_path)
