@@ -14,7 +14,7 @@ import numpy as np
 
 from .findings import Finding, Fix
 from .report import finding, replace
-from .simt import Access, Trace
+from .trace import Access, Trace
 from .syntax import FileFacts, Source, int_literal
 
 BANKS = 32

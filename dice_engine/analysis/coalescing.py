@@ -17,7 +17,7 @@ import numpy as np
 
 from .findings import Finding
 from .report import finding
-from .simt import Access, Trace
+from .trace import Access, Trace
 from .syntax import FileFacts, Source, text
 
 SECTOR = 32

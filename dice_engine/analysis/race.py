@@ -15,7 +15,7 @@ import numpy as np
 
 from .findings import Finding
 from .report import finding, line_of
-from .simt import LANE, UNIFORM, Access, Trace
+from .trace import LANE, UNIFORM, Access, Trace
 from .syntax import Source, text
 
 

@@ -6,7 +6,7 @@ from tree_sitter import Node
 
 from .findings import Finding, Fix, TextEdit
 from .report import finding, line_of
-from .simt import SyncEvent, Trace
+from .trace import SyncEvent, Trace
 from .syntax import Source, text
 
 
