@@ -13,13 +13,19 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature, store_from_compute)
-from .warp import (tidy, PACK_HELPERS, describe, emit_expression, expression_ctype, hint_int, indent,
-                   input_nodes, kernel_param_list, min_blocks_per_sm, pack_declarations, pack_element,
-                   pack_loads, pack_width, plan_access, prod_c, register_budget, scalar_element,
-                   shape_text, wave_grid_cap, words_per_element)
+from .warp import (PACK_HELPERS, describe, emit_expression, expression_ctype, hint_int, indent,
+                   input_nodes, kernel_param_list, min_blocks_per_sm, name_clash, pack_declarations,
+                   pack_element, pack_loads, pack_width, plan_access, prod_c, register_budget,
+                   scalar_element, shape_text, tidy, wave_grid_cap, words_per_element)
 
 GRID_STRIDE_WAVES = 2     # waves of resident blocks for the grid-stride schedule
 BASE_REGISTERS = 24       # index math and loop state, besides the data in flight
+
+
+# Identifiers the kernels below declare (a tensor or symbol must not shadow them).
+LOCALS = frozenset("""
+    numel stride first step steps slot pack elem idx n_packs
+""".split())
 
 
 class FusedElementwise(Sketch):
@@ -27,7 +33,7 @@ class FusedElementwise(Sketch):
     pattern = "elementwise"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        return None
+        return name_clash(problem, LOCALS)
 
     def _vec(self, problem: Problem) -> int:
         tensors = [n.dtype for n in input_nodes(problem.output)] + [problem.output.dtype]

@@ -15,14 +15,22 @@ from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
 from .expr import literal
-from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, RowwisePlan, describe, hint_int, indent, kernel_param_list,
-                   leaf_value, min_blocks_per_sm, pack_element, pack_loads, pack_step, pow2_range,
-                   register_budget, rowwise_plan, scalar_element, tidy, wave_grid_cap, words_per_element)
+from .warp import (PACK_HELPERS, RowwisePlan, SHUFFLE_HELPERS, describe, hint_int, indent,
+                   kernel_param_list, leaf_value, min_blocks_per_sm, name_clash, pack_element,
+                   pack_loads, pack_step, pow2_range, register_budget, rowwise_plan, scalar_element,
+                   tidy, wave_grid_cap, words_per_element)
 
 BASE_REGISTERS = 40      # indices, statistics, weight/bias packs
 ROW_GRID_WAVES = 4
 FINFO_EPS = {"f64": 2.220446049250313e-16, "f32": 1.1920928955078125e-07,
              "f16": 0.0009765625, "bf16": 0.0078125}
+
+
+# Identifiers the kernels below declare (a tensor or symbol must not shadow them).
+LOCALS = frozenset("""
+    rows row_len lane row0 row active row_start vals reg_pack col0 col val total mean squares rstd
+    d chunk stats scalar_from first_pack pack_end next_pack slot pack elem out_pack warp_partials
+""".split())
 
 
 def _plan(problem: Problem) -> RowwisePlan | str:
@@ -44,7 +52,9 @@ def _must_plan(problem: Problem) -> RowwisePlan:
 def _affine(p: RowwisePlan) -> tuple[Node | None, Node | None]:
     """The weight and bias inputs (None where absent)."""
     args = p.anchor.args
-    return (args[1] if len(args) > 1 else None, args[2] if len(args) > 2 and p.anchor.op == "layer_norm" else None)
+    weight = args[1] if len(args) > 1 else None
+    bias = args[2] if len(args) > 2 and p.anchor.op == "layer_norm" else None
+    return weight, bias
 
 
 def _eps(p: RowwisePlan) -> float:
@@ -57,6 +67,8 @@ class RowNorm(Sketch):
     pattern = "norm"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        if why := name_clash(problem, LOCALS):
+            return why
         p = _plan(problem)
         return p if isinstance(p, str) else None
 
@@ -74,7 +86,8 @@ class RowNorm(Sketch):
         tokens = [
             Token("group", pow2_range(4, 1024), "threads cooperating on one row"),
             Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads/group rows per block)"),
-            Token("vec", tuple(sorted({1, self._vec_width(p)})), "elements per access (16-byte packs when > 1)"),
+            Token("vec", tuple(sorted({1, self._vec_width(p)})),
+                  "elements per access (16-byte packs when > 1)"),
             Token("cache", ("registers", "none"), "row kept in registers (one read) or streamed twice"),
             Token("unroll", (1, 2, 4), "packs in flight per thread per step (streaming passes)"),
         ]
@@ -241,23 +254,23 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
         """Mean and rstd from the registers (two passes over them: exact and stable)."""
         zero = literal(0.0, p.ctype)
         rsqrt = "rsqrtf" if p.ctype == "float" else "rsqrt"
-        loop = ("#pragma unroll\nfor (int k = 0; k < kPacks; ++k)\n"
+        loop = ("#pragma unroll\nfor (int reg_pack = 0; reg_pack < kPacks; ++reg_pack)\n"
                 "#pragma unroll\n    for (int elem = 0; elem < kVec; ++elem)")
-        valid = "((long long)k * kGroup + lane) * kVec + elem < row_len"
+        valid = "((long long)reg_pack * kGroup + lane) * kVec + elem < row_len"
         if p.anchor.op == "rms_norm":
             return f"""\
 {p.ctype} squares = {zero};
-{loop} squares += vals[k][elem] * vals[k][elem];   // zeros past the row add nothing
+{loop} squares += vals[reg_pack][elem] * vals[reg_pack][elem];   // zeros past the row add nothing
 squares = group_reduce<kGroup>(squares, SumOp(), {partials});
 const {p.ctype} rstd = {rsqrt}(squares / ({p.ctype})row_len + kEps);"""
         return f"""\
 {p.ctype} total = {zero};
-{loop} total += vals[k][elem];   // zeros past the row add nothing
+{loop} total += vals[reg_pack][elem];   // zeros past the row add nothing
 total = group_reduce<kGroup>(total, SumOp(), {partials});
 const {p.ctype} mean = total / ({p.ctype})row_len;
 {p.ctype} squares = {zero};
 {loop} {{
-        const {p.ctype} d = vals[k][elem] - mean;
+        const {p.ctype} d = vals[reg_pack][elem] - mean;
         if ({valid}) squares += d * d;
     }}
 squares = group_reduce<kGroup>(squares, SumOp(), {partials});
@@ -275,38 +288,38 @@ const {p.ctype} rstd = {rsqrt}(squares / ({p.ctype})row_len + kEps);"""
         zero = literal(0.0, p.ctype)
         w_pack, b_pack = self._affine_raw(p, True, "")
         w_col, b_col = self._affine_raw(p, False, "col")
-        packed_value = self._normalized(p, "vals[k][elem]", w_pack, b_pack)
-        scalar_value = self._normalized(p, "vals[k][elem]", w_col, b_col)
+        packed_value = self._normalized(p, "vals[reg_pack][elem]", w_pack, b_pack)
+        scalar_value = self._normalized(p, "vals[reg_pack][elem]", w_col, b_col)
         return f"""\
 // The row's values (prologue applied) in registers; zeros past its end.
 {p.ctype} vals[kPacks][kVec];
 #pragma unroll
-for (int k = 0; k < kPacks; ++k) {{
-    const long long col0 = ((long long)k * kGroup + lane) * kVec;
+for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
+    const long long col0 = ((long long)reg_pack * kGroup + lane) * kVec;
     if (packed && active && col0 < row_len) {{   // row_len % kVec == 0: the whole pack is in the row
         const long long pack = (row_start + col0) / kVec;
 {indent(chr(10).join(decl + loads), 8)}
 #pragma unroll
         for (int elem = 0; elem < kVec; ++elem) {{
-{indent(p.value_code(raw_pack, "v"), 12)}
-            vals[k][elem] = v;
+{indent(p.value_code(raw_pack, "val"), 12)}
+            vals[reg_pack][elem] = val;
         }}
     }} else {{
 #pragma unroll
         for (int elem = 0; elem < kVec; ++elem) {{
             const long long col = col0 + elem;
-            vals[k][elem] = {zero};
+            vals[reg_pack][elem] = {zero};
             if (active && col < row_len) {{
-{indent(p.value_code(raw_scalar, "v"), 16)}
-                vals[k][elem] = v;
+{indent(p.value_code(raw_scalar, "val"), 16)}
+                vals[reg_pack][elem] = val;
             }}
         }}
     }}
 }}
 {self._stats_code(p, partials)}
 #pragma unroll
-for (int k = 0; k < kPacks; ++k) {{
-    const long long col0 = ((long long)k * kGroup + lane) * kVec;
+for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
+    const long long col0 = ((long long)reg_pack * kGroup + lane) * kVec;
     if (!active || col0 >= row_len) continue;
     if (packed) {{
 {indent(self._affine_loads(p, "col0"), 8)}
@@ -333,18 +346,19 @@ for (int k = 0; k < kPacks; ++k) {{
         raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
         raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
         layer = p.anchor.op == "layer_norm"
-        add = "welford_add(stats, v);" if layer else "squares += v * v;"
+        add = "welford_add(stats, v);" if layer else "squares += val * val;"
         if layer:   # Welford per pack: one division per kVec elements
-            fold = p.value_code(raw, "v") + "\nchunk[elem] = v;"
-            chunk = dict(before_elements=f"{p.ctype} chunk[kVec];", after_elements="welford_add_pack(stats, chunk);")
+            fold = p.value_code(raw, "val") + "\nchunk[elem] = val;"
+            chunk = dict(before_elements=f"{p.ctype} chunk[kVec];",
+                         after_elements="welford_add_pack(stats, chunk);")
         else:
-            fold, chunk = p.value_code(raw, "v") + "\n" + add, {}
+            fold, chunk = p.value_code(raw, "val") + "\n" + add, {}
         step = pack_step(accesses, point["unroll"], "next_pack + slot * kGroup", fold, **chunk)
         tail = pack_step(accesses, 1, "next_pack", fold, **chunk)
         w_pack, b_pack = self._affine_raw(p, True, "")
         w_col, b_col = self._affine_raw(p, False, "col")
-        write_elem = (p.value_code(raw, "v") + "\n" +
-                      p.store_code(self._normalized(p, "v", w_pack, b_pack), "pack * kVec + elem",
+        write_elem = (p.value_code(raw, "val") + "\n" +
+                      p.store_code(self._normalized(p, "val", w_pack, b_pack), "pack * kVec + elem",
                                    "out_pack.v[elem]"))
         before = "\n".join(filter(None, [self._affine_loads(p, "pack * kVec - row_start"),
                                          f"Pack<{out_t}, kVec> out_pack;"]))
@@ -383,7 +397,7 @@ if (active && packed) {{   // row_len % kVec == 0 and the packed pointers are 16
 if (active) {{
     #pragma unroll 1
     for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
-{indent(p.value_code(raw_scalar, "v"), 8)}
+{indent(p.value_code(raw_scalar, "val"), 8)}
         {add}
     }}
 }}
@@ -398,8 +412,8 @@ if (active && packed) {{
 if (active) {{
     #pragma unroll 1
     for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
-{indent(p.value_code(raw_scalar, "v"), 8)}
-{indent(p.store_code(self._normalized(p, "v", w_col, b_col), "row_start + col",
+{indent(p.value_code(raw_scalar, "val"), 8)}
+{indent(p.store_code(self._normalized(p, "val", w_col, b_col), "row_start + col",
                      f"{out_name}[row_start + col]"), 8)}
     }}
 }}"""

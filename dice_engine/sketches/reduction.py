@@ -26,14 +26,23 @@ from ..ir.graph import Node
 from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Sketch, Token, frame,
                    launcher_params, launcher_signature, store_from_compute)
-from .warp import (tidy, PACK_HELPERS, SHUFFLE_HELPERS, Access, AxisView, Reducer, axis_view, describe,
-                   emit_expression, expression_ctype, hint_int, indent, input_nodes, kernel_param_list, paren,
-                   min_blocks_per_sm, pack_element, pack_step, pack_width,
-                   plan_access, pow2_range, reducer, register_budget, scalar_element,
+from .warp import (Access, AxisView, PACK_HELPERS, Reducer, SHUFFLE_HELPERS, axis_view, describe,
+                   emit_expression, expression_ctype, hint_int, indent, input_nodes, kernel_param_list,
+                   min_blocks_per_sm, name_clash, pack_element, pack_step, pack_width, paren,
+                   plan_access, pow2_range, reducer, register_budget, scalar_element, tidy,
                    wave_grid_cap, words_per_element)
 
 BASE_REGISTERS = 32      # indices, loop state and the accumulator's neighbours
 ROW_GRID_WAVES = 4       # grid-stride cap for the rows kernel, in waves of resident blocks
+
+
+# Identifiers the kernels below declare (a tensor or symbol must not shadow them).
+LOCALS = frozenset("""
+    rows row_len lane row0 row acc row_start scalar_from first_pack n_packs next_pack pack_end slot
+    pack elem col partials warp_partials outer inner tiles_per_outer outer_idx j0 chunk_len r_begin
+    r_end base red total part out_index count chunk begin end tile_partials tiles merge_blocks
+    merge_grid
+""".split())
 
 
 @dataclass
@@ -209,6 +218,8 @@ class RowReduction(Sketch):
     pattern = "reduction"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        if why := name_clash(problem, LOCALS):
+            return why
         p = plan(problem)
         if isinstance(p, str):
             return p
@@ -346,6 +357,8 @@ class ColumnReduction(Sketch):
     pattern = "reduction"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        if why := name_clash(problem, LOCALS):
+            return why
         p = plan(problem)
         if isinstance(p, str):
             return p
@@ -552,6 +565,8 @@ class SplitRowReduction(Sketch):
     pattern = "reduction"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        if why := name_clash(problem, LOCALS):
+            return why
         p = plan(problem)
         if isinstance(p, str):
             return p
@@ -711,7 +726,8 @@ def _shrink_unroll(space: DesignSpace, point: Point) -> Point:
 
 def _rendered(sketch: str, point: Point, name: str, strategy: str, device: str, launcher: str,
               params: list[Param], launches: list[Launch]) -> RenderedKernel:
-    source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device), launcher_code=launcher)
+    source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
+                   launcher_code=launcher)
     tokens = " ".join(f"{k}={v}" for k, v in point.items())
     return RenderedKernel(sketch=sketch, tokens=dict(point), source=source,
                           kernel_names=[f"dice_{name}::{launch.kernel}" for launch in launches],

@@ -14,13 +14,23 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params, launcher_signature
-from .warp import (tidy, PACK_HELPERS, SHUFFLE_HELPERS, RowwisePlan, describe, hint_int, indent, kernel_param_list,
-                   min_blocks_per_sm, pack_element, pack_loads, pack_step, pow2_range, register_budget, rowwise_plan,
-                   scalar_element, wave_grid_cap, words_per_element)
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
+                   launcher_signature)
+from .warp import (PACK_HELPERS, RowwisePlan, SHUFFLE_HELPERS, describe, hint_int, indent,
+                   kernel_param_list, min_blocks_per_sm, name_clash, pack_element, pack_loads, pack_step,
+                   pow2_range, register_budget, rowwise_plan, scalar_element, tidy, wave_grid_cap,
+                   words_per_element)
 
 BASE_REGISTERS = 32
 ROW_GRID_WAVES = 4
+
+
+# Identifiers the kernels below declare (a tensor or symbol must not shadow them).
+LOCALS = frozenset("""
+    rows row_len lane row0 row active row_start vals reg_pack col0 col val row_max row_sum inv_sum
+    log_sum stats scalar_from first_pack pack_end next_pack slot pack elem out_pack column_stats
+    warp_partials inner outer tiles_per_outer outer_idx j0 base red total part tiles
+""".split())
 
 
 def _plan(problem: Problem) -> RowwisePlan | str:
@@ -108,6 +118,8 @@ class RowSoftmax(Sketch):
     pattern = "softmax"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        if why := name_clash(problem, LOCALS):
+            return why
         p = _plan(problem)
         if isinstance(p, str):
             return p
@@ -166,7 +178,8 @@ class RowSoftmax(Sketch):
         # ~8 packs per thread at most (the row in registers), wider groups while the GPU is not
         # yet full and each thread keeps >= 2 packs.
         group = min(1024, max(4, 1 << max(0, -(-packs // 8) - 1).bit_length()))
-        while group < 1024 and rows * group < arch.sms * arch.max_threads_per_sm and packs // (2 * group) >= 2:
+        full = arch.sms * arch.max_threads_per_sm
+        while group < 1024 and rows * group < full and packs // (2 * group) >= 2:
             group *= 2
         space = self.space(problem, arch)
         point = {"group": group, "threads": max(256, group), "vec": vec, "cache": "registers", "unroll": 1}
@@ -192,7 +205,7 @@ class RowSoftmax(Sketch):
         packs_line = (f"constexpr int kPacks = {self._packs_per_thread(p, point)};   "
                       "// packs per thread: the whole row in registers\n"
                       if point["cache"] == "registers" else
-                      f"constexpr int kUnroll = {point['unroll']};   // packs in flight per thread per step\n")
+                      f"constexpr int kUnroll = {point['unroll']};   // packs in flight per step\n")
         device = f"""\
 constexpr int kThreads = {threads};
 constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
@@ -204,7 +217,8 @@ constexpr int kVec = {vec};        // elements per access{" (16 bytes)" if vec >
 
 // {describe(problem)}
 // {p.anchor.op} over rows of {p.view.reduced} elements; kGroup threads per row.
-__global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+{kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
 {shared}    const long long rows = {p.view.outer};
     const long long row_len = {p.view.reduced};
     const int lane = threadIdx.x % kGroup;
@@ -236,9 +250,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
         strategy = f"{p.anchor.op} over rows, {group} threads per row ({who}), {how}, {vec}-element accesses"
         rows_hint = hint_int(problem.program, p.view.outer_dims)
         blocks = min(-(-rows_hint // (threads // group)), cap)
-        smem = (threads // 32) * (4 if p.ctype == "float" else 8) * (1 if point["cache"] == "registers" else 2)
+        partial_bytes = (4 if p.ctype == "float" else 8) * (1 if point["cache"] == "registers" else 2)
+        smem = (threads // 32) * partial_bytes
         launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem if group > 32 else 0)
-        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device), launcher_code=launcher)
+        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
+                       launcher_code=launcher)
         return RenderedKernel(self.name, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],
                               f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items()))
 
@@ -251,48 +267,49 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
         decl = "\n".join(_declare_one(accesses))
         loads = "\n".join(_load_one(accesses))
         partials = "warp_partials" if point["group"] > 32 else f"({p.ctype}*)nullptr"
-        shift = "vals[k][elem] -= row_max;" if p.anchor.op == "log_softmax" else ""
-        sum_term = (f"row_sum += {m['exp']}(vals[k][elem]);" if p.anchor.op == "log_softmax"
-                    else f"vals[k][elem] = {m['exp']}(vals[k][elem] - row_max);\n        row_sum += vals[k][elem];")
-        final = ("vals[k][elem] - log_sum" if p.anchor.op == "log_softmax" else "vals[k][elem] * inv_sum")
+        shift = "vals[reg_pack][elem] -= row_max;" if p.anchor.op == "log_softmax" else ""
+        sum_term = (f"row_sum += {m['exp']}(vals[reg_pack][elem]);" if p.anchor.op == "log_softmax"
+                    else f"vals[reg_pack][elem] = {m['exp']}(vals[reg_pack][elem] - row_max);\n"
+                         "        row_sum += vals[reg_pack][elem];")
+        final = "vals[reg_pack][elem] " + ("- log_sum" if p.anchor.op == "log_softmax" else "* inv_sum")
         finish = (f"const {p.ctype} log_sum = {m['log']}(row_sum);" if p.anchor.op == "log_softmax"
                   else f"const {p.ctype} inv_sum = {m['one']} / row_sum;")
         return f"""\
 // The row's values (prologue applied) in registers; -inf past its end adds nothing.
 {p.ctype} vals[kPacks][kVec];
 #pragma unroll
-for (int k = 0; k < kPacks; ++k) {{
-    const long long col0 = ((long long)k * kGroup + lane) * kVec;
+for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
+    const long long col0 = ((long long)reg_pack * kGroup + lane) * kVec;
     if (packed && active && col0 < row_len) {{   // row_len % kVec == 0: the whole pack is in the row
         const long long pack = (row_start + col0) / kVec;
 {indent(decl, 8)}
 {indent(loads, 8)}
 #pragma unroll
         for (int elem = 0; elem < kVec; ++elem) {{
-{indent(p.value_code(raw_pack, "v"), 12)}
-            vals[k][elem] = v;
+{indent(p.value_code(raw_pack, "val"), 12)}
+            vals[reg_pack][elem] = val;
         }}
     }} else {{
 #pragma unroll
         for (int elem = 0; elem < kVec; ++elem) {{
             const long long col = col0 + elem;
-            vals[k][elem] = -INFINITY;
+            vals[reg_pack][elem] = -INFINITY;
             if (active && col < row_len) {{
-{indent(p.value_code(raw_scalar, "v"), 16)}
-                vals[k][elem] = v;
+{indent(p.value_code(raw_scalar, "val"), 16)}
+                vals[reg_pack][elem] = val;
             }}
         }}
     }}
 }}
 {p.ctype} row_max = -INFINITY;
 #pragma unroll
-for (int k = 0; k < kPacks; ++k)
+for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack)
 #pragma unroll
-    for (int elem = 0; elem < kVec; ++elem) row_max = {m['max']}(row_max, vals[k][elem]);
+    for (int elem = 0; elem < kVec; ++elem) row_max = {m['max']}(row_max, vals[reg_pack][elem]);
 row_max = group_reduce<kGroup>(row_max, MaxOp(), {partials});
 {p.ctype} row_sum = {m['zero']};
 #pragma unroll
-for (int k = 0; k < kPacks; ++k)
+for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack)
 #pragma unroll
     for (int elem = 0; elem < kVec; ++elem) {{
         {shift}
@@ -301,8 +318,8 @@ for (int k = 0; k < kPacks; ++k)
 row_sum = group_reduce<kGroup>(row_sum, SumOp(), {partials});
 {finish}
 #pragma unroll
-for (int k = 0; k < kPacks; ++k) {{
-    const long long col0 = ((long long)k * kGroup + lane) * kVec;
+for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
+    const long long col0 = ((long long)reg_pack * kGroup + lane) * kVec;
     if (!active || col0 >= row_len) continue;
     if (packed) {{
         Pack<{out_t}, kVec> out_pack;
@@ -327,11 +344,12 @@ for (int k = 0; k < kPacks; ++k) {{
         out_name, out_t = p.problem.program.output_name, p.problem.output.dtype.c_type
         raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
         raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
-        fold = p.value_code(raw, "v") + "\nonline_add(stats, v);"
+        fold = p.value_code(raw, "val") + "\nonline_add(stats, val);"
         step = pack_step(accesses, point["unroll"], "next_pack + slot * kGroup", fold)
         tail = pack_step(accesses, 1, "next_pack", fold)
-        value = _result(p, "v", "stats")
-        write_elem = p.value_code(raw, "v") + "\n" + p.store_code(value, "pack * kVec + elem", "out_pack.v[elem]")
+        value = _result(p, "val", "stats")
+        write_elem = (p.value_code(raw, "val") + "\n" +
+                      p.store_code(value, "pack * kVec + elem", "out_pack.v[elem]"))
         write = pack_step(accesses, 1, "next_pack", write_elem,
                           before_elements=f"Pack<{out_t}, kVec> out_pack;",
                           after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
@@ -356,8 +374,8 @@ if (active && packed) {{   // row_len % kVec == 0 and the packed pointers are 16
 if (active) {{
     #pragma unroll 1
     for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
-{indent(p.value_code(raw_scalar, "v"), 8)}
-        online_add(stats, v);
+{indent(p.value_code(raw_scalar, "val"), 8)}
+        online_add(stats, val);
     }}
 }}
 stats = group_reduce<kGroup>(stats, MergeMaxSum(), {partials});
@@ -372,7 +390,7 @@ if (active && packed) {{
 if (active) {{
     #pragma unroll 1
     for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
-{indent(p.value_code(raw_scalar, "v"), 8)}
+{indent(p.value_code(raw_scalar, "val"), 8)}
 {indent(p.store_code(value, "row_start + col", f"{out_name}[row_start + col]"), 8)}
     }}
 }}"""
@@ -400,6 +418,8 @@ class ColumnSoftmax(Sketch):
     pattern = "softmax"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        if why := name_clash(problem, LOCALS):
+            return why
         p = _plan(problem)
         if isinstance(p, str):
             return p
@@ -465,10 +485,11 @@ class ColumnSoftmax(Sketch):
         out_name, out_t = problem.program.output_name, problem.output.dtype.c_type
         raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
         raw_scalar = {a.name: scalar_element(a, "base + red * inner + elem") for a in accesses}
-        fold = p.value_code(raw, "v") + "\nonline_add(stats[elem], v);"
+        fold = p.value_code(raw, "val") + "\nonline_add(stats[elem], val);"
         read_step = pack_step(accesses, 1, "(base + red * inner) / kVec", fold)
-        value = _result(p, "v", "stats[elem]", per_column="[elem]")
-        write_elem = p.value_code(raw, "v") + "\n" + p.store_code(value, "pack * kVec + elem", "out_pack.v[elem]")
+        value = _result(p, "val", "stats[elem]", per_column="[elem]")
+        write_elem = (p.value_code(raw, "val") + "\n" +
+                      p.store_code(value, "pack * kVec + elem", "out_pack.v[elem]"))
         write_step = pack_step(accesses, 1, "(base + red * inner) / kVec", write_elem,
                                before_elements=f"Pack<{out_t}, kVec> out_pack;",
                                after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
@@ -476,7 +497,7 @@ class ColumnSoftmax(Sketch):
         finish = (f"log_sum[elem] = {m['log']}(stats[elem].sum);" if p.anchor.op == "log_softmax"
                   else f"inv_sum[elem] = {m['one']} / stats[elem].sum;")
         per_elem_const = "log_sum" if p.anchor.op == "log_softmax" else "inv_sum"
-        write_elem_scalar = (p.value_code(raw_scalar, "v") + "\n" +
+        write_elem_scalar = (p.value_code(raw_scalar, "val") + "\n" +
                              p.store_code(value, "base + red * inner + elem",
                                           f"{out_name}[base + red * inner + elem]"))
         device = f"""\
@@ -491,10 +512,12 @@ constexpr int kVec = {vec};
 {_online_code(p.ctype)}
 
 // {describe(problem)}
-// {p.anchor.op} along a non-innermost axis: [outer={p.view.outer}, softmax={p.view.reduced}, inner={p.view.inner}].
+// {p.anchor.op} along a non-innermost axis: [outer={p.view.outer}, softmax={p.view.reduced},
+// inner={p.view.inner}].
 // Each thread walks the softmax axis of kVec adjacent columns (coalesced across threadIdx.x);
 // the kSplit running max/sums of a column merge in shared memory in a fixed order.
-__global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+{kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
     __shared__ MaxSum column_stats[kSplit][kTile * kVec];
     const long long row_len = {p.view.reduced};
     const long long inner = {p.view.inner};
@@ -516,15 +539,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
 #pragma unroll
                 for (int elem = 0; elem < kVec; ++elem) {{
                     if (j0 + elem < inner) {{
-{indent(p.value_code(raw_scalar, "v"), 24)}
-                        online_add(stats[elem], v);
+{indent(p.value_code(raw_scalar, "val"), 24)}
+                        online_add(stats[elem], val);
                     }}
                 }}
             }}
         }}
     }}
 #pragma unroll
-    for (int elem = 0; elem < kVec; ++elem) column_stats[threadIdx.y][threadIdx.x * kVec + elem] = stats[elem];
+    for (int elem = 0; elem < kVec; ++elem)
+        column_stats[threadIdx.y][threadIdx.x * kVec + elem] = stats[elem];
     __syncthreads();
     if (threadIdx.y == 0) {{
 #pragma unroll
@@ -569,14 +593,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
     const dim3 grid((unsigned)tiles), block(kn::kTile, kn::kSplit);
     kn::{kernel}<<<grid, block, 0, stream>>>({", ".join([q.name for q in params] + ["packed"])});
 }}"""
-        strategy = (f"{p.anchor.op} along a non-innermost axis: {tile}x{split} threads (inner x softmax axis), "
+        strategy = (f"{p.anchor.op} along a non-innermost axis: {tile}x{split} threads "
+                    "(inner x softmax axis), "
                     f"{vec} columns per thread, online max/sum then a write pass")
         inner_hint = hint_int(problem.program, p.view.inner_dims)
         outer_hint = hint_int(problem.program, p.view.outer_dims)
         tiles = outer_hint * -(-inner_hint // (tile * vec))
         stat_bytes = 8 if p.ctype == "float" else 16
         launch = Launch(kernel, (tiles, 1, 1), (tile, split, 1), split * tile * vec * stat_bytes)
-        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device), launcher_code=launcher)
+        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
+                       launcher_code=launcher)
         return RenderedKernel(self.name, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],
                               f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items()))
 

@@ -504,7 +504,8 @@ def pack_step(accesses: Sequence[Access], slots: int, pack_of_slot: str, element
         out.append(f"    {pack_line}")
     if before_elements:
         out.append(indent(before_elements, 4))
-    out += ["#pragma unroll", "    for (int elem = 0; elem < kVec; ++elem) {", indent(element_code, 8), "    }"]
+    out += ["#pragma unroll", "    for (int elem = 0; elem < kVec; ++elem) {",
+            indent(element_code, 8), "    }"]
     if after_elements:
         out.append(indent(after_elements, 4))
     out.append("}")
@@ -623,3 +624,26 @@ def tidy(code: str) -> str:
             line = " " * (len(following) - len(following.lstrip())) + line.strip()
         out.append(line.rstrip())
     return "\n".join(out)
+
+
+# Names every memory-bound region declares (helpers, launcher locals) or that C++/CUDA own; each
+# family adds the locals of its own kernels. Kernel parameters carry the intent's names.
+COMMON_NAMES = frozenset("""
+    ArgPair Combine MaxOp SumOp MaxSum MergeMaxSum Welford MergeWelford Pack load_pack store_pack
+    shfl_down shfl_idx group_reduce online_add welford_add welford_add_pack workspace
+    kn stream packed aligned grid blocks block
+    threadIdx blockIdx blockDim gridDim warpSize dim3 auto bool break case char const continue default
+    do double else enum extern false float for goto if inline int long namespace new operator private
+    public register return short signed sizeof static struct switch template this true typedef union
+    unsigned void volatile while
+""".split())
+_GENERATED = re.compile(r"(k[A-Z]\w*|(pro|epi|t|val_)\d+|\w+_(pack|first))$")
+
+
+def name_clash(problem: Problem, locals_: frozenset[str]) -> str | None:
+    """Why a tensor or symbol name cannot be a kernel parameter next to `locals_`, or None."""
+    program = problem.program
+    for name in [*program.inputs, program.output_name, *program.symbol_names()]:
+        if name in COMMON_NAMES or name in locals_ or _GENERATED.match(name):
+            return f"the name '{name}' is used by the generated kernel itself; rename the tensor or symbol"
+    return None

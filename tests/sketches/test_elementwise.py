@@ -115,3 +115,9 @@ def test_odd_extents_fall_back_to_gathers():
     node = ops.input_tensor("a", F32, (7, 1))
     assert plan_access(node, (7, 5), 4).kind == "gather"
     assert plan_access(node, (7, 8), 4).kind == "per_pack"
+
+
+def test_names_the_kernel_uses_itself_are_refused():
+    clash = problem("y = x + stride; x, stride: f32[8]")
+    assert "rename" in SKETCH.unsupported(clash, ARCHS["sm_90"])
+    assert SKETCH.unsupported(problem("y = x + k; x, k: f32[8]"), ARCHS["sm_90"]) is None

@@ -36,7 +36,7 @@ def test_rows_that_fit_are_cached_in_registers():
     src = ROWS.render(p, SM90, point, "sm").source
     assert "vals[kPacks][kVec]" in src and "load_pack<float, kVec>(x, pack)" in src
     assert "store_pack<float, kVec>(y," in src
-    assert "expf(vals[k][elem] - row_max)" in src and "online_add" not in src
+    assert "expf(vals[reg_pack][elem] - row_max)" in src and "online_add" not in src
 
 
 def test_unknown_or_huge_rows_stream_with_an_online_pass():
