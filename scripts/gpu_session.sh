@@ -9,7 +9,10 @@
 # bench: the benchmark suite against PyTorch eager (+ torch.compile), RESULTS.md and results.json.
 # Everything lands in $OUT (at most 8 files): doctor.txt, gpu-tests.log, gpu-tests.xml, bench.log,
 # RESULTS.md, results.json. Stages stop themselves before the tool's 10-minute limit; tune with
-# DICE_TESTS_TIMEOUT / DICE_BENCH_TIMEOUT (seconds), DICE_SPOTCHECK_CORNERS, DICE_SPOTCHECK_TRIALS.
+# DICE_TESTS_TIMEOUT / DICE_BENCH_TIMEOUT (seconds), DICE_SPOTCHECK_BUDGET_S, DICE_SPOTCHECK_CORNERS,
+# DICE_SPOTCHECK_TRIALS. Bench options (after the stage): --torch-compile, --cases a,b, --engine, ...
+# One 10-minute call fits `all` with the defaults; for the whole spot-check (every corner) run
+# `tests` and `bench` in two calls with larger budgets.
 set -uo pipefail
 stage=${1:-all}
 shift || true
@@ -30,6 +33,8 @@ status=0
 if [[ $stage == all || $stage == tests ]]; then
   # Modules that need packages the GPU image lacks (pytest-lsp, ...) fail to collect; the GPU
   # tests do not depend on them.
+  export DICE_SPOTCHECK_BUDGET_S=${DICE_SPOTCHECK_BUDGET_S:-200}
+  export DICE_SPOTCHECK_CORNERS=${DICE_SPOTCHECK_CORNERS:-2}
   timeout "${DICE_TESTS_TIMEOUT:-300}" python3 -m pytest -m gpu tests/ -q -s -rfEs -p no:cacheprovider \
     --continue-on-collection-errors --junitxml="$out/gpu-tests.xml" 2>&1 | tee "$out/gpu-tests.log" \
     | grep -E "passed|failed|error|candidates, " | tail -5
@@ -37,7 +42,8 @@ if [[ $stage == all || $stage == tests ]]; then
 fi
 
 if [[ $stage == all || $stage == bench ]]; then
-  timeout "${DICE_BENCH_TIMEOUT:-270}" python3 benchmarks/run_bench.py --out "$out" "$@" 2>&1 \
+  budget=${DICE_BENCH_TIMEOUT:-270}
+  timeout "$budget" python3 benchmarks/run_bench.py --out "$out" --time-budget $(( budget - 45 )) "$@" 2>&1 \
     | tee "$out/bench.log" | tail -60
   status=$(( status | ${PIPESTATUS[0]} ))
 fi

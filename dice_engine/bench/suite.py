@@ -112,11 +112,15 @@ def _run(runner: GpuRunner, c: Candidate, trials: int) -> RunReport:
 
 def run_suite(cases: Sequence[BenchCase] = SUITE, *, runner: GpuRunner | None = None, engine: bool = False,
               budget: int = 8, per_sketch: int = 2, max_candidates: int = 6, torch_compile: bool = False,
-              compile_budget_s: float = 300.0, log: Callable[[str], None] = print) -> list[BenchRow]:
+              compile_budget_s: float = 300.0, time_budget_s: float = math.inf,
+              log: Callable[[str], None] = print,
+              on_row: Callable[[list[BenchRow]], None] | None = None) -> list[BenchRow]:
     """One row per case. Each case's candidates are compiled in parallel up front, screened with
     one trial and timed; the fastest is verified with the runner's full trials (intent shapes and
-    an odd shape when there are symbols) and timed again beside PyTorch."""
-    from .baseline import TorchTimer, time_compiled, time_eager, torch_inputs   # torch is needed here only
+    an odd shape when there are symbols) and timed again beside PyTorch. `on_row` sees the rows
+    after each case (to write partial results); once `time_budget_s` has passed, the remaining
+    cases are listed as not run."""
+    from .baseline import TorchTimer, time_compiled   # torch is needed on the GPU machine only
 
     runner = runner or GpuRunner()
     if not runner.available():
@@ -142,36 +146,54 @@ def run_suite(cases: Sequence[BenchCase] = SUITE, *, runner: GpuRunner | None = 
         row = BenchRow(case.name, case.family, case.intent, _shape_text(problem),
                        str(next(iter(problem.program.inputs.values())).dtype), _bound(problem, runner))
         rows.append(row)
-        screened = []
-        for cand in plans[case.name]:
-            if cand.error:
-                row.detail = row.detail or cand.error
-                continue
-            row.tried += 1
-            report = _run(runner, cand, trials=1)
-            if report.verified and report.time_us:
-                screened.append((report.time_us, cand))
-            else:
-                row.detail = row.detail or f"{cand.sketch.name} {report.verdict}: {report.detail}"
-        if not screened:
-            row.verdict = "no verified candidate"
-            log(f"{case.name:22} no verified candidate ({row.detail[:150]})")
+        if time.monotonic() - started > time_budget_s:
+            row.verdict = "not run (time budget)"
             continue
-        best = min(screened, key=lambda t: t[0])[1]
-        final = _run(runner, best, trials=runner.trials)
-        row.sketch, row.tokens = best.sketch.name, dict(best.point)
-        row.correct, row.verdict, row.detail = bool(final.verified), final.verdict, final.detail
-        row.dice_us, row.gbps, row.tflops = final.time_us, final.gbps, final.tflops
-        row.roofline_fraction = final.roofline_fraction
-        inputs = torch_inputs(problem.program, intent_bindings(problem.program), seed=runner.seed)
-        row.torch_us = time_eager(problem.program, inputs, timer)
-        if torch_compile and compile_left > 0:
+        _measure_case(row, plans[case.name], problem, runner, timer, log)
+        if torch_compile and row.torch_us is not None and compile_left > 0:
             t0 = time.monotonic()
+            inputs = _inputs(problem, runner)
             row.compiled_us, row.compile_note = time_compiled(problem.program, inputs, timer)
             compile_left -= time.monotonic() - t0
-        elif torch_compile:
+        elif torch_compile and row.torch_us is not None:
             row.compile_note = "skipped: torch.compile time budget spent"
-        del inputs
-        log(f"{case.name:22} {row.verdict:10} DICE {row.dice_us or math.nan:9.1f} us  "
-            f"torch {row.torch_us:9.1f} us  x{row.speedup or math.nan:5.2f}  {best.sketch.name}")
+        if on_row is not None:
+            on_row(rows)
     return rows
+
+
+def _inputs(problem: Problem, runner: GpuRunner):
+    from .baseline import torch_inputs
+
+    return torch_inputs(problem.program, intent_bindings(problem.program), seed=runner.seed)
+
+
+def _measure_case(row: BenchRow, plan: list[Candidate], problem: Problem, runner: GpuRunner, timer,
+                  log: Callable[[str], None]) -> None:
+    """Screen the case's candidates, verify and time the fastest, and time PyTorch eager."""
+    from .baseline import time_eager
+
+    screened = []
+    for cand in plan:
+        if cand.error:
+            row.detail = row.detail or cand.error
+            continue
+        row.tried += 1
+        report = _run(runner, cand, trials=1)
+        if report.verified and report.time_us:
+            screened.append((report.time_us, cand))
+        else:
+            row.detail = row.detail or f"{cand.sketch.name} {report.verdict}: {report.detail}"
+    if not screened:
+        row.verdict = "no verified candidate"
+        log(f"{row.case:22} no verified candidate ({row.detail[:150]})")
+        return
+    best = min(screened, key=lambda t: t[0])[1]
+    final = _run(runner, best, trials=runner.trials)
+    row.sketch, row.tokens = best.sketch.name, dict(best.point)
+    row.correct, row.verdict, row.detail = bool(final.verified), final.verdict, final.detail
+    row.dice_us, row.gbps, row.tflops = final.time_us, final.gbps, final.tflops
+    row.roofline_fraction = final.roofline_fraction
+    row.torch_us = time_eager(problem.program, _inputs(problem, runner), timer)
+    log(f"{row.case:22} {row.verdict:10} DICE {row.dice_us or math.nan:9.1f} us  "
+        f"torch {row.torch_us:9.1f} us  x{row.speedup or math.nan:5.2f}  {best.sketch.name}")

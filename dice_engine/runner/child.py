@@ -122,8 +122,8 @@ class Child:
             buffers.extend([*named.values(), output])
             args = self._arguments(req, named, output, bindings)
             where = f"at {bindings}" if bindings else "at the intent's shapes"
-            for trial in range(req.trials):
-                t = self.trials.get(program, bindings, req.seed, case, trial)
+            trials = self.trials.get_many(program, bindings, req.seed, case, req.trials)
+            for trial, t in enumerate(trials):
                 for name, buf in named.items():
                     buf.upload(to_storage(t.inputs[name], program.inputs[name].dtype))
                 output.poison(POISON_BYTE)

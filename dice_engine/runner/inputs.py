@@ -33,10 +33,14 @@ def _draw(rng: np.random.Generator, shape: tuple[int, ...], kind: str, positive:
         return rng.random(shape) < 0.5
     if kind == "int":
         magnitude = rng.integers(1, 10, size=shape)
-        return magnitude if positive else magnitude * rng.choice([-1, 1], size=shape)
+        return magnitude if positive else magnitude * (rng.integers(0, 2, size=shape, dtype=np.int8) * 2 - 1)
+    # float32 draws: enough resolution for every dtype but f64, and fast for tensors of 10^8 elements
+    unit = rng.random(shape, dtype=np.float32)
     if positive:
-        return rng.uniform(0.5, 2.0, size=shape)
-    return rng.uniform(0.1, 1.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+        return unit * np.float32(1.5) + np.float32(0.5)
+    values = unit * np.float32(1.8) - np.float32(0.9)          # [-0.9, 0.9) ...
+    values += np.copysign(np.float32(0.1), values)              # ... pushed away from 0: ±[0.1, 1.0)
+    return values
 
 
 def draw_inputs(program: Program, bindings: dict[str, int],

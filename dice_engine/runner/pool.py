@@ -236,7 +236,7 @@ class GpuRunner:
             return {"verdict": "timeout", "detail": f"no answer within {self.kernel_timeout_s:g} s while a "
                                                     "kernel was running; the child was killed"}, 0.0
         except (ChildGone, BadReply) as exc:
-            code = child.proc.poll()
+            code = _exit_status(child, wait_s=2.0 if isinstance(exc, ChildGone) else 0.0)
             tail = child.stderr_tail()
             self._replace()
             how = f"exited with status {code}" if code is not None else str(exc)
@@ -300,6 +300,14 @@ class GpuRunner:
             self.close()
         except Exception:
             pass
+
+
+def _exit_status(child: _Child, wait_s: float) -> int | None:
+    """The child's exit status; a closed pipe comes a moment before the process can be reaped."""
+    try:
+        return child.proc.wait(timeout=wait_s) if wait_s else child.proc.poll()
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def _arch_name(arch: ArchSpec | str | None) -> str:

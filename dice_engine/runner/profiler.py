@@ -92,13 +92,20 @@ def _finding(code: str, where: tuple[str, int], message: str, data: dict) -> Fin
                    source="profiler", data=data)
 
 
+def base_name(kernel: str) -> str:
+    """`ns::kernel(const float *, ...)` → `kernel`: the metrics table and the source page spell
+    kernel names differently (with or without namespace and parameters)."""
+    return kernel.split("(")[0].split("::")[-1].strip()
+
+
 def to_findings(metrics: dict[str, dict[str, float]], lines: list[SourceLine],
                 where: LocationMap) -> list[Finding]:
     findings: list[Finding] = []
     first_line: dict[str, tuple[str, int]] = {}
     for sl in lines:
-        if sl.function not in first_line or sl.line < first_line[sl.function][1]:
-            first_line[sl.function] = (sl.file, sl.line)
+        name = base_name(sl.function)
+        if name not in first_line or sl.line < first_line[name][1]:
+            first_line[name] = (sl.file, sl.line)
     kernel_sectors: dict[str, float] = {}
     for sl in lines:
         kernel_sectors[sl.function] = kernel_sectors.get(sl.function, 0.0) + sl.columns.get(
@@ -118,16 +125,16 @@ def to_findings(metrics: dict[str, dict[str, float]], lines: list[SourceLine],
             findings.append(_finding("DICE-D010", mapped, message, data))
         ways = sl.columns.get("L1 Conflicts Shared N-Way", 0.0)
         if ways > 1.5:
-            conflicted_kernels.add(sl.function)
+            conflicted_kernels.add(base_name(sl.function))
             findings.append(_finding("DICE-D011", mapped,
                                      f"measured: shared-memory accesses on this line are {ways:.0f}-way "
                                      "bank-conflicted", {"ways": ways, "kernel": sl.function}))
     for kernel, m in metrics.items():
-        located = first_line.get(kernel)
+        located = first_line.get(base_name(kernel))
         mapped = where(*located) if located else None
         if mapped is None:
             continue
-        findings += _kernel_findings(kernel, m, mapped, kernel in conflicted_kernels)
+        findings += _kernel_findings(kernel, m, mapped, base_name(kernel) in conflicted_kernels)
     return sorted(findings, key=lambda f: (f.line, f.code))
 
 
@@ -164,7 +171,7 @@ def _kernel_findings(kernel: str, m: dict[str, float], at: tuple[str, int],
     if wavefronts:
         parts.append(f"shared bank conflicts {conflicts:,.0f} of {wavefronts:,.0f} wavefronts")
     data = {"kernel": kernel, **m}
-    name = kernel.split("(")[0]
+    name = base_name(kernel)
     out = [_finding("DICE-D012", at, f"measured `{name}`: " + "; ".join(parts), data)]
     if wavefronts and conflicts / wavefronts > CONFLICT_SHARE and not line_conflicts:
         message = (f"measured: {conflicts / wavefronts:.0%} of `{name}`'s shared-memory wavefronts are "

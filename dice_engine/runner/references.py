@@ -2,7 +2,9 @@
 of one search see the same fresh draws without re-running the float64 reference each time."""
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,16 +49,25 @@ class TrialCache:
         self._entries: OrderedDict[tuple, Trial] = OrderedDict()
         self._bytes = 0
 
-    def get(self, program: Program, bindings: dict[str, int], seed: int, case: int, trial: int) -> Trial:
-        key = (program_key(program), tuple(sorted(bindings.items())), seed, case, trial)
-        hit = self._entries.get(key)
-        if hit is not None:
+    def get_many(self, program: Program, bindings: dict[str, int], seed: int, case: int,
+                 count: int) -> list[Trial]:
+        """Trials 0..count-1 of one shape; missing ones are made in parallel threads (numpy
+        releases the GIL in its array loops, and the float64 reference is the slow part)."""
+        keys = [(program_key(program), tuple(sorted(bindings.items())), seed, case, t) for t in range(count)]
+        missing = [t for t, key in enumerate(keys) if key not in self._entries]
+        if missing:
+            def make(t: int) -> Trial:
+                return make_trial(program, bindings, np.random.default_rng([seed, case, t]))
+
+            with ThreadPoolExecutor(max_workers=min(len(missing), os.cpu_count() or 1)) as pool:
+                made = pool.map(make, missing)
+                for t, trial in zip(missing, made):
+                    self._entries[keys[t]] = trial
+                    self._bytes += trial.nbytes
+        trials = [self._entries[key] for key in keys]
+        for key in keys:
             self._entries.move_to_end(key)
-            return hit
-        made = make_trial(program, bindings, np.random.default_rng([seed, case, trial]))
-        self._entries[key] = made
-        self._bytes += made.nbytes
-        while self._bytes > self.budget and len(self._entries) > 1:
+        while self._bytes > self.budget and len(self._entries) > count:
             _, old = self._entries.popitem(last=False)
             self._bytes -= old.nbytes
-        return made
+        return trials

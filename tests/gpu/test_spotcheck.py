@@ -2,11 +2,14 @@
 rendered, compiled and verified against the reference on the GPU. Prints a table at the end.
 
 Compilation runs in parallel up front (nvcc is the slow part); DICE_SPOTCHECK_CORNERS caps the
-corners per (sketch, intent) and DICE_SPOTCHECK_TRIALS sets the trials per candidate."""
+corners per (sketch, intent), DICE_SPOTCHECK_TRIALS sets the trials per candidate, and once
+DICE_SPOTCHECK_BUDGET_S seconds have passed the remaining cases are skipped (and say so), so that
+a session on a lent GPU ends with its table rather than being cut off."""
 from __future__ import annotations
 
 import os
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -24,6 +27,8 @@ pytestmark = pytest.mark.gpu
 ARCH = resolve("sm_90")
 MAX_CORNERS = int(os.environ.get("DICE_SPOTCHECK_CORNERS", "4"))
 TRIALS = int(os.environ.get("DICE_SPOTCHECK_TRIALS", "2"))
+BUDGET_S = float(os.environ.get("DICE_SPOTCHECK_BUDGET_S", "inf"))
+STARTED = time.monotonic()
 
 
 @dataclass
@@ -87,11 +92,13 @@ def built(runner) -> dict[str, tuple[Problem, RenderedKernel, Built]]:
     for sketch, point, verdict, err, intent in ROWS:
         print(f"{sketch:28} {point:9} {verdict:14} {err:9} {intent}")
     failed = sum(1 for row in ROWS if row[2] != "ok")
-    print(f"{len(ROWS)} candidates, {failed} not verified")
+    print(f"{len(ROWS)} candidates, {failed} not verified, {len(CASES) - len(ROWS)} not run (time budget)")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_sketch_point_verifies(runner, built, case):
+    if time.monotonic() - STARTED > BUDGET_S:
+        pytest.skip(f"spot-check time budget of {BUDGET_S:g} s spent")
     if case.error:
         ROWS.append((case.sketch.name, case.point_label, "bad intent", "-", case.intent))
         pytest.fail(f"the sample intent does not parse: {case.error}")

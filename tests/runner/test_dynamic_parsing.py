@@ -74,3 +74,13 @@ def test_strided_line_is_an_uncoalesced_finding_and_the_kernel_gets_a_summary():
     assert summary.line == 25 and summary.source == "profiler"
     assert "global loads 32.0 sectors/request" in summary.message
     assert "achieved occupancy 33.3%" in summary.message
+
+
+def test_kernel_names_match_across_the_metrics_table_and_the_source_page():
+    from dice_engine.runner.profiler import SourceLine
+
+    metrics = {"dice_relu::kernel(const float *, float *, long long)": {"gpu__time_duration.sum": 2000.0}}
+    lines = [SourceLine("/tmp/region.cu", "kernel(const float *, float *, long long)", 12, {})]
+    (summary,) = profiler_findings(metrics, lines, lambda file, line: ("k.cu", line - 1))
+    assert (summary.code, summary.line) == ("DICE-D012", 11)
+    assert summary.message == "measured `kernel`: 2.0 µs"
