@@ -264,6 +264,20 @@ async def test_hand_edited_region_is_left_alone_on_save(session):
     assert len(editor.applied) == applied and editor.text(uri) == text
 
 
+async def test_regenerating_a_hand_edited_region_asks_through_its_own_action(session):
+    editor = await session()
+    uri = await generated(editor)
+    region = only_site(editor.text(uri)).region
+    editor.type(uri, region.begin_line + 1, 0, region.begin_line + 1, 0, "// tuned by hand\n")
+    titles = [a.title for a in await editor.code_actions(uri, INTENT_LINE)]
+    assert "DICE: Regenerate kernel" not in titles
+    command = await editor.action_command(uri, INTENT_LINE, "DICE: Regenerate kernel (replace your edits")
+    result = await editor.execute(command)
+    assert result["error"] is None and result["applied"] >= 1
+    site = only_site(editor.text(uri))
+    assert "// tuned by hand" not in editor.text(uri) and not site.region.edited
+
+
 # --- hover, code lens, quick fixes ------------------------------------------------------------
 
 async def test_hover_and_code_lens_show_resources_and_generation(session):

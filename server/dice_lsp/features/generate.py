@@ -51,6 +51,13 @@ class Stream:
     request: GenerateRequest
     cancel: CancelScope = field(default_factory=CancelScope)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
+    written: bool = False          # a kernel of this stream is in the document
+
+    def region_is_users(self, site: IntentSite) -> bool:
+        """Whether the region now holds text the user wrote. A forced regeneration may replace a
+        hand-edited region until its first kernel lands; after that, any edit is the user's."""
+        edited = site.region is not None and site.region.edited
+        return edited and (self.written or not self.request.force)
 
 
 @dataclass
@@ -150,18 +157,20 @@ async def run(server: "DiceServer", stream: Stream, *, apply: bool,
         previous.cancel.cancel("superseded by a newer generate")
         await previous.finished.wait()
     outcome = Outcome()
+    began = False
     try:
         site = find_site(server, request.uri, request.hash)
         if site is None:
             outcome.error = "the intent is no longer in the document"
             return outcome
         if site.region is not None and site.region.edited and not request.force:
-            outcome.error = ("the region was edited by hand; use “Regenerate (replace my edits)” "
-                             "to overwrite it")
+            outcome.error = ("the region was edited by hand; use “DICE: Regenerate kernel (replace your "
+                             "edits in the region)” to overwrite it")
             return outcome
         if progress is not None:
             server.work_done_progress.begin(progress, types.WorkDoneProgressBegin(
-                title="DICE: generating kernel", cancellable=True, message=site.text[:80], percentage=0))
+                title="DICE: generating kernel", cancellable=True, message=site.text[:80]))
+            began = True
             cancelled = server.work_done_progress.tokens.get(progress)
             if cancelled is not None:
                 cancelled.add_done_callback(lambda _f: stream.cancel.cancel("cancelled"))
@@ -175,7 +184,7 @@ async def run(server: "DiceServer", stream: Stream, *, apply: bool,
         outcome.error = f"generation failed: {exc}"
     finally:
         outcome.stopped = outcome.stopped or stream.cancel.reason
-        if progress is not None:
+        if began:
             server.work_done_progress.end(progress, types.WorkDoneProgressEnd(message=_end_message(outcome)))
         stream.finished.set()
         if server.streams.get(key) is stream:
@@ -195,15 +204,15 @@ async def _consume(server: "DiceServer", stream: Stream, intent: str, outcome: O
         outcome.figures, outcome.body, outcome.summary = fig, result.source, result.summary
         state.generated[stream.request.hash] = fig
         if progress is not None:
-            pct = int(100 * fig["round"] / max(fig["rounds"], 1))
             server.work_done_progress.report(progress, types.WorkDoneProgressReport(
-                message=progress_line(fig), percentage=min(pct, 100), cancellable=True))
+                message=progress_line(fig), cancellable=True))
         status.send(server, progress_line(fig))
         if apply:
             stop = await _apply(server, stream, result.source, result.summary)
             if stop is not None:
                 stream.cancel.cancel(stop)
                 break
+            stream.written = True
             outcome.applied += 1
 
 
@@ -227,7 +236,7 @@ def stop_streams_edited_by_user(server: "DiceServer", uri: str) -> None:
         site = sites.get(stream.request.hash)
         if site is None:
             stream.cancel.cancel("the intent was edited while generating")
-        elif site.region is not None and site.region.edited:
+        elif stream.region_is_users(site):
             stream.cancel.cancel("you edited the region while it was streaming; kept your text")
 
 

@@ -26,7 +26,7 @@ class Settings:
     budget: int = 24                   # evaluations per generation
     regenerate_on_save: bool = True
     compile_on_change: bool = True     # background nvcc job after edits
-    static_debounce_ms: int = 30
+    static_debounce_ms: int = 20
     compile_debounce_ms: int = 800
 
 
