@@ -125,8 +125,9 @@ def _uses(found: dict[str, list[Node]], typer: Typer, facts: FileFacts):
             c = const_eval(text(right), facts.constants)
             if c is not None:
                 bounds[text(left)] = max(bounds.get(text(left), 0), c)
-            if typer.type_of(right) in WIDE_INTEGERS:
-                wide.setdefault(text(left), text(right))
+        if typer.type_of(right) in WIDE_INTEGERS:
+            for name in _index_terms(left):         # `i < n`, `base + k < n`
+                wide.setdefault(name, text(right))
     for node in found.get("update", ()):
         if operator(node) == "--":
             decremented.add(text(node.child_by_field_name("argument")))
@@ -134,6 +135,18 @@ def _uses(found: dict[str, list[Node]], typer: Typer, facts: FileFacts):
         if operator(node) == "-=":
             decremented.add(text(node.child_by_field_name("left")))
     return bounds, wide, decremented
+
+
+def _index_terms(node: Node) -> list[str]:
+    """Variables added up in an index expression (not those inside subscripts or calls)."""
+    if node.type == "identifier":
+        return [text(node)]
+    if node.type == "parenthesized_expression" and node.named_children:
+        return _index_terms(node.named_children[-1])
+    if node.type == "binary_expression" and operator(node) in ("+", "-"):
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        return (_index_terms(left) if left else []) + (_index_terms(right) if right else [])
+    return []
 
 
 def _max_value(node: Node, facts: FileFacts, bounds: dict[str, int]) -> int | None:

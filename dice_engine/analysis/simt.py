@@ -208,8 +208,8 @@ class Interpreter:
                     continue
                 value = self._expr(value_node)
                 if target is not None and target.type in ("pointer_declarator", "reference_declarator") \
-                        and value.mem is not None and type_name in self._sizes_known():
-                    value = self._retype_pointer(value, type_name)
+                        and value.mem is not None and self.facts.sizeof(type_name) is not None:
+                    value = self._retype_pointer(value, type_name)   # `const float4* v = ptr;`
                 self.env[name] = self._with_control(value)
             elif d.type == "array_declarator":
                 self._declare_array(d, type_name, quals, node)
@@ -221,11 +221,6 @@ class Interpreter:
                 name = _declared_name(d)
                 if name:
                     self.env[name] = Val(None, self._control_level())
-
-    def _sizes_known(self) -> dict:
-        return self.facts.structs | {k: 1 for k in ("float", "double", "int", "half", "__half",
-                                                     "float2", "float4", "int4", "__half2",
-                                                     "__nv_bfloat16", "__nv_bfloat162", "unsigned")}
 
     def _declare_array(self, d: Node, type_name: str, quals: set[str], decl: Node) -> None:
         dims: list[int] = []
