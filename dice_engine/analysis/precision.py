@@ -126,16 +126,16 @@ def _math_call(src: Source, typer: Typer, node: Node) -> list[Finding]:
         return []
     args = typer.args(node)
     types = [typer.type_of(a) for a in args]
-    has_float = any(t == "float" or t in LOW_PRECISION for t in types)
-    if not has_float or "double" in [typer.type_of(a) for a in args if _constant_double(typer, a) is None]:
+    if not any(t == "float" or t in LOW_PRECISION for t in types):
         return []
     doubles = [a for a, t in zip(args, types) if t == "double"]
-    if name != "pow" and not doubles:
-        return []
-    if name == "pow" and not doubles and not any(is_integer(t) for t in types):
+    if any(_constant_double(typer, a) is None for a in doubles):
+        return []      # a computed double argument: deliberate, or already reported as DICE-P001
+    int_exponent = name == "pow" and len(args) == 2 and is_integer(types[1])
+    if not doubles and not int_exponent:
         return []
     fix = _pow_fix(src, node, args) if name == "pow" else None
-    why = ("an integer exponent" if name == "pow" and not doubles else
+    why = ("an integer exponent" if not doubles else
            "a double argument " + ", ".join(f"`{text(a)}`" for a in doubles))
     msg = (f"`{name}` with a float and {why} resolves to the double overload: the float is "
            "converted, the function runs in double precision (slow on most GPUs) and the result "
