@@ -44,6 +44,15 @@ class Case:
         return f"{self.sketch.name}|{self.intent[:60]}|{self.point_label}"
 
 
+def _points(sketch: Sketch, problem: Problem) -> list[tuple[str, dict]]:
+    default = sketch.default_point(problem, ARCH)
+    points = [("default", default)]
+    for i, corner in enumerate(sketch.space(problem, ARCH).corners()):
+        if corner != default and len(points) <= MAX_CORNERS:
+            points.append((f"corner{i}", corner))
+    return points
+
+
 def _cases() -> list[Case]:
     cases = []
     for module in {sys.modules[type(s).__module__] for s in registry.ALL_SKETCHES}:
@@ -54,18 +63,19 @@ def _cases() -> list[Case]:
                 cases.append(Case(module.SKETCHES[0], intent, "parse", {}, f"{type(exc).__name__}: {exc}"))
                 continue
             for sketch in module.SKETCHES:
-                if sketch.pattern != problem.pattern or sketch.unsupported(problem, ARCH) is not None:
+                try:
+                    if sketch.pattern != problem.pattern or sketch.unsupported(problem, ARCH) is not None:
+                        continue
+                    points = _points(sketch, problem)
+                except Exception as exc:   # a sketch that cannot even list its points fails its own case
+                    cases.append(Case(sketch, intent, "space", {}, f"{type(exc).__name__}: {exc}"))
                     continue
-                default = sketch.default_point(problem, ARCH)
-                points = [("default", default)]
-                for i, corner in enumerate(sketch.space(problem, ARCH).corners()):
-                    if corner != default and len(points) <= MAX_CORNERS:
-                        points.append((f"corner{i}", corner))
                 cases += [Case(sketch, intent, label, point) for label, point in points]
     return sorted(cases, key=lambda c: c.id)
 
 
 CASES = _cases()
+Prepared = tuple["Problem | None", "RenderedKernel | None", Built]   # None where rendering failed
 ROWS: list[tuple[str, str, str, str, str]] = []
 
 
@@ -75,14 +85,17 @@ def _render(index: int, case: Case) -> tuple[Problem, RenderedKernel]:
 
 
 @pytest.fixture(scope="module")
-def built(runner) -> dict[str, tuple[Problem, RenderedKernel, Built]]:
+def built(runner) -> dict[str, Prepared]:
     arch = runner.gpu.get("arch", "sm_90")
 
-    def build(item: tuple[int, Case]) -> tuple[str, tuple[Problem, RenderedKernel, Built]] | None:
+    def build(item: tuple[int, Case]) -> tuple[str, Prepared] | None:
         index, case = item
         if case.error:
             return None
-        problem, rendered = _render(index, case)
+        try:
+            problem, rendered = _render(index, case)
+        except Exception as exc:   # a render failure fails this case only
+            return case.id, (None, None, Built(None, f"render failed: {type(exc).__name__}: {exc}"))
         return case.id, (problem, rendered, build_library(rendered.source, arch))
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
@@ -100,12 +113,12 @@ def test_sketch_point_verifies(runner, built, case):
     if time.monotonic() - STARTED > BUDGET_S:
         pytest.skip(f"spot-check time budget of {BUDGET_S:g} s spent")
     if case.error:
-        ROWS.append((case.sketch.name, case.point_label, "bad intent", "-", case.intent))
-        pytest.fail(f"the sample intent does not parse: {case.error}")
+        ROWS.append((case.sketch.name, case.point_label, "broken", "-", case.intent))
+        pytest.fail(f"the sample intent or the sketch's space failed: {case.error}")
     problem, rendered, library = built[case.id]
     if library.library is None:
-        ROWS.append((case.sketch.name, case.point_label, "compile-error", "-", case.intent))
-        pytest.fail(f"does not compile: {library.error}")
+        ROWS.append((case.sketch.name, case.point_label, "build-error", "-", case.intent))
+        pytest.fail(f"does not build: {library.error}")
     report = runner.run_library(str(library.library), launcher_symbol(rendered), rendered, problem,
                                 trials=TRIALS, time=False)
     err = f"{report.max_rel_err:.1e}" if report.max_rel_err is not None else "-"

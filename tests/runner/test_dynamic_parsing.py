@@ -84,3 +84,18 @@ def test_kernel_names_match_across_the_metrics_table_and_the_source_page():
     (summary,) = profiler_findings(metrics, lines, lambda file, line: ("k.cu", line - 1))
     assert (summary.code, summary.line) == ("DICE-D012", 11)
     assert summary.message == "measured `kernel`: 2.0 µs"
+
+
+def test_racecheck_on_a_large_fixed_grid_is_skipped_and_says_so():
+    from dice_engine.intent import parse_intent
+    from dice_engine.ir.patterns import classify
+    from dice_engine.runner import sanitize
+    from dice_engine.sketches.base import Launch, RenderedKernel, launcher_params
+
+    problem = classify(parse_intent("y = relu(x); x: f32[4096, 4096]"))
+    kernel = RenderedKernel("s", {}, "", [], "k_launch", launcher_params(problem),
+                            [Launch("k", (4096, 1, 1), (256, 1, 1), 0)], "")
+    (finding,) = sanitize(kernel, problem, tools=("racecheck",), path="a.cu", first_line=3)
+    assert (finding.code, finding.category, finding.severity, finding.line) == \
+        ("DICE-D005", "race", "information", 3)
+    assert "4096 blocks" in finding.message
