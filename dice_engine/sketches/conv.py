@@ -55,6 +55,113 @@ class ConvShape:
         self.gemm_k = channels * self.kernel_h * self.kernel_w
 
 
+def _loaders_fit(threads: int, block_m: int, block_n: int, block_k: int) -> str | None:
+    """Whether the loaders below tile the A and B block tiles evenly."""
+    # A: a thread keeps one output pixel (tid % block_m) and strides over taps.
+    if threads % block_m or block_k % (threads // block_m):
+        return f"{threads} threads cannot split a {block_k}x{block_m} input tile evenly"
+    # B: a thread keeps one tap (tid % block_k) and strides over output channels.
+    if threads % block_k or block_n % (threads // block_k):
+        return f"{threads} threads cannot split a {block_k}x{block_n} weight tile evenly"
+    return None
+
+
+def _geometry(shape: ConvShape) -> str:
+    (sh, sw), (ph, pw), (dh, dw) = shape.stride, shape.padding, shape.dilation
+    return f"""constexpr int kInH = {shape.in_h}, kInW = {shape.in_w};
+constexpr int kOutH = {shape.out_h}, kOutW = {shape.out_w};
+constexpr int kKernelH = {shape.kernel_h}, kKernelW = {shape.kernel_w};
+constexpr int kStrideH = {sh}, kStrideW = {sw};
+constexpr int kPadH = {ph}, kPadW = {pw};
+constexpr int kDilationH = {dh}, kDilationW = {dw};
+"""
+
+
+def _loaders(problem: Problem, stage: str, b_slot: str) -> str:
+    """Kernel-body code shared by both conv sketches: extents, block origin, and the A (im2col
+    gather) and B (weights) loaders as `fetch(k0)` (global -> `stage` registers, zero outside
+    the tensors) and `stash()` (registers -> a_tile[tap][pixel] and `b_slot`)."""
+    shape = ConvShape(problem)
+    x, w = problem.anchor.args[0], problem.anchor.args[1]
+    a_value = load_as_compute(x.dtype, "a_src[((long long)in_c * kInH + in_h) * kInW + in_w]")
+    b_value = load_as_compute(w.dtype, f"{w.name}[(long long)channel * gemm_k + tap]")
+    if stage != "Acc":   # tensor cores: stage the raw elements
+        a_value = "a_src[((long long)in_c * kInH + in_h) * kInW + in_w]"
+        b_value = f"{w.name}[(long long)channel * gemm_k + tap]"
+    return f"""    const long long batch = {dim_c(shape.batch)};
+    const int channels = {dim_c(shape.channels)};
+    const int out_channels = {dim_c(shape.out_channels)};
+    const long long gemm_m = batch * kOutH * kOutW;
+    const int gemm_k = channels * kKernelH * kKernelW;
+    const long long m0 = (long long)blockIdx.x * kBlockM;
+    const int n0 = blockIdx.y * kBlockN;
+    const int tid = threadIdx.x;
+
+    // The A loader: this thread's output pixel (fixed over the whole K loop) and its window.
+    const int a_pixel = tid % kBlockM;
+    const int a_tap = tid / kBlockM;                        // first tap row; kThreads / kBlockM apart
+    const long long a_m = m0 + a_pixel;
+    const bool a_valid = a_m < gemm_m;
+    const long long a_image = a_valid ? a_m / (kOutH * kOutW) : 0;
+    const int a_spatial = (int)(a_m % (kOutH * kOutW));
+    const int a_h0 = a_spatial / kOutW * kStrideH - kPadH;
+    const int a_w0 = a_spatial % kOutW * kStrideW - kPadW;
+    const {x.dtype.c_type}* a_src = {x.name} + a_image * channels * kInH * kInW;
+    // The B loader: this thread's tap (fixed) and first output channel.
+    const int b_tap = tid % kBlockK;
+    const int b_channel = tid / kBlockK;                    // kThreads / kBlockK apart
+
+    {stage} a_stage[kALoads];
+    {stage} b_stage[kBLoads];
+    auto fetch = [&](int k0) {{   // global -> registers, zeros outside the tensors
+        #pragma unroll
+        for (int l = 0; l < kALoads; ++l) {{
+            const int tap = k0 + a_tap + l * (kThreads / kBlockM);   // tap = (c * R + r) * S + s
+            const int in_c = tap / (kKernelH * kKernelW);
+            const int tap_r = tap / kKernelW % kKernelH;
+            const int tap_s = tap % kKernelW;
+            const int in_h = a_h0 + tap_r * kDilationH;
+            const int in_w = a_w0 + tap_s * kDilationW;
+            const bool inside = a_valid && tap < gemm_k
+                                && in_h >= 0 && in_h < kInH && in_w >= 0 && in_w < kInW;   // else padding
+            a_stage[l] = inside ? {stage}({a_value}) : {stage}(0);
+        }}
+        #pragma unroll
+        for (int l = 0; l < kBLoads; ++l) {{
+            const int channel = n0 + b_channel + l * (kThreads / kBlockK);
+            const int tap = k0 + b_tap;
+            const bool inside = channel < out_channels && tap < gemm_k;
+            b_stage[l] = inside ? {stage}({b_value}) : {stage}(0);   // w[channel][c][r][s]
+        }}
+    }};
+    auto stash = [&]() {{   // registers -> shared memory
+        #pragma unroll
+        for (int l = 0; l < kALoads; ++l) a_tile[a_tap + l * (kThreads / kBlockM)][a_pixel] = a_stage[l];
+        #pragma unroll
+        for (int l = 0; l < kBLoads; ++l) {b_slot} = b_stage[l];
+    }};
+"""
+
+
+def _launcher(problem: Problem, name: str, kernel: str) -> str:
+    shape = ConvShape(problem)
+    return f"""{launcher_signature(name, launcher_params(problem))} {{
+    using namespace dice_{name};
+    const long long gemm_m = (long long){dim_c(shape.batch)} * kOutH * kOutW;
+    const long long out_channels = {dim_c(shape.out_channels)};
+    if (gemm_m == 0 || out_channels == 0) return;
+    const dim3 grid((unsigned)((gemm_m + kBlockM - 1) / kBlockM),
+                    (unsigned)((out_channels + kBlockN - 1) / kBlockN));
+    {kernel}<<<grid, kThreads, 0, stream>>>({kernel_args(problem)});
+}}"""
+
+
+def _features(shape: ConvShape) -> str:
+    (sh, sw), (ph, pw), (dh, dw) = shape.stride, shape.padding, shape.dilation
+    features = [f"stride {sh}x{sw}", f"padding {ph}x{pw}", f"dilation {dh}x{dw}"]
+    return ", ".join(features + ["bias"] * shape.has_bias)
+
+
 class ImplicitGemmConv(Sketch):
     name = "conv.implicit_gemm"
     pattern = "conv2d"
@@ -80,14 +187,7 @@ class ImplicitGemmConv(Sketch):
             return None
 
         def loaders_fit(p: Point) -> str | None:
-            # A: a thread keeps one output pixel (tid % block_m) and strides over taps.
-            t = threads(p)
-            if t % p["block_m"] or p["block_k"] % (t // p["block_m"]):
-                return f"{t} threads cannot split a {p['block_k']}x{p['block_m']} input tile evenly"
-            # B: a thread keeps one tap (tid % block_k) and strides over output channels.
-            if t % p["block_k"] or p["block_n"] % (t // p["block_k"]):
-                return f"{t} threads cannot split a {p['block_k']}x{p['block_n']} weight tile evenly"
-            return None
+            return _loaders_fit(threads(p), p["block_m"], p["block_n"], p["block_k"])
 
         def smem_fits(p: Point) -> str | None:
             need = p["block_k"] * (p["block_m"] + p["block_n"] + 4) * acc_bytes
@@ -129,16 +229,12 @@ class ImplicitGemmConv(Sketch):
         threads = (bm // tm) * (bn // tn)
         acc = _acc(problem)
         b_vec = math.gcd(tn, 16 // _acc_bytes(problem))
-        x, w = anchor.args[0], anchor.args[1]
         kernel = f"{name}_kernel"
         value = "acc[i][j]"
         if shape.has_bias:
             bias = anchor.args[2]
             value = f"acc[i][j] + (Acc)({load_as_compute(bias.dtype, f'{bias.name}[out_channel]')})"
         store = store_output(problem, "out_offset", [value], " " * 16)
-        a_load = load_as_compute(x.dtype, "a_src[((long long)in_c * kInH + in_h) * kInW + in_w]")
-        b_load = load_as_compute(w.dtype, f"{w.name}[(long long)channel * gemm_k + tap]")
-        (sh, sw), (ph, pw), (dh, dw) = shape.stride, shape.padding, shape.dilation
 
         device = f"""{PACK}
 
@@ -156,71 +252,13 @@ constexpr int kBVec = {b_vec};     // weights per shared-memory vector read
 // +4: the transposing weight stores spread over banks while rows stay 16-byte aligned.
 constexpr int kBPitch = kBlockN + 4;
 
-constexpr int kInH = {shape.in_h}, kInW = {shape.in_w};
-constexpr int kOutH = {shape.out_h}, kOutW = {shape.out_w};
-constexpr int kKernelH = {shape.kernel_h}, kKernelW = {shape.kernel_w};
-constexpr int kStrideH = {sh}, kStrideW = {sw};
-constexpr int kPadH = {ph}, kPadW = {pw};
-constexpr int kDilationH = {dh}, kDilationW = {dw};
-
+{_geometry(shape)}
 __global__ void __launch_bounds__(kThreads)
 {kernel}({kernel_params(problem)}) {{
     __shared__ Acc a_tile[kBlockK][kBlockM];   // [tap][pixel]
     __shared__ __align__(16) Acc b_tile[kBlockK][kBPitch];   // [tap][channel]
 
-    const long long batch = {dim_c(shape.batch)};
-    const int channels = {dim_c(shape.channels)};
-    const int out_channels = {dim_c(shape.out_channels)};
-    const long long gemm_m = batch * kOutH * kOutW;
-    const int gemm_k = channels * kKernelH * kKernelW;
-    const long long m0 = (long long)blockIdx.x * kBlockM;
-    const int n0 = blockIdx.y * kBlockN;
-    const int tid = threadIdx.x;
-
-    // The A loader: this thread's output pixel (fixed over the whole K loop) and its window.
-    const int a_pixel = tid % kBlockM;
-    const int a_tap = tid / kBlockM;                        // first tap row; kThreads / kBlockM apart
-    const long long a_m = m0 + a_pixel;
-    const bool a_valid = a_m < gemm_m;
-    const long long a_image = a_valid ? a_m / (kOutH * kOutW) : 0;
-    const int a_spatial = (int)(a_m % (kOutH * kOutW));
-    const int a_h0 = a_spatial / kOutW * kStrideH - kPadH;
-    const int a_w0 = a_spatial % kOutW * kStrideW - kPadW;
-    const {x.dtype.c_type}* a_src = {x.name} + a_image * channels * kInH * kInW;
-    // The B loader: this thread's tap (fixed) and first output channel.
-    const int b_tap = tid % kBlockK;
-    const int b_channel = tid / kBlockK;                    // kThreads / kBlockK apart
-
-    Acc a_stage[kALoads];
-    Acc b_stage[kBLoads];
-    auto fetch = [&](int k0) {{   // global -> registers, zeros outside the tensors
-        #pragma unroll
-        for (int l = 0; l < kALoads; ++l) {{
-            const int tap = k0 + a_tap + l * (kThreads / kBlockM);   // tap = (c * R + r) * S + s
-            const int in_c = tap / (kKernelH * kKernelW);
-            const int tap_r = tap / kKernelW % kKernelH;
-            const int tap_s = tap % kKernelW;
-            const int in_h = a_h0 + tap_r * kDilationH;
-            const int in_w = a_w0 + tap_s * kDilationW;
-            const bool inside = a_valid && tap < gemm_k
-                                && in_h >= 0 && in_h < kInH && in_w >= 0 && in_w < kInW;   // else padding
-            a_stage[l] = inside ? (Acc)({a_load}) : Acc(0);
-        }}
-        #pragma unroll
-        for (int l = 0; l < kBLoads; ++l) {{
-            const int channel = n0 + b_channel + l * (kThreads / kBlockK);
-            const int tap = k0 + b_tap;
-            const bool inside = channel < out_channels && tap < gemm_k;
-            b_stage[l] = inside ? (Acc)({b_load}) : Acc(0);   // w[channel][c][r][s]
-        }}
-    }};
-    auto stash = [&]() {{   // registers -> shared memory
-        #pragma unroll
-        for (int l = 0; l < kALoads; ++l) a_tile[a_tap + l * (kThreads / kBlockM)][a_pixel] = a_stage[l];
-        #pragma unroll
-        for (int l = 0; l < kBLoads; ++l) b_tile[b_tap][b_channel + l * (kThreads / kBlockK)] = b_stage[l];
-    }};
-
+{_loaders(problem, "Acc", "b_tile[b_tap][b_channel + l * (kThreads / kBlockK)]")}
     const int tx = tid % kThreadsM;   // pixels tx, tx + kThreadsM, ...
     const int ty = tid / kThreadsM;   // channels ty * kThreadN ... + kThreadN - 1
     Acc acc[kThreadM][kThreadN] = {{}};
@@ -275,23 +313,12 @@ __global__ void __launch_bounds__(kThreads)
     }}
 }}"""
         params = launcher_params(problem)
-        launcher = f"""{launcher_signature(name, params)} {{
-    using namespace dice_{name};
-    const long long gemm_m = (long long){dim_c(shape.batch)} * kOutH * kOutW;
-    const long long out_channels = {dim_c(shape.out_channels)};
-    if (gemm_m == 0 || out_channels == 0) return;
-    const dim3 grid((unsigned)((gemm_m + kBlockM - 1) / kBlockM),
-                    (unsigned)((out_channels + kBlockN - 1) / kBlockN));
-    {kernel}<<<grid, kThreads, 0, stream>>>({kernel_args(problem)});
-}}"""
-        features = [f"stride {sh}x{sw}", f"padding {ph}x{pw}", f"dilation {dh}x{dw}"]
-        if shape.has_bias:
-            features.append("bias")
+        launcher = _launcher(problem, name, kernel)
         precision = {"f64": "f64 SIMT", "f32": "f32 SIMT"}.get(
             anchor.dtype.name, f"{anchor.dtype} inputs, SIMT f32 accumulate (no tensor cores)")
         strategy = (f"conv2d as implicit GEMM (M=N*OH*OW, N=K, K=C*R*S), {bm}x{bn}x{bk} block tiles through "
                     f"shared memory, {tm}x{tn} register tile per thread, register prefetch of the next step; "
-                    f"{precision}; {', '.join(features)}{fusion_note(problem)}")
+                    f"{precision}; {_features(shape)}{fusion_note(problem)}")
         source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
                        launcher_code=launcher)
         grid = (max(1, -(-shape.gemm_m // bm)), max(1, -(-shape.gemm_n // bn)), 1)
