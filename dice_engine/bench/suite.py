@@ -80,12 +80,13 @@ def _bound(problem: Problem, runner: GpuRunner) -> str:
     return "compute" if work / (rate * 1e12) > memory_s else "memory"
 
 
-def _plan(case: BenchCase, problem: Problem, arch: ArchSpec, *, engine: bool, budget: int, runner: GpuRunner,
-          per_sketch: int, limit: int) -> list[Candidate]:
+def _plan(case: BenchCase, problem: Problem, arch: ArchSpec, target: str, *, engine: bool, budget: int,
+          runner: GpuRunner, per_sketch: int, limit: int) -> list[Candidate]:
     if engine:
         from ..api import CUDAGenerator   # the engine's own search, measured by this runner
 
-        result = CUDAGenerator(arch=arch.name, budget=budget, runner=runner).generate_program(problem.program)
+        generator = CUDAGenerator(target, budget=budget, runner=runner)
+        result = generator.generate_program(problem.program)
         return [Candidate(case, problem, sketch_named(result.sketch), result.tokens)]
     chosen = registry_candidates(problem, arch, per_sketch=per_sketch, limit=limit)
     return [Candidate(case, problem, sketch, point) for sketch, point in chosen]
@@ -126,12 +127,14 @@ def run_suite(cases: Sequence[BenchCase] = SUITE, *, runner: GpuRunner | None = 
     if not runner.available():
         raise RuntimeError("the benchmark needs a GPU runner (nvcc, pycuda and an NVIDIA GPU)")
     gpu = runner.gpu
+    target = gpu["gpu"]      # a named GPU carries its own figures; an unknown one falls back to its arch
     try:
-        spec = resolve(gpu["gpu"])
+        spec = resolve(target)
     except KeyError:
-        spec = resolve(gpu["arch"])
+        target = gpu["arch"]
+        spec = resolve(target)
     problems = {c.name: classify(parse_intent(c.intent)) for c in cases}
-    plans = {c.name: _plan(c, problems[c.name], spec, engine=engine, budget=budget, runner=runner,
+    plans = {c.name: _plan(c, problems[c.name], spec, target, engine=engine, budget=budget, runner=runner,
                            per_sketch=per_sketch, limit=max_candidates) for c in cases}
     everything = [(i, cand) for plan in plans.values() for i, cand in enumerate(plan)]
     started = time.monotonic()
