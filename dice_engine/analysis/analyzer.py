@@ -16,6 +16,7 @@ from .findings import Finding, Fix, TextEdit
 from .overflow import overflow_findings
 from .precision import precision_findings
 from .race import race_findings
+from .report import render_lines, shift_lines
 from .simt import run_function
 from .sync import sync_findings
 from .syntax import FileFacts, Function, Source, captures, encode, file_facts, functions, launch_blocks, \
@@ -109,6 +110,7 @@ class Analyzer:
             for f in cached:
                 f = _shift(f, row)
                 f.file = self.path
+                f.message = render_lines(f.message)
                 ident = (f.code, f.line, f.column, f.end_line, f.end_column)
                 if ident not in seen:
                     seen.add(ident)
@@ -191,7 +193,7 @@ def _shift(f: Finding, rows: int) -> Finding:
         fix = Fix(fix.title, tuple(TextEdit(e.line + rows, e.column, e.end_line + rows, e.end_column,
                                             e.new_text) for e in fix.edits))
     return Finding(f.file, f.line + rows, f.column, f.end_line + rows, f.end_column, f.category, f.code,
-                   f.severity, f.message, f.source, fix, f.confirmed, dict(f.data))
+                   f.severity, shift_lines(f.message, rows), f.source, fix, f.confirmed, dict(f.data))
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:

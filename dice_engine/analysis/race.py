@@ -121,4 +121,4 @@ def _finding(src: Source, code: str, earlier: Access, later: Access) -> Finding:
         msg = (f"Reduction step on `{name}` without a barrier: a thread reads partial sums that other "
                f"threads are still writing from the previous step ({other}). Put `__syncthreads()` "
                "in the loop after each step (`__syncwarp()` for steps inside one warp).")
-    return finding(src, later.node, code, msg, data={"array": name, "other_line": line_of(earlier.node)})
+    return finding(src, later.node, code, msg, data={"array": name})

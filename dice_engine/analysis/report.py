@@ -1,6 +1,7 @@
 """Building findings: ranges from tree nodes, severity and category from the code table."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tree_sitter import Node
@@ -28,6 +29,19 @@ def insert_at(src: Source, row: int, byte_col: int, new_text: str) -> TextEdit:
     return TextEdit(row, col, row, col, new_text)
 
 
-def line_of(node: Node) -> int:
-    """1-based line, for messages."""
-    return node.start_point[0] + 1
+LINE_MARK = "\x1f"       # brackets a 0-based row inside a message until it is rendered
+_LINE_REF = re.compile(f"{LINE_MARK}(-?\\d+){LINE_MARK}")
+
+
+def line_of(node: Node) -> str:
+    """A reference to the node's line for a message. Messages are cached per function and the
+    function may move, so the row stays symbolic until `render_lines` writes it 1-based."""
+    return f"{LINE_MARK}{node.start_point[0]}{LINE_MARK}"
+
+
+def shift_lines(message: str, rows: int) -> str:
+    return _LINE_REF.sub(lambda m: f"{LINE_MARK}{int(m.group(1)) + rows}{LINE_MARK}", message)
+
+
+def render_lines(message: str) -> str:
+    return _LINE_REF.sub(lambda m: str(int(m.group(1)) + 1), message)

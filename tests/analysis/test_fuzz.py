@@ -55,6 +55,7 @@ def _check(data: bytes | str) -> None:
     for f in findings:
         assert isinstance(f, Finding) and f.category in CATEGORIES
         assert 0 <= f.line <= f.end_line and f.column >= 0 and f.end_column >= 0
+        assert "\x1f" not in f.message          # line references are rendered
 
 
 @FUZZ

@@ -4,6 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dice_engine.analysis import Analyzer, check_source
 from dice_engine.analysis import analyzer as analyzer_module
@@ -65,3 +67,18 @@ def test_analysis_failures_are_contained(monkeypatch):
     monkeypatch.setattr(analyzer_module, "race_findings", boom)
     findings = check_source(FILE)
     assert findings and not any(f.category == "race" for f in findings)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 30),
+                          st.sampled_from(["", "\n", " ", "0.5", "f", ";", "}", "__syncthreads();",
+                                           "if (threadIdx.x < 7) ", "int q = 2;\n", "//", "é"])),
+                min_size=1, max_size=5))
+def test_random_edits_keep_incremental_results_equal_to_fresh_ones(edits):
+    text = FILE
+    analyzer = Analyzer("f.cu")
+    analyzer.update(text)
+    for at, length, insert in edits:
+        at = at % (len(text) + 1)
+        text = text[:at] + insert + text[at + length:]
+        assert [_key(f) for f in analyzer.update(text)] == [_key(f) for f in check_source(text, "f.cu")]

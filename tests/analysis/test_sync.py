@@ -24,7 +24,7 @@ def test_barrier_under_thread_dependent_condition_is_S001_with_exact_range():
     assert codes(findings) == ["DICE-S001"]
     f = findings[0]
     assert (f.line, f.column, f.end_line, f.end_column) == (6, 8, 6, 23)
-    assert f.severity == "error" and "tid < 64" in f.message
+    assert f.severity == "error" and "`tid < 64` (line 5)" in f.message
 
 
 def test_hoisting_fix_moves_the_barrier_after_the_branch_and_clears_the_finding():
