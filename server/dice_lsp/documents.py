@@ -3,6 +3,7 @@ regions found in the text, the latest findings of each kind with the version the
 compiler resources, and the figures of the last generation of each region."""
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,8 @@ class DocumentState:
     path: str
     analyzer: Analyzer
     analyzer_lock: threading.Lock = field(default_factory=threading.Lock)  # Analyzer is not re-entrant
+    static_task: asyncio.Task | None = None      # the running static pass (see diagnostics.request_static)
+    static_dirty: bool = False                   # the text changed since that pass took its snapshot
     sites: list[IntentSite] = field(default_factory=list)
     sites_version: int | None = None
     static: Findings = field(default_factory=Findings)

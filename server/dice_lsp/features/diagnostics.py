@@ -1,9 +1,10 @@
-"""The diagnostics loop. Every change schedules, debounced per document: the static pass
-(incremental analyzer + intents, on a thread, ~tens of ms) and the compile pass (nvcc in a
-worker process). Results computed for a version the document has since left are dropped;
+"""The diagnostics loop. Every change starts (or re-arms) the static pass — incremental
+analyzer + intents, on a thread, tens of ms — and schedules, debounced, the compile pass (nvcc
+in a worker process). Results computed for a version the document has since left are dropped;
 everything is published with the version it describes."""
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from typing import TYPE_CHECKING, Any, Sequence
@@ -65,8 +66,7 @@ def current_version(server: "DiceServer", uri: str) -> int | None:
 
 def schedule(server: "DiceServer", uri: str, *, compile_now: bool = False) -> None:
     settings = server.settings
-    server.debouncer.schedule(("static", uri), settings.static_debounce_ms / 1000,
-                              lambda: run_static(server, uri))
+    request_static(server, uri)
     if settings.compile_on_change or compile_now:
         delay = 0.0 if compile_now else settings.compile_debounce_ms / 1000
         server.debouncer.schedule(("compile", uri), delay, lambda: run_compile(server, uri))
@@ -76,6 +76,25 @@ def refresh_all(server: "DiceServer") -> None:
     for uri in server.documents.uris():
         if uri in server.workspace.text_documents:
             schedule(server, uri, compile_now=True)
+
+
+def request_static(server: "DiceServer", uri: str) -> None:
+    """Start the static pass now if none is running for `uri`; else have the running one go
+    again when it ends. No fixed debounce delay: a keystroke's findings wait only for the pass
+    already under way, and at most one more pass is ever queued."""
+    state = server.documents.get(uri)
+    state.static_dirty = True
+    if state.static_task is None or state.static_task.done():
+        state.static_task = asyncio.get_running_loop().create_task(_static_passes(server, uri, state))
+
+
+async def _static_passes(server: "DiceServer", uri: str, state: DocumentState) -> None:
+    while state.static_dirty and server.documents.find(uri) is state:
+        state.static_dirty = False
+        try:
+            await run_static(server, uri)
+        except Exception:
+            log.exception("static analysis of %s failed", uri)
 
 
 async def run_static(server: "DiceServer", uri: str) -> None:
@@ -147,5 +166,8 @@ def register(server: "DiceServer") -> None:
     def did_close(ls: "DiceServer", params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.debouncer.cancel_matching(lambda key: isinstance(key, tuple) and key[-1] == uri)
+        state = ls.documents.find(uri)
+        if state is not None and state.static_task is not None:
+            state.static_task.cancel()
         ls.documents.close(uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))

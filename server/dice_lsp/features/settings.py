@@ -26,7 +26,6 @@ class Settings:
     budget: int = 24                   # evaluations per generation
     regenerate_on_save: bool = True
     compile_on_change: bool = True     # background nvcc job after edits
-    static_debounce_ms: int = 20
     compile_debounce_ms: int = 800
 
 
@@ -35,7 +34,7 @@ _KEYS = {
     "arch": "arch", "nvccPath": "nvcc_path", "nvccFlags": "nvcc_flags",
     "includePaths": "include_paths", "gpu.enabled": "gpu_enabled", "budget": "budget",
     "regenerateOnSave": "regenerate_on_save", "compileOnChange": "compile_on_change",
-    "staticDebounceMs": "static_debounce_ms", "compileDebounceMs": "compile_debounce_ms",
+    "compileDebounceMs": "compile_debounce_ms",
 }
 
 
@@ -58,7 +57,7 @@ def _coerce(field_name: str, value: Any) -> Any:
         return tuple(str(v) for v in value)
     if field_name in ("gpu_enabled", "regenerate_on_save", "compile_on_change"):
         return bool(value)
-    if field_name in ("budget", "static_debounce_ms", "compile_debounce_ms"):
+    if field_name in ("budget", "compile_debounce_ms"):
         return max(1 if field_name == "budget" else 0, int(value))
     if field_name == "nvcc_path":
         return str(value) or None
