@@ -62,6 +62,27 @@ class GenerationResult:
                 "verified": self.verified, "time_us": self.time_us,
                 "reference_time_us": self.reference_time_us, "rounds": self.rounds}
 
+    def report(self) -> list[str]:
+        """The short human report: sketch, tokens, ptxas figures, occupancy, timing, search."""
+        res = self.resources
+        occupancy = "unknown"
+        if res.get("occupancy") is not None:
+            occupancy = f"{res['occupancy']:.0%} (limited by {res['limiter']})"
+        if self.verified:
+            timing = f"verified on the GPU, {self.time_us:.1f} us measured (model: {self.cost_us:.1f} us)"
+        else:
+            timing = f"not verified (no GPU); cost model estimate {self.cost_us:.1f} us on {self.gpu}"
+        lines = [f"DICE report: `{self.name}` for {self.arch} ({self.gpu})",
+                 f"  sketch     {self.sketch}",
+                 f"  tokens     {', '.join(f'{k}={v}' for k, v in self.tokens.items())}",
+                 f"  ptxas      {res.get('registers')} registers, {res.get('spill_bytes')} B spilled, "
+                 f"{res.get('smem_bytes')} B shared memory; occupancy {occupancy}",
+                 f"  launch     {res.get('blocks')} blocks x {res.get('threads')} threads",
+                 f"  timing     {timing}",
+                 f"  search     {len(self.history)} candidates in {self.rounds} rounds "
+                 f"(best found in round {self.round})"]
+        return lines + [f"  note       {n}" for n in self.notes]
+
 
 def _device_code(source: str, launcher: str) -> str:
     at = source.rfind(launcher.strip()) if launcher.strip() else -1

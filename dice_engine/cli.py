@@ -67,6 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except USER_ERRORS as e:
         print(f"dice {args.command}: {one_line(e)}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"dice {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 # -- generate ------------------------------------------------------------------------------------
@@ -146,26 +149,7 @@ def _file_report(path: Path, report: FileReport) -> str:
 
 def _report(r: GenerationResult) -> str:
     """The short report, as C++ comments so that stdout stays a valid CUDA file."""
-    res = r.resources
-    occupancy = "unknown"
-    if res.get("occupancy") is not None:
-        occupancy = f"{res['occupancy']:.0%} (limited by {res['limiter']})"
-    tokens = ", ".join(f"{k}={v}" for k, v in r.tokens.items())
-    if r.verified:
-        timing = f"verified on the GPU, {r.time_us:.1f} us measured (model estimate {r.cost_us:.1f} us)"
-    else:
-        timing = f"not verified (no GPU); cost model estimate {r.cost_us:.1f} us on {r.gpu}"
-    evaluated = len(r.history)
-    lines = [f"DICE report: `{r.name}` for {r.arch} ({r.gpu})",
-             f"  sketch     {r.sketch}",
-             f"  tokens     {tokens}",
-             f"  ptxas      {res.get('registers')} registers, {res.get('spill_bytes')} B spilled, "
-             f"{res.get('smem_bytes')} B shared memory; occupancy {occupancy}",
-             f"  launch     {res.get('blocks')} blocks x {res.get('threads')} threads",
-             f"  timing     {timing}",
-             f"  search     {evaluated} candidates in {r.rounds} rounds (best found in round {r.round})"]
-    lines += [f"  note       {n}" for n in r.notes]
-    return "\n".join("// " + line for line in lines)
+    return "\n".join("// " + line for line in r.report())
 
 
 # -- check ---------------------------------------------------------------------------------------
