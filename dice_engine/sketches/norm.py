@@ -346,7 +346,7 @@ for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
         raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
         raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
         layer = p.anchor.op == "layer_norm"
-        add = "welford_add(stats, v);" if layer else "squares += val * val;"
+        add = "welford_add(stats, val);" if layer else "squares += val * val;"
         if layer:   # Welford per pack: one division per kVec elements
             fold = p.value_code(raw, "val") + "\nchunk[elem] = val;"
             chunk = dict(before_elements=f"{p.ctype} chunk[kVec];",

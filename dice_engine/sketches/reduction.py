@@ -376,7 +376,7 @@ class ColumnReduction(Sketch):
 
         def smem_fits(pt: Point) -> str | None:
             need = pt["split"] * pt["tile"] * pt["vec"] * 4 * p.acc_words()
-            if pt["split"] > 1 and need > arch.smem_per_block_default:
+            if need > arch.smem_per_block_default:
                 return f"{need} bytes of shared memory exceed {arch.smem_per_block_default}"
             return None
 

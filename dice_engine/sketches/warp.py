@@ -259,9 +259,8 @@ def hint_int(program: Program, dims: Sequence[Dim], hint: int = 4096) -> int:
 def expression_ctype(root: Node, stop: Node | None = None) -> str:
     """The C type an elementwise expression computes in: double if anything is f64, else float
     if anything is floating, else the widest integer (nodes below `stop` are not looked at)."""
-    dtypes = []
-    for n in _walk_until(root, stop):
-        dtypes.append(n.dtype)
+    # Python scalars are weakly typed (an int literal must not widen i32 math to 64 bits).
+    dtypes = [n.dtype for n in _walk_until(root, stop) if n.op != "const"]
     if any(d.name == "f64" for d in dtypes):
         return "double"
     if any(d.is_float for d in dtypes):

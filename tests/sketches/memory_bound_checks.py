@@ -46,6 +46,7 @@ def render_all(sketches: list[Sketch], intents: list[str], arch: str, *,
     out = []
     for i, text in enumerate(intents):
         p = problem(text)
+        assert serving(sketches, p, arch), f"no sketch serves {text!r}"
         for sketch in serving(sketches, p, arch):
             points = points_to_try(sketch, p, arch) if corners else [sketch.default_point(p, ARCHS[arch])]
             for j, point in enumerate(points):

@@ -58,7 +58,7 @@ def test_long_or_unknown_rows_stream_with_welford():
     src = SKETCH.render(p, SM90, point, "lnw").source
     assert "welford_add_pack(stats, chunk)" in src and "MergeWelford" in src and "Pass 2" in src
     rms = SKETCH.render(*_default("y = rms_norm(x); x: f32[M, K]"), "rmsw").source
-    assert "squares += v * v;" in rms and "Welford" not in rms
+    assert "squares += val * val;" in rms and "Welford" not in rms
 
 
 def test_constraints_and_unsupported_forms():

@@ -45,7 +45,7 @@ def test_unknown_or_huge_rows_stream_with_an_online_pass():
         point = ROWS.default_point(p, SM90)
         assert point["cache"] == "none", text
         src = ROWS.render(p, SM90, point, "sm").source
-        assert "online_add(stats, v)" in src and "Pass 2" in src and "MergeMaxSum" in src
+        assert "online_add(stats, val)" in src and "Pass 2" in src and "MergeMaxSum" in src
 
 
 def test_log_softmax_subtracts_the_log_of_the_sum():
@@ -53,7 +53,7 @@ def test_log_softmax_subtracts_the_log_of_the_sum():
     point = ROWS.default_point(p, SM90)
     assert point["vec"] == 1                       # 4099 is odd: no packs
     src = ROWS.render(p, SM90, point, "lsm").source
-    assert "logf(row_sum)" in src and "vals[k][elem] - log_sum" in src
+    assert "logf(row_sum)" in src and "vals[reg_pack][elem] - log_sum" in src
     assert "__float2bfloat16_rn" in src
 
 
