@@ -99,7 +99,7 @@ class Analyzer:
         out: list[Finding] = []
         seen: set[tuple] = set()
         for fn in fns:
-            key = self._key(fn, closure[fn.name], facts, facts_key)
+            key = self._key(fn, closure[fn.name], facts, facts_key, fn.name in called)
             row = fn.node.start_point[0]
             cached = self._cache.get(key)
             if cached is None:
@@ -119,9 +119,13 @@ class Analyzer:
         out.sort(key=lambda f: (f.line, f.column, f.code))
         return out
 
-    def _key(self, fn: Function, closure: list[Function], facts: FileFacts, facts_key: str) -> str:
+    def _key(self, fn: Function, closure: list[Function], facts: FileFacts, facts_key: str,
+             called: bool) -> str:
+        """Everything a function's findings depend on: its text and its callees' texts, its
+        column, the file's constants and structs, its launch block size, and whether a kernel
+        calls it (then its thread analysis happens inside the callers)."""
         h = hashlib.blake2b(digest_size=16)
-        h.update(repr((fn.node.start_point[1], facts.block_sizes.get(fn.name), facts_key)).encode())
+        h.update(repr((fn.node.start_point[1], facts.block_sizes.get(fn.name), facts_key, called)).encode())
         for callee in closure:
             h.update(callee.node.text or b"")
             h.update(b"\0")

@@ -60,6 +60,17 @@ def test_editing_a_device_function_reanalyzes_its_callers(monkeypatch):
     assert sorted(analyzed) == ["block_sum_step", "guarded_helper"]
 
 
+def test_a_device_function_gains_a_caller():
+    # alone, `s` is a global pointer (a strided store); called with shared memory, a bank conflict
+    helper = "__device__ void put(float* s) { s[threadIdx.x * 2] = 1.0f; }\n"
+    kernel = "__global__ void k(float* y) {\n    __shared__ float s[64];\n    y[0] = 0.f;\n}\n"
+    analyzer = Analyzer("f.cu")
+    assert [f.code for f in analyzer.update(helper + kernel)] == ["DICE-C001"]
+    calling = helper + kernel.replace("y[0] = 0.f;", "if (threadIdx.x < 32) put(s);")
+    incremental = [f.code for f in analyzer.update(calling)]
+    assert incremental == [f.code for f in check_source(calling)] == ["DICE-B001"]
+
+
 def test_analysis_failures_are_contained(monkeypatch):
     def boom(*args):
         raise RuntimeError("bug in one analysis")
