@@ -187,6 +187,10 @@ _LOAD_WORDS = {"cp_async": "cp.async pipeline", "vector": "register-staged 16-by
 # ---------------------------------------------------------------------------------------------
 # CUDA text
 
+# The inline-PTX wrappers sit between these lines (a CPU emulation swaps them for C++).
+PTX_BEGIN = "// ---- inline-PTX wrappers: shared-memory addresses, ldmatrix, cp.async, mma ----"
+PTX_END = "// ---- end of inline-PTX wrappers ----"
+
 _PTX_HELPERS = r"""
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -386,7 +390,8 @@ def _device_code(gp: GemmProblem, p: Point, arch: ArchSpec, kernel: str) -> str:
               f"constexpr int A_PITCH = {a_pitch}, A_TILE = {a_rows} * A_PITCH;  // A {gp.a.layout}-major\n"
               f"constexpr int B_PITCH = {b_pitch}, B_TILE = {b_rows} * B_PITCH;  // B {gp.b.layout}-major\n"
               f"constexpr int A_CHUNKS = BM * BK / 8 / THREADS, B_CHUNKS = BK * BN / 8 / THREADS;  // 16-byte copies per thread\n")
-    helpers = _PTX_HELPERS + (_CP_ASYNC_HELPERS if cp_async else "") + _mma_helper(gp.in_dtype.name, arch.sm_number)
+    helpers = (f"\n{PTX_BEGIN}{_PTX_HELPERS}{_CP_ASYNC_HELPERS if cp_async else ''}"
+               f"{_mma_helper(gp.in_dtype.name, arch.sm_number)}{PTX_END}\n")
     multiply = ("    auto multiply = [&](int stage) {   // acc += this warp's part of A-tile x B-tile\n"
                 "        const uint16_t* As = smem + stage * (A_TILE + B_TILE);\n"
                 "        const uint16_t* Bs = As + A_TILE;\n"

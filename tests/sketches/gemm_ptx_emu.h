@@ -1,0 +1,99 @@
+// C++ stand-ins for the tensor-core GEMM's inline-PTX wrappers, written from the PTX ISA's
+// descriptions (not from the sketch), for cuda_emu.h's one-OS-thread-per-CUDA-thread model.
+//
+// Dynamic shared memory is one static buffer (blocks run one at a time); a "shared address"
+// is a byte offset into it. ldmatrix and mma are warp-collective: every lane publishes its
+// operands in a per-warp table, the warp meets at a barrier, each lane computes its own
+// result from the table, and the warp meets again before the table is reused.
+// cp.async copies synchronously (commit/wait are no-ops).
+#pragma once
+#include <vector_functions.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "cuda_emu.h"
+
+#define cudaFuncSetAttribute(...) cudaSuccess
+
+namespace gemm_emu {
+
+alignas(16) inline unsigned char shared_bytes[256 * 1024];
+
+struct WarpTable {
+    uint32_t address[32];
+    uint32_t a[32][4];
+    uint32_t b[32][2];
+};
+inline WarpTable tables[32];
+
+inline uint16_t* dynamic_smem() { return reinterpret_cast<uint16_t*>(shared_bytes); }
+
+inline uint32_t smem_addr(const void* p) {
+    return static_cast<uint32_t>(static_cast<const unsigned char*>(p) - shared_bytes);
+}
+
+inline int lane() { return emu::flat_thread() % 32; }
+inline WarpTable& table() { return tables[emu::flat_thread() / 32]; }
+inline void warp_meet() { emu::warp_barriers[emu::flat_thread() / 32]->arrive_and_wait(); }
+
+inline uint16_t shared_b16(uint32_t byte) {
+    uint16_t bits;
+    std::memcpy(&bits, shared_bytes + byte, 2);
+    return bits;
+}
+
+// ldmatrix.m8n8.x4.b16: lanes 8i..8i+7 address the 8 rows of matrix i; lane t receives
+// elements (t/4, 2(t%4)) and (t/4, 2(t%4)+1) of each matrix, or of its transpose with .trans.
+inline void ldmatrix(uint32_t (&r)[4], uint32_t address, bool trans) {
+    const int t = lane();
+    table().address[t] = address;
+    warp_meet();
+    for (int i = 0; i < 4; ++i) {
+        uint32_t word = 0;
+        for (int e = 0; e < 2; ++e) {
+            const int row = trans ? 2 * (t % 4) + e : t / 4;
+            const int col = trans ? t / 4 : 2 * (t % 4) + e;
+            word |= uint32_t(shared_b16(table().address[8 * i + row] + 2 * col)) << (16 * e);
+        }
+        r[i] = word;
+    }
+    warp_meet();
+}
+
+inline void ldmatrix_x4(uint32_t (&r)[4], uint32_t address) { ldmatrix(r, address, false); }
+inline void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t address) { ldmatrix(r, address, true); }
+
+inline void cp_async_16(uint32_t dst, const void* src, bool valid) {
+    if (valid) std::memcpy(shared_bytes + dst, src, 16);
+    else std::memset(shared_bytes + dst, 0, 16);
+}
+inline void cp_async_commit() {}
+template <int N>
+void cp_async_wait() {}
+
+inline float to_float(uint16_t bits, __half) { return __half2float(__ushort_as_half(bits)); }
+inline float to_float(uint16_t bits, __nv_bfloat16) { return __bfloat162float(__ushort_as_bfloat16(bits)); }
+
+// mma.m16n8k16.row.col, f32 accumulate. Fragments (g = lane/4, c = lane%4): A reg r holds
+// row g + 8(r%2), columns 2c + 8(r/2) + {0,1}; B reg r holds rows 2c + 8r + {0,1}, column g;
+// D holds rows g, g+8 (d[0..1], d[2..3]), columns 2c, 2c+1.
+template <class T>
+void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    const int t = lane();
+    std::memcpy(table().a[t], a, sizeof a);
+    std::memcpy(table().b[t], b, sizeof b);
+    warp_meet();
+    auto element = [](uint32_t word, int half) { return to_float(uint16_t(word >> (16 * half)), T{}); };
+    auto A = [&](int m, int k) { return element(table().a[(m % 8) * 4 + (k % 8) / 2][m / 8 + 2 * (k / 8)], k % 2); };
+    auto B = [&](int k, int n) { return element(table().b[n * 4 + (k % 8) / 2][k / 8], k % 2); };
+    for (int i = 0; i < 4; ++i) {
+        const int m = t / 4 + 8 * (i / 2), n = 2 * (t % 4) + i % 2;
+        float sum = 0.0f;
+        for (int k = 0; k < 16; ++k) sum += A(m, k) * B(k, n);
+        d[i] += sum;
+    }
+    warp_meet();
+}
+
+}  // namespace gemm_emu
