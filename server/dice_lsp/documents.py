@@ -10,7 +10,7 @@ from typing import Any
 
 from pygls.uris import to_fs_path
 
-from dice_engine.analysis import Analyzer
+from dice_engine.analysis import Analyzer, merge
 from dice_engine.analysis.findings import Finding
 from dice_engine.intent import IntentSite
 
@@ -49,7 +49,6 @@ class DocumentState:
         return self._outline[1]
 
     def published(self) -> list[Finding]:
-        from dice_engine.analysis import merge
         return merge(self.static.items, self.compiler.items) + self.notes.items
 
     def site_at_line(self, line: int) -> IntentSite | None:
