@@ -121,14 +121,15 @@ class Analyzer:
 
     def _key(self, fn: Function, closure: list[Function], facts: FileFacts, facts_key: str,
              called: bool) -> str:
-        """Everything a function's findings depend on: its text and its callees' texts, its
-        column, the file's constants and structs, its launch block size, and whether a kernel
-        calls it (then its thread analysis happens inside the callers)."""
+        """Everything a function's findings depend on: its text, its callees' texts and their
+        places relative to it, its column, the file's constants and structs, its launch block
+        size, and whether a kernel calls it (then its thread analysis happens in the callers)."""
         h = hashlib.blake2b(digest_size=16)
         h.update(repr((fn.node.start_point[1], facts.block_sizes.get(fn.name), facts_key, called)).encode())
-        for callee in closure:
+        row = fn.node.start_point[0]
+        for callee in closure:           # findings inside a callee sit at its offset from `fn`
             h.update(callee.node.text or b"")
-            h.update(b"\0")
+            h.update(repr((callee.node.start_point[0] - row, callee.node.start_point[1])).encode())
         return h.hexdigest()
 
     def _function_findings(self, src: Source, fn: Function, by_name: dict[str, Function],

@@ -6,8 +6,8 @@ from tree_sitter import Node
 
 from .findings import Finding, Fix, TextEdit
 from .report import finding, line_of
-from .trace import SyncEvent, Trace
 from .syntax import Source, text
+from .trace import SyncEvent, Trace
 
 
 def sync_findings(src: Source, trace: Trace) -> list[Finding]:

@@ -12,7 +12,8 @@ from dice_engine.analysis import analyzer as analyzer_module
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 FILE = "\n".join((CORPUS / name).read_text() for name in (
-    "race_raw_neighbor.cu", "prec_gelu_literals.cu", "bank_stride2_words.cu", "clean_grid_stride.cu"))
+    "race_raw_neighbor.cu", "prec_gelu_literals.cu", "sync_device_function.cu", "bank_stride2_words.cu",
+    "clean_grid_stride.cu"))
 
 
 def _key(f):
@@ -58,6 +59,14 @@ def test_editing_a_device_function_reanalyzes_its_callers(monkeypatch):
                         lambda self, s, fn, *a: analyzed.append(fn.name) or original(self, s, fn, *a))
     analyzer.update(src.replace("s[tid] + s[0]", "s[tid] * s[0]"))
     assert sorted(analyzed) == ["block_sum_step", "guarded_helper"]
+
+
+def test_moving_a_kernel_away_from_its_callee_moves_the_callee_findings_correctly():
+    src = (CORPUS / "sync_device_function.cu").read_text()
+    analyzer = Analyzer("f.cu")
+    analyzer.update(src)
+    moved = src.replace("\n__global__", "\n\n\n__global__")
+    assert [_key(f) for f in analyzer.update(moved)] == [_key(f) for f in check_source(moved, "f.cu")]
 
 
 def test_a_device_function_gains_a_caller():
