@@ -2,10 +2,12 @@
 
 A group of G threads per row (sub-warp, warp or block). cache=registers keeps the row in
 registers and computes mean and variance in two passes over them (exact and stable: no
-E[x^2] - E[x]^2); cache=none streams the row twice: Welford's running mean/M2 (merged with
-Chan's formula in a fixed order) on the first read, normalize-and-write on the second.
-Optional weight and bias are read as 16-byte packs along the row. rms_norm's eps=None is
-torch's default, finfo(dtype).eps.
+E[x^2] - E[x]^2). Otherwise a statistics pass (Welford's running mean/M2 per 16-byte pack,
+merged with Chan's formula in a fixed order; a sum of squares for rms_norm) is followed by a
+normalize-and-write pass that rereads the row from a shared-memory row cache filled by the
+first pass (cache=shared: one read from memory) or from global memory (cache=none: any length,
+symbolic too). Optional weight and bias are read as 16-byte packs along the row. rms_norm's
+eps=None is torch's default, finfo(dtype).eps.
 """
 from __future__ import annotations
 
@@ -15,10 +17,11 @@ from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
 from .expr import literal
-from .warp import (PACK_HELPERS, RowwisePlan, SHUFFLE_HELPERS, describe, hint_int, indent,
-                   kernel_param_list, leaf_value, min_blocks_per_sm, name_clash, pack_element,
-                   pack_loads, pack_step, pow2_range, register_budget, rowwise_plan, scalar_element,
-                   tidy, wave_grid_cap, words_per_element)
+from .warp import (PACK_HELPERS, RowwisePlan, SHUFFLE_HELPERS, describe, dynamic_smem_lines, hint_int,
+                   indent, kernel_param_list, leaf_value, min_blocks_per_sm, name_clash, pack_element,
+                   pack_loads, pack_step, pow2_range, register_budget, row_cache_bytes,
+                   row_cache_declaration, rowwise_plan, scalar_element, tidy, wave_grid_cap,
+                   words_per_element)
 
 BASE_REGISTERS = 40      # indices, statistics, weight/bias packs
 ROW_GRID_WAVES = 4
@@ -30,6 +33,7 @@ FINFO_EPS = {"f64": 2.220446049250313e-16, "f32": 1.1920928955078125e-07,
 LOCALS = frozenset("""
     rows row_len lane row0 row active row_start vals reg_pack col0 col val total mean squares rstd
     d chunk stats scalar_from first_pack pack_end next_pack slot pack elem out_pack warp_partials
+    row_cache row_cache_bytes cached smem_bytes opted_in
 """.split())
 
 
@@ -88,7 +92,8 @@ class RowNorm(Sketch):
             Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads/group rows per block)"),
             Token("vec", tuple(sorted({1, self._vec_width(p)})),
                   "elements per access (16-byte packs when > 1)"),
-            Token("cache", ("registers", "none"), "row kept in registers (one read) or streamed twice"),
+            Token("cache", ("registers", "shared", "none"),
+                  "row kept in registers or shared memory (one read), or streamed twice"),
             Token("unroll", (1, 2, 4), "packs in flight per thread per step (streaming passes)"),
         ]
         value_words = 2 if p.ctype == "double" else 1
@@ -105,11 +110,15 @@ class RowNorm(Sketch):
 
         def registers_fit(pt: Point) -> str | None:
             budget = register_budget(arch, pt["threads"])
+            if pt["cache"] != "none" and p.view.reduced_int is None:
+                return f"cache={pt['cache']} needs a row length known when generating"
+            if pt["cache"] == "shared":
+                smem = row_cache_bytes(p, pt)
+                if smem + arch.smem_reserved_per_block > arch.smem_per_block_optin:
+                    return f"{smem} bytes of row cache exceed the shared memory per block"
             if pt["cache"] == "registers":
-                if p.view.reduced_int is None:
-                    return "cache=registers needs a row length known when generating"
                 if pt["unroll"] != 1:
-                    return "unroll only applies to the streaming passes (cache=none)"
+                    return "unroll only applies to the streaming passes (cache=shared/none)"
                 need = BASE_REGISTERS + self._packs_per_thread(p, pt) * pt["vec"] * value_words
             else:
                 words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
@@ -135,14 +144,16 @@ class RowNorm(Sketch):
         while group < 1024 and rows * group < full and packs // (2 * group) >= 2:
             group *= 2
         space = self.space(problem, arch)
-        point = {"group": group, "threads": max(256, group), "vec": vec, "cache": "registers", "unroll": 1}
-        if not space.is_legal(point):
-            point.update(cache="none", unroll=2)
-        if not space.is_legal(point):
-            point.update(unroll=1)
-        if not space.is_legal(point):
-            point.update(vec=1)
-        return point
+        in_registers = {"group": group, "threads": max(256, group), "vec": vec, "cache": "registers",
+                        "unroll": 1}
+        # A row that needs a whole 1024-thread block in registers leaves one block per SM, idle
+        # while it reduces: caching it in shared memory keeps two or more blocks per SM.
+        in_shared = dict(in_registers, group=min(group, 512), threads=max(256, min(group, 512)),
+                         cache="shared", unroll=2)
+        candidates = [in_shared, in_registers] if group > 512 else [in_registers, in_shared]
+        candidates += [dict(in_registers, cache="none", unroll=2), dict(in_registers, cache="none", unroll=1),
+                       dict(in_registers, cache="none", unroll=1, vec=1)]
+        return next((c for c in candidates if space.is_legal(c)), candidates[-1])
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)
@@ -151,7 +162,10 @@ class RowNorm(Sketch):
         params = launcher_params(problem)
         kernel = f"{name}_kernel"
         weight, bias = _affine(p)
-        body = self._registers_body(p, point) if registers else self._streaming_body(p, point)
+        cached = point["cache"] == "shared"
+        body = (self._registers_body(p, point) if registers
+                else self._streaming_body(p, point, cached=cached))
+        cache_bytes = row_cache_bytes(p, point) if cached else 0
         partial_t = p.ctype if registers or p.anchor.op == "rms_norm" else "Welford"
         shared = f"    __shared__ {partial_t} warp_partials[kThreads / 32];\n" if group > 32 else ""
         per_thread = (f"constexpr int kPacks = {self._packs_per_thread(p, point)};   "
@@ -179,7 +193,7 @@ constexpr {p.ctype} kEps = {literal(_eps(p), p.ctype)};
 // {p.anchor.op} over rows of {p.view.reduced} elements: y = {formula}.
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 {kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
-{shared}    const long long rows = {p.view.outer};
+{shared}{row_cache_declaration(p) if cached else ''}    const long long rows = {p.view.outer};
     const long long row_len = {p.view.reduced};
     const int lane = threadIdx.x % kGroup;
     // Uniform trip count for the whole block: group_reduce may hold barriers.
@@ -198,6 +212,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
             for n in (weight, bias):
                 if n is not None:
                     packed += f" && reinterpret_cast<uintptr_t>({n.name}) % 16 == 0"
+        args = ", ".join([q.name for q in params] + ["packed"])
         launcher = f"""\
 {launcher_signature(name, params)} {{
     namespace kn = {ns};
@@ -207,18 +222,19 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
     // Past {ROW_GRID_WAVES} waves of resident blocks, the blocks stride over the rows.
     const unsigned grid = (unsigned)(blocks < {cap} ? blocks : {cap});
-    kn::{kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join([q.name for q in params] + ["packed"])});
+{dynamic_smem_lines(kernel, cache_bytes)}
+    kn::{kernel}<<<grid, kn::kThreads, smem_bytes, stream>>>({args});
 }}"""
         who = "sub-warp" if group < 32 else "one warp" if group == 32 else f"{group // 32} warps"
-        how = ("row cached in registers, two-pass mean/variance" if registers
-               else ("Welford pass + normalize pass" if p.anchor.op == "layer_norm"
-                     else "sum-of-squares pass + normalize pass"))
+        how = {"registers": "row cached in registers, two-pass mean/variance",
+               "shared": "row cached in shared memory by the statistics pass, then normalized",
+               "none": "statistics pass + normalize pass (the row read twice)"}[point["cache"]]
         strategy = f"{p.anchor.op} over rows, {group} threads per row ({who}), {how}, {vec}-element accesses"
         rows_hint = hint_int(problem.program, p.view.outer_dims)
         blocks = min(-(-rows_hint // (threads // group)), cap)
         words = 3 if partial_t == "Welford" else 1
         smem = (threads // 32) * words * (4 if p.ctype == "float" else 8) if group > 32 else 0
-        launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem)
+        launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem + cache_bytes)
         source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
                        launcher_code=launcher)
         return RenderedKernel(self.name, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],
@@ -340,30 +356,43 @@ for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
     }}
 }}"""
 
-    def _streaming_body(self, p: RowwisePlan, point: Point) -> str:
+    def _streaming_body(self, p: RowwisePlan, point: Point, cached: bool) -> str:
+        """Two passes over the row; with `cached`, the first keeps the row's values in this
+        thread's slots of the shared-memory row cache (16-byte packs: no bank conflicts) and the
+        second reads them back from there (each thread rereads only what it wrote)."""
         accesses = p.accesses(point["vec"])
-        out_name, out_t = p.problem.program.output_name, p.problem.output.dtype.c_type
+        out_name, out_t, ct = p.problem.program.output_name, p.problem.output.dtype.c_type, p.ctype
         raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
         raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
         layer = p.anchor.op == "layer_norm"
         add = "welford_add(stats, val);" if layer else "squares += val * val;"
-        if layer:   # Welford per pack: one division per kVec elements
-            fold = p.value_code(raw, "val") + "\nchunk[elem] = val;"
-            chunk = dict(before_elements=f"{p.ctype} chunk[kVec];",
-                         after_elements="welford_add_pack(stats, chunk);")
-        else:
-            fold, chunk = p.value_code(raw, "val") + "\n" + add, {}
-        step = pack_step(accesses, point["unroll"], "next_pack + slot * kGroup", fold, **chunk)
-        tail = pack_step(accesses, 1, "next_pack", fold, **chunk)
+        fold = p.value_code(raw, "val")
+        per_pack: dict[str, str] = {}
+        if layer or cached:   # the pack's values: Welford per pack (one division), the cache
+            fold += "\ncached.v[elem] = val;"
+            per_pack["before_elements"] = f"Pack<{ct}, kVec> cached;"
+            per_pack["after_elements"] = "\n".join(filter(None, [
+                "welford_add_pack(stats, cached.v);" if layer else "",
+                f"store_pack<{ct}, kVec>(row_cache, pack - first_pack, cached);" if cached else ""]))
+        if not layer:
+            fold += "\n" + add
+        step = pack_step(accesses, point["unroll"], "next_pack + slot * kGroup", fold, **per_pack)
+        tail = pack_step(accesses, 1, "next_pack", fold, **per_pack)
+        keep_scalar = "\nrow_cache[col] = val;" if cached else ""
         w_pack, b_pack = self._affine_raw(p, True, "")
         w_col, b_col = self._affine_raw(p, False, "col")
-        write_elem = (p.value_code(raw, "val") + "\n" +
+        reread = f"const {ct} val = cached.v[elem];" if cached else p.value_code(raw, "val")
+        reread_scalar = f"const {ct} val = row_cache[col];" if cached else p.value_code(raw_scalar, "val")
+        write_elem = (reread + "\n" +
                       p.store_code(self._normalized(p, "val", w_pack, b_pack), "pack * kVec + elem",
                                    "out_pack.v[elem]"))
-        before = "\n".join(filter(None, [self._affine_loads(p, "pack * kVec - row_start"),
+        reload = (f"const Pack<{ct}, kVec> cached = load_pack<{ct}, kVec>(row_cache, pack - first_pack);"
+                  if cached else "")
+        before = "\n".join(filter(None, [reload, self._affine_loads(p, "pack * kVec - row_start"),
                                          f"Pack<{out_t}, kVec> out_pack;"]))
-        write = pack_step(accesses, 1, "next_pack", write_elem, before_elements=before,
+        write = pack_step([] if cached else accesses, 1, "next_pack", write_elem, before_elements=before,
                           after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
+        source = "the shared-memory row cache" if cached else "the row again (mostly from L2)"
         zero = literal(0.0, p.ctype)
         rsqrt = "rsqrtf" if p.ctype == "float" else "rsqrt"
         if layer:
@@ -397,12 +426,12 @@ if (active && packed) {{   // row_len % kVec == 0 and the packed pointers are 16
 if (active) {{
     #pragma unroll 1
     for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
-{indent(p.value_code(raw_scalar, "val"), 8)}
+{indent(p.value_code(raw_scalar, "val") + keep_scalar, 8)}
         {add}
     }}
 }}
 {finish}
-// Pass 2: read the row again (mostly from L2), normalize and write.
+// Pass 2: read {source}, normalize and write.
 if (active && packed) {{
     #pragma unroll 1
     for (long long next_pack = first_pack + lane; next_pack < pack_end; next_pack += kGroup) {{
@@ -412,7 +441,7 @@ if (active && packed) {{
 if (active) {{
     #pragma unroll 1
     for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
-{indent(p.value_code(raw_scalar, "val"), 8)}
+{indent(reread_scalar, 8)}
 {indent(p.store_code(self._normalized(p, "val", w_col, b_col), "row_start + col",
                      f"{out_name}[row_start + col]"), 8)}
     }}

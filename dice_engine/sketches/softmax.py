@@ -2,8 +2,10 @@
 
 - `softmax.rows` (the innermost axis): a group of G threads per row (sub-warp, warp or block).
   cache=registers keeps the whole row in registers (one read, one write: the row must fit, its
-  length known); cache=none streams it twice: an online pass keeps the running max and the sum
-  of exponentials together, a second pass writes (any length, symbolic too).
+  length known); otherwise an online pass keeps the running max and the sum of exponentials
+  together and a second pass writes, rereading the row from a shared-memory row cache filled by
+  the first pass (cache=shared: one read) or from global memory (cache=none: any length,
+  symbolic too).
 - `softmax.columns` (a non-innermost axis): threads along the kept inner axis (coalesced), a
   few along the softmax axis; online max/sum per column merged in shared memory in a fixed
   order, then a second pass writes.
@@ -16,10 +18,10 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
-from .warp import (PACK_HELPERS, RowwisePlan, SHUFFLE_HELPERS, describe, hint_int, indent,
-                   kernel_param_list, min_blocks_per_sm, name_clash, pack_element, pack_loads, pack_step,
-                   pow2_range, register_budget, rowwise_plan, scalar_element, tidy, wave_grid_cap,
-                   words_per_element)
+from .warp import (PACK_HELPERS, RowwisePlan, SHUFFLE_HELPERS, describe, dynamic_smem_lines, hint_int,
+                   indent, kernel_param_list, min_blocks_per_sm, name_clash, pack_element, pack_loads,
+                   pack_step, pow2_range, register_budget, row_cache_bytes, row_cache_declaration,
+                   rowwise_plan, scalar_element, tidy, wave_grid_cap, words_per_element)
 
 BASE_REGISTERS = 32
 ROW_GRID_WAVES = 4
@@ -29,7 +31,8 @@ ROW_GRID_WAVES = 4
 LOCALS = frozenset("""
     rows row_len lane row0 row active row_start vals reg_pack col0 col val row_max row_sum inv_sum
     log_sum stats scalar_from first_pack pack_end next_pack slot pack elem out_pack column_stats
-    warp_partials inner outer tiles_per_outer outer_idx j0 base red total part tiles
+    warp_partials inner outer tiles_per_outer outer_idx j0 base red total part tiles row_cache
+    row_cache_bytes cached smem_bytes opted_in
 """.split())
 
 
@@ -135,7 +138,8 @@ class RowSoftmax(Sketch):
             Token("group", pow2_range(4, 1024), "threads cooperating on one row"),
             Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads/group rows per block)"),
             Token("vec", tuple(sorted({1, p.vec_width()})), "elements per access (16-byte packs when > 1)"),
-            Token("cache", ("registers", "none"), "row kept in registers (one read) or streamed twice"),
+            Token("cache", ("registers", "shared", "none"),
+                  "row kept in registers or shared memory (one read), or streamed twice"),
             Token("unroll", (1, 2, 4), "packs in flight per thread per step (streaming passes)"),
         ]
         value_words = 2 if p.ctype == "double" else 1
@@ -152,11 +156,15 @@ class RowSoftmax(Sketch):
 
         def registers_fit(pt: Point) -> str | None:
             budget = register_budget(arch, pt["threads"])
+            if pt["cache"] != "none" and p.view.reduced_int is None:
+                return f"cache={pt['cache']} needs a row length known when generating"
+            if pt["cache"] == "shared":
+                smem = row_cache_bytes(p, pt)
+                if smem + arch.smem_reserved_per_block > arch.smem_per_block_optin:
+                    return f"{smem} bytes of row cache exceed the shared memory per block"
             if pt["cache"] == "registers":
-                if p.view.reduced_int is None:
-                    return "cache=registers needs a row length known when generating"
                 if pt["unroll"] != 1:
-                    return "unroll only applies to the streaming passes (cache=none)"
+                    return "unroll only applies to the streaming passes (cache=shared/none)"
                 need = BASE_REGISTERS + self._packs_per_thread(p, pt) * pt["vec"] * value_words
             else:
                 words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
@@ -184,6 +192,8 @@ class RowSoftmax(Sketch):
         space = self.space(problem, arch)
         point = {"group": group, "threads": max(256, group), "vec": vec, "cache": "registers", "unroll": 1}
         if not space.is_legal(point):
+            point.update(cache="shared", unroll=2)
+        if not space.is_legal(point):
             point.update(cache="none", unroll=2)
         if not space.is_legal(point):
             point.update(unroll=1)
@@ -197,7 +207,7 @@ class RowSoftmax(Sketch):
         params = launcher_params(problem)
         kernel = f"{name}_kernel"
         body = (self._registers_body(p, point) if point["cache"] == "registers"
-                else self._streaming_body(p, point))
+                else self._streaming_body(p, point, cached=point["cache"] == "shared"))
         helpers = [PACK_HELPERS, SHUFFLE_HELPERS,
                    _ops_code(p.ctype) if point["cache"] == "registers" else _online_code(p.ctype)]
         partial_t = p.ctype if point["cache"] == "registers" else "MaxSum"
@@ -206,6 +216,7 @@ class RowSoftmax(Sketch):
                       "// packs per thread: the whole row in registers\n"
                       if point["cache"] == "registers" else
                       f"constexpr int kUnroll = {point['unroll']};   // packs in flight per step\n")
+        cache_decl = row_cache_declaration(p) if point["cache"] == "shared" else ""
         device = f"""\
 constexpr int kThreads = {threads};
 constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
@@ -219,7 +230,7 @@ constexpr int kVec = {vec};        // elements per access{" (16 bytes)" if vec >
 // {p.anchor.op} over rows of {p.view.reduced} elements; kGroup threads per row.
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 {kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
-{shared}    const long long rows = {p.view.outer};
+{shared}{cache_decl}    const long long rows = {p.view.outer};
     const long long row_len = {p.view.reduced};
     const int lane = threadIdx.x % kGroup;
     // Uniform trip count for the whole block: group_reduce may hold barriers.
@@ -233,6 +244,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 }}"""
         ns = f"dice_{name}"
         cap = wave_grid_cap(arch, threads, ROW_GRID_WAVES)
+        cache_bytes = row_cache_bytes(p, point) if point["cache"] == "shared" else 0
+        args = ", ".join([q.name for q in params] + ["packed"])
         launcher = f"""\
 {launcher_signature(name, params)} {{
     namespace kn = {ns};
@@ -242,17 +255,20 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
     // Past {ROW_GRID_WAVES} waves of resident blocks, the blocks stride over the rows.
     const unsigned grid = (unsigned)(blocks < {cap} ? blocks : {cap});
-    kn::{kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join([q.name for q in params] + ["packed"])});
+{dynamic_smem_lines(kernel, cache_bytes)}
+    kn::{kernel}<<<grid, kn::kThreads, smem_bytes, stream>>>({args});
 }}"""
         who = "sub-warp" if group < 32 else "one warp" if group == 32 else f"{group // 32} warps"
-        how = ("row cached in registers (one read)" if point["cache"] == "registers"
-               else "online max/sum pass + write pass")
+        how = {"registers": "row cached in registers (one read)",
+               "shared": "row cached in shared memory by the online max/sum pass, then written",
+               "none": "online max/sum pass + write pass"}[point["cache"]]
         strategy = f"{p.anchor.op} over rows, {group} threads per row ({who}), {how}, {vec}-element accesses"
         rows_hint = hint_int(problem.program, p.view.outer_dims)
         blocks = min(-(-rows_hint // (threads // group)), cap)
         partial_bytes = (4 if p.ctype == "float" else 8) * (1 if point["cache"] == "registers" else 2)
         smem = (threads // 32) * partial_bytes
-        launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem if group > 32 else 0)
+        smem = (smem if group > 32 else 0) + cache_bytes
+        launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem)
         source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
                        launcher_code=launcher)
         return RenderedKernel(self.name, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],
@@ -339,21 +355,37 @@ for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
     }}
 }}"""
 
-    def _streaming_body(self, p: RowwisePlan, point: Point) -> str:
+    def _streaming_body(self, p: RowwisePlan, point: Point, cached: bool) -> str:
+        """Two passes over the row; with `cached`, the first keeps the row's values in this
+        thread's slots of the shared-memory row cache and the second reads them back from there
+        (each thread rereads only what it wrote: no barrier needed)."""
         accesses = p.accesses(point["vec"])
         out_name, out_t = p.problem.program.output_name, p.problem.output.dtype.c_type
         raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
         raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
-        fold = p.value_code(raw, "val") + "\nonline_add(stats, val);"
-        step = pack_step(accesses, point["unroll"], "next_pack + slot * kGroup", fold)
-        tail = pack_step(accesses, 1, "next_pack", fold)
+        ct = p.ctype
+        keep_value = "\ncached.v[elem] = val;" if cached else ""
+        fold = p.value_code(raw, "val") + keep_value + "\nonline_add(stats, val);"
+        # 16-byte pack stores and loads keep the row cache free of bank conflicts.
+        keep = {}
+        if cached:
+            keep = dict(before_elements=f"Pack<{ct}, kVec> cached;",
+                        after_elements=f"store_pack<{ct}, kVec>(row_cache, pack - first_pack, cached);")
+        step = pack_step(accesses, point["unroll"], "next_pack + slot * kGroup", fold, **keep)
+        tail = pack_step(accesses, 1, "next_pack", fold, **keep)
+        keep_scalar = "\nrow_cache[col] = val;" if cached else ""
         value = _result(p, "val", "stats")
-        write_elem = (p.value_code(raw, "val") + "\n" +
-                      p.store_code(value, "pack * kVec + elem", "out_pack.v[elem]"))
-        write = pack_step(accesses, 1, "next_pack", write_elem,
-                          before_elements=f"Pack<{out_t}, kVec> out_pack;",
+        reread = f"const {ct} val = cached.v[elem];" if cached else p.value_code(raw, "val")
+        reread_scalar = f"const {ct} val = row_cache[col];" if cached else p.value_code(raw_scalar, "val")
+        write_elem = reread + "\n" + p.store_code(value, "pack * kVec + elem", "out_pack.v[elem]")
+        before = f"Pack<{out_t}, kVec> out_pack;"
+        if cached:
+            reload = f"load_pack<{ct}, kVec>(row_cache, pack - first_pack)"
+            before = f"const Pack<{ct}, kVec> cached = {reload};\n{before}"
+        write = pack_step([] if cached else accesses, 1, "next_pack", write_elem, before_elements=before,
                           after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
         partials = "warp_partials" if point["group"] > 32 else "(MaxSum*)nullptr"
+        source = "the shared-memory row cache" if cached else "the row again (mostly from L2)"
         return f"""\
 // Pass 1: running max and sum of exponentials over the row (one read).
 MaxSum stats = {{-INFINITY, 0}};
@@ -374,13 +406,13 @@ if (active && packed) {{   // row_len % kVec == 0 and the packed pointers are 16
 if (active) {{
     #pragma unroll 1
     for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
-{indent(p.value_code(raw_scalar, "val"), 8)}
+{indent(p.value_code(raw_scalar, "val") + keep_scalar, 8)}
         online_add(stats, val);
     }}
 }}
 stats = group_reduce<kGroup>(stats, MergeMaxSum(), {partials});
 {_finish_stats(p, "stats")}
-// Pass 2: read the row again (mostly from L2) and write the result.
+// Pass 2: read {source} and write the result.
 if (active && packed) {{
     #pragma unroll 1
     for (long long next_pack = first_pack + lane; next_pack < pack_end; next_pack += kGroup) {{
@@ -390,7 +422,7 @@ if (active && packed) {{
 if (active) {{
     #pragma unroll 1
     for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
-{indent(p.value_code(raw_scalar, "val"), 8)}
+{indent(reread_scalar, 8)}
 {indent(p.store_code(value, "row_start + col", f"{out_name}[row_start + col]"), 8)}
     }}
 }}"""

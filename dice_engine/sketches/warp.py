@@ -17,7 +17,7 @@ from ..arch import ArchSpec
 from ..ir.dtypes import DType
 from ..ir.graph import Dim, Node, Program, Shape
 from ..ir.patterns import Problem
-from .base import Param, dim_c, load_as_compute, store_from_compute
+from .base import Param, Point, dim_c, load_as_compute, store_from_compute
 from .expr import Emitted, emit
 
 PACK_BYTES = 16   # one 128-bit load or store per thread: the widest global access
@@ -646,3 +646,28 @@ def name_clash(problem: Problem, locals_: frozenset[str]) -> str | None:
         if name in COMMON_NAMES or name in locals_ or _GENERATED.match(name):
             return f"the name '{name}' is used by the generated kernel itself; rename the tensor or symbol"
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# A shared-memory row cache (row-wise operators whose row is too long for registers)
+
+def row_cache_bytes(p: RowwisePlan, point: Point) -> int:
+    """Dynamic shared memory for caching each of the block's rows (known row length)."""
+    rows_per_block = point["threads"] // point["group"]
+    return rows_per_block * (p.view.reduced_int or 0) * (8 if p.ctype == "double" else 4)
+
+
+def row_cache_declaration(p: RowwisePlan) -> str:
+    return (f"    extern __shared__ __align__(32) unsigned char row_cache_bytes[];\n"
+            f"    {p.ctype}* const row_cache = reinterpret_cast<{p.ctype}*>(row_cache_bytes) +\n"
+            f"                            (threadIdx.x / kGroup) * {p.view.reduced};   // this group's row\n")
+
+
+def dynamic_smem_lines(kernel: str, smem_bytes: int) -> str:
+    """Launcher lines defining `smem_bytes`; past the default 48 KiB, the kernel opts in once."""
+    if smem_bytes <= 48 * 1024:
+        return f"    const size_t smem_bytes = {smem_bytes};"
+    return (f"    const size_t smem_bytes = {smem_bytes};   // the row cache, past the default 48 KiB\n"
+            f"    static const bool opted_in = cudaFuncSetAttribute(kn::{kernel}, "
+            f"cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_bytes) == cudaSuccess;\n"
+            f"    if (!opted_in) return;")

@@ -30,8 +30,7 @@ def test_corners_and_samples_compile_clean(arch):
 
 
 def test_layer_norm_in_registers_is_two_pass_with_packed_affine():
-    p = problem("y = layer_norm(x, [16384], weight=w, bias=b); x: f32[16384, 16384]; w: f32[16384]; "
-                "b: f32[16384]")
+    p = problem("y = layer_norm(x, [1024], weight=w, bias=b); x: f32[4096, 1024]; w: f32[1024]; b: f32[1024]")
     point = SKETCH.default_point(p, SM90)
     assert point["cache"] == "registers" and point["vec"] == 4
     rendered = SKETCH.render(p, SM90, point, "ln")
@@ -41,6 +40,33 @@ def test_layer_norm_in_registers_is_two_pass_with_packed_affine():
     assert "load_pack<float, kVec>(w, (col0) / kVec)" in src and "load_pack<float, kVec>(b," in src
     assert "kEps = 1e-05f" in src
     assert "reinterpret_cast<uintptr_t>(w) % 16 == 0" in rendered.launcher
+
+
+def test_block_wide_rows_are_cached_in_shared_memory():
+    p = problem("y = layer_norm(x, [16384], weight=w, bias=b); x: f32[16384, 16384]; w: f32[16384]; "
+                "b: f32[16384]")
+    point = SKETCH.default_point(p, SM90)
+    assert point == {"group": 512, "threads": 512, "vec": 4, "cache": "shared", "unroll": 2}
+    rendered = SKETCH.render(p, SM90, point, "lns")
+    assert "extern __shared__" in rendered.source
+    assert "store_pack<float, kVec>(row_cache, pack - first_pack, cached)" in rendered.source
+    assert "load_pack<float, kVec>(row_cache, pack - first_pack)" in rendered.source
+    assert "cudaFuncAttributeMaxDynamicSharedMemorySize" in rendered.launcher    # 64 KiB > 48 KiB
+    assert rendered.launches[0].smem_bytes >= 65536
+
+
+@needs_nvcc
+def test_shared_memory_caches_compile_clean():
+    rendered = []
+    for i, text in enumerate(CORNER_INTENTS[:2] + ["y = layer_norm(x, [16384]); x: bf16[64, 16384]"]):
+        p = problem(text)
+        base = {"vec": SKETCH.default_point(p, SM90)["vec"], "cache": "shared"}
+        for j, (group, threads, unroll) in enumerate([(4, 64, 1), (32, 256, 4), (512, 512, 2)]):
+            point = dict(base, group=group, threads=threads, unroll=unroll)
+            if SKETCH.space(p, SM90).is_legal(point):
+                rendered.append(SKETCH.render(p, SM90, point, f"cache{i}_{j}"))
+    assert len(rendered) >= 6
+    compile_clean(rendered, "sm_90")
 
 
 def test_rms_norm_default_eps_is_the_dtype_epsilon():
@@ -56,7 +82,7 @@ def test_long_or_unknown_rows_stream_with_welford():
     point = SKETCH.default_point(p, SM90)
     assert point["cache"] == "none"
     src = SKETCH.render(p, SM90, point, "lnw").source
-    assert "welford_add_pack(stats, chunk)" in src and "MergeWelford" in src and "Pass 2" in src
+    assert "welford_add_pack(stats, cached.v)" in src and "MergeWelford" in src and "Pass 2" in src
     rms = SKETCH.render(*_default("y = rms_norm(x); x: f32[M, K]"), "rmsw").source
     assert "squares += val * val;" in rms and "Welford" not in rms
 
@@ -65,6 +91,9 @@ def test_constraints_and_unsupported_forms():
     space = SKETCH.space(problem("y = rms_norm(x); x: f32[M, K]"), SM90)
     point = {"group": 32, "threads": 256, "vec": 4, "cache": "registers", "unroll": 1}
     assert any("known when generating" in why for why in space.violations(point))
+    assert any("known when generating" in why for why in space.violations(dict(point, cache="shared")))
+    wide = SKETCH.space(problem("y = rms_norm(x); x: f32[8, 65536]"), SM90)
+    assert any("row cache exceed" in why for why in wide.violations(dict(point, cache="shared")))
     odd = SKETCH.space(problem("y = rms_norm(x, [777]); x: f32[33, 777]"), SM90)
     assert any("multiple of vec" in why for why in odd.violations(dict(point, vec=4)))
     scaled = problem("y = layer_norm(x, [8], weight=w * 2.0); x: f32[4, 8]; w: f32[8]")

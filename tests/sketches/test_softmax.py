@@ -73,3 +73,20 @@ def test_constraints_reject_illegal_points():
     assert any("unroll only applies" in why for why in fixed.violations(dict(point, unroll=2)))
     huge = ROWS.space(problem("y = softmax(x, dim=1); x: f32[64, 262144]"), SM90)
     assert any("registers" in why for why in huge.violations(dict(point, group=1024, threads=1024)))
+
+
+@needs_nvcc
+def test_shared_memory_caches_compile_clean():
+    rendered = []
+    for i, text in enumerate(CORNER_INTENTS[:2] + ["y = softmax(x, dim=1); x: f32[64, 16384]"]):
+        p = problem(text)
+        base = {"vec": ROWS.default_point(p, SM90)["vec"], "cache": "shared"}
+        for j, (group, threads, unroll) in enumerate([(4, 64, 1), (32, 256, 4), (512, 512, 2)]):
+            point = dict(base, group=group, threads=threads, unroll=unroll)
+            if ROWS.space(p, SM90).is_legal(point):
+                rendered.append(ROWS.render(p, SM90, point, f"cache{i}_{j}"))
+    assert len(rendered) >= 5
+    src = rendered[-1].source
+    assert "store_pack<float, kVec>(row_cache, pack - first_pack, cached)" in src
+    assert "read the shared-memory row cache" in src
+    compile_clean(rendered, "sm_90")
