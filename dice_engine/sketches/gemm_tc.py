@@ -188,7 +188,7 @@ _LOAD_WORDS = {"cp_async": "cp.async pipeline", "vector": "register-staged 16-by
 # CUDA text
 
 # The inline-PTX wrappers sit between these lines (a CPU emulation swaps them for C++).
-PTX_BEGIN = "// ---- inline-PTX wrappers: shared-memory addresses, ldmatrix, cp.async, mma ----"
+PTX_BEGIN = "// ---- inline-PTX wrappers ----"
 PTX_END = "// ---- end of inline-PTX wrappers ----"
 
 _PTX_HELPERS = r"""
