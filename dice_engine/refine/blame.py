@@ -13,10 +13,12 @@ from ..sketches.base import DesignSpace, Token
 from .cost import CostEstimate
 
 _ROLES = {
-    "threads": re.compile(r"thread|warp|block_size|^block$|^wpb$|rows_per_block", re.I),
-    "tiling": re.compile(r"tile|^b[mnk]$|block_[mnk]|^t[mnk]$|per_thread|items|unroll|vec|rows|cols|split"
-                         r"|chunk", re.I),
-    "smem": re.compile(r"smem|shared|stage|pad|buffer|tile", re.I),
+    "threads": re.compile(r"^(threads|warps|group|block_[xyz]|block_rows|block_size|wpb)$"
+                          r"|^(threads|warps)_per_block$|^warp_[mn]$"),
+    # per-thread work sets the register footprint; `warp_m` is both a warp count and a tile
+    "tiling": re.compile(r"tile|^block_[mnk]$|^(thread|warp)_[mnk]$|per_thread|items|outputs|unroll|vec"
+                         r"|split|chunk"),
+    "smem": re.compile(r"smem|shared|stage|buffer|pad|tile|cache"),
 }
 
 
@@ -27,7 +29,7 @@ class Blame:
 
 
 def roles(token: Token) -> set[str]:
-    return {role for role, pattern in _ROLES.items() if pattern.search(token.name)}
+    return {role for role, pattern in _ROLES.items() if pattern.search(token.name.lower())}
 
 
 def _with_role(space: DesignSpace, role: str, direction: int) -> dict[str, int]:
