@@ -17,8 +17,8 @@ import math
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params,
-                   launcher_signature, load_as_compute)
+from .base import (INCLUDES, DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame,
+                  launcher_params, launcher_signature, load_as_compute)
 from .fusion import (PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, require_legal,
                     store_output)
 
@@ -77,7 +77,7 @@ constexpr int kDilationH = {dh}, kDilationW = {dw};
 """
 
 
-def _loaders(problem: Problem, stage: str, b_slot: str) -> str:
+def _loaders(problem: Problem, stage: str, zero: str, b_slot: str) -> str:
     """Kernel-body code shared by both conv sketches: extents, block origin, and the A (im2col
     gather) and B (weights) loaders as `fetch(k0)` (global -> `stage` registers, zero outside
     the tensors) and `stash()` (registers -> a_tile[tap][pixel] and `b_slot`)."""
@@ -124,14 +124,14 @@ def _loaders(problem: Problem, stage: str, b_slot: str) -> str:
             const int in_w = a_w0 + tap_s * kDilationW;
             const bool inside = a_valid && tap < gemm_k
                                 && in_h >= 0 && in_h < kInH && in_w >= 0 && in_w < kInW;   // else padding
-            a_stage[l] = inside ? {stage}({a_value}) : {stage}(0);
+            a_stage[l] = inside ? {stage}({a_value}) : {zero};
         }}
         #pragma unroll
         for (int l = 0; l < kBLoads; ++l) {{
             const int channel = n0 + b_channel + l * (kThreads / kBlockK);
             const int tap = k0 + b_tap;
             const bool inside = channel < out_channels && tap < gemm_k;
-            b_stage[l] = inside ? {stage}({b_value}) : {stage}(0);   // w[channel][c][r][s]
+            b_stage[l] = inside ? {stage}({b_value}) : {zero};   // w[channel][c][r][s]
         }}
     }};
     auto stash = [&]() {{   // registers -> shared memory
@@ -258,7 +258,7 @@ __global__ void __launch_bounds__(kThreads)
     __shared__ Acc a_tile[kBlockK][kBlockM];   // [tap][pixel]
     __shared__ __align__(16) Acc b_tile[kBlockK][kBPitch];   // [tap][channel]
 
-{_loaders(problem, "Acc", "b_tile[b_tap][b_channel + l * (kThreads / kBlockK)]")}
+{_loaders(problem, "Acc", "Acc(0)", "b_tile[b_tap][b_channel + l * (kThreads / kBlockK)]")}
     const int tx = tid % kThreadsM;   // pixels tx, tx + kThreadsM, ...
     const int ty = tid / kThreadsM;   // channels ty * kThreadN ... + kThreadN - 1
     Acc acc[kThreadM][kThreadN] = {{}};
@@ -327,7 +327,186 @@ __global__ void __launch_bounds__(kThreads)
                               [launch], f"implicit GEMM {bm}x{bn}x{bk}, thread tile {tm}x{tn}")
 
 
-SKETCHES: list[Sketch] = [ImplicitGemmConv()]
+class TensorCoreConv(Sketch):
+    """f16/bf16 implicit GEMM on tensor cores (WMMA 16x16x16, f32 accumulate)."""
+    name = "conv.implicit_gemm_wmma"
+    pattern = "conv2d"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        anchor = problem.anchor
+        if anchor is None or anchor.op != "conv2d":
+            return "conv.implicit_gemm_wmma serves conv2d"
+        if anchor.dtype.name not in ("f16", "bf16"):
+            return "tensor-core conv needs f16 or bf16 operands"
+        if arch.sm_number < 80:
+            return f"WMMA with {anchor.dtype} here targets sm_80 and newer"
+        if any(a.op != "input" for a in anchor.args):
+            return "conv2d operands must be input tensors (a fused prologue is not supported)"
+        return fusion_unsupported(problem, operands=())
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        def threads(p: Point) -> int:
+            return 32 * p["warps_m"] * p["warps_n"]
+
+        def warps_fit(p: Point) -> str | None:
+            if p["block_m"] % (16 * p["warps_m"]) or p["block_n"] % (16 * p["warps_n"]):
+                return "each warp needs whole 16x16 fragments of the block tile"
+            if not 64 <= threads(p) <= 512:
+                return f"{threads(p)} threads per block (want 64..512)"
+            fragments = p["block_m"] // (16 * p["warps_m"]) * (p["block_n"] // (16 * p["warps_n"]))
+            return None if fragments <= 8 else f"{fragments} accumulator fragments per warp (max 8)"
+
+        def loaders_fit(p: Point) -> str | None:
+            return _loaders_fit(threads(p), p["block_m"], p["block_n"], p["block_k"])
+
+        def smem_fits(p: Point) -> str | None:
+            need = _wmma_smem_bytes(p["block_m"], p["block_n"], p["block_k"])
+            return None if need <= arch.smem_per_block_default else f"tiles need {need} B of shared memory"
+
+        return DesignSpace(
+            [Token("block_m", (32, 64, 128), "output pixels per block tile"),
+             Token("block_n", (32, 64, 128), "output channels per block tile"),
+             Token("block_k", (16, 32), "taps per shared-memory step (one or two 16-deep MMAs)"),
+             Token("warps_m", (1, 2, 4), "warps along the pixels"),
+             Token("warps_n", (1, 2, 4), "warps along the output channels")],
+            [warps_fit, loaders_fit, smem_fits])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        shape = ConvShape(problem)
+        # block_k 16 keeps the staged elements (one register each) few enough for 3+ blocks per SM.
+        if shape.gemm_n >= 128:
+            point = {"block_m": 64, "block_n": 128, "block_k": 16, "warps_m": 2, "warps_n": 2}
+        else:
+            point = {"block_m": 128, "block_n": 64 if shape.gemm_n >= 64 else 32, "block_k": 16,
+                     "warps_m": 4, "warps_n": 1}
+        space = self.space(problem, arch)
+        return point if space.is_legal(point) else next(space.points())
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        require_legal(self, problem, arch, point)
+        shape = ConvShape(problem)
+        anchor = problem.anchor
+        bm, bn, bk, wm, wn = (point[k] for k in ("block_m", "block_n", "block_k", "warps_m", "warps_n"))
+        element = anchor.dtype.c_type
+        kernel = f"{name}_kernel"
+        value = "c_tile[n_local][m_local]"
+        if shape.has_bias:
+            bias = anchor.args[2]
+            value += f" + (float)({load_as_compute(bias.dtype, f'{bias.name}[out_channel]')})"
+        store = store_output(problem, "out_offset", [value], " " * 12)
+        zero = "__float2half_rn(0.0f)" if anchor.dtype.name == "f16" else "__float2bfloat16_rn(0.0f)"
+        device = f"""using namespace nvcuda;
+using Element = {element};
+constexpr int kBlockM = {bm};    // output pixels per block
+constexpr int kBlockN = {bn};    // output channels per block
+constexpr int kBlockK = {bk};    // taps per step
+constexpr int kWarpsM = {wm}, kWarpsN = {wn};
+constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+constexpr int kWarpTileM = kBlockM / kWarpsM, kWarpTileN = kBlockN / kWarpsN;
+constexpr int kFragsM = kWarpTileM / 16, kFragsN = kWarpTileN / 16;   // 16x16 accumulators per warp
+constexpr int kALoads = kBlockK * kBlockM / kThreads;
+constexpr int kBLoads = kBlockK * kBlockN / kThreads;
+// Shared tiles, padded against bank conflicts (WMMA wants ldm % 8 == 0 and 32-byte aligned rows):
+// A as [tap][pixel] (a column-major 16x16 A fragment), B as [channel][tap] (column-major B),
+// and after the K loop the f32 results as [channel][pixel] over the same bytes.
+constexpr int kLdA = kBlockM + 8, kLdB = kBlockK + 8, kLdC = kBlockM + 4;
+constexpr int kABytes = kBlockK * kLdA * 2, kBBytes = kBlockN * kLdB * 2, kCBytes = kBlockN * kLdC * 4;
+constexpr int kSmemBytes = kABytes + kBBytes > kCBytes ? kABytes + kBBytes : kCBytes;
+
+{_geometry(shape)}
+// Min 1 block per SM: lets ptxas keep fragments and staged elements in registers (no spills).
+__global__ void __launch_bounds__(kThreads, 1)
+{kernel}({kernel_params(problem)}) {{
+    __shared__ __align__(128) unsigned char smem[kSmemBytes];
+    auto a_tile = reinterpret_cast<Element (*)[kLdA]>(smem);
+    auto b_tile = reinterpret_cast<Element (*)[kLdB]>(smem + kABytes);
+    auto c_tile = reinterpret_cast<float (*)[kLdC]>(smem);
+
+{_loaders(problem, "Element", zero, "b_tile[b_channel + l * (kThreads / kBlockK)][b_tap]")}
+    const int warp = tid / 32;
+    const int warp_m = warp % kWarpsM * kWarpTileM;   // the warp's first pixel in the block tile
+    const int warp_n = warp / kWarpsM * kWarpTileN;   // its first channel
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[kFragsM][kFragsN];
+    #pragma unroll
+    for (int i = 0; i < kFragsM; ++i) {{
+        #pragma unroll
+        for (int j = 0; j < kFragsN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+    }}
+
+    fetch(0);
+    stash();
+    __syncthreads();
+    // The loop bound is block-uniform, so every thread reaches every barrier.
+    for (int k0 = 0; k0 < gemm_k; k0 += kBlockK) {{
+        const bool has_next = k0 + kBlockK < gemm_k;
+        if (has_next) fetch(k0 + kBlockK);   // in flight while the tensor cores work
+        #pragma unroll
+        for (int kk = 0; kk < kBlockK; kk += 16) {{
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, Element, wmma::col_major> a_frag[kFragsM];
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, Element, wmma::col_major> b_frag[kFragsN];
+            #pragma unroll
+            for (int i = 0; i < kFragsM; ++i)
+                wmma::load_matrix_sync(a_frag[i], &a_tile[kk][warp_m + 16 * i], kLdA);
+            #pragma unroll
+            for (int j = 0; j < kFragsN; ++j)
+                wmma::load_matrix_sync(b_frag[j], &b_tile[warp_n + 16 * j][kk], kLdB);
+            #pragma unroll
+            for (int i = 0; i < kFragsM; ++i) {{
+                #pragma unroll
+                for (int j = 0; j < kFragsN; ++j) wmma::mma_sync(acc[i][j], a_frag[i], b_frag[j], acc[i][j]);
+            }}
+        }}
+        __syncthreads();   // everyone is done reading this step's tiles
+        if (has_next) {{
+            stash();
+            __syncthreads();
+        }}
+    }}
+
+    // The last step ended with a barrier, so the tiles' bytes can take the f32 results.
+    #pragma unroll
+    for (int i = 0; i < kFragsM; ++i) {{
+        #pragma unroll
+        for (int j = 0; j < kFragsN; ++j)
+            wmma::store_matrix_sync(&c_tile[warp_n + 16 * j][warp_m + 16 * i], acc[i][j], kLdC,
+                                    wmma::mem_col_major);
+    }}
+    __syncthreads();
+
+    // Epilogue: consecutive threads take consecutive pixels, so stores run along OW.
+    for (int e = tid; e < kBlockM * kBlockN; e += kThreads) {{
+        const int m_local = e % kBlockM;
+        const int n_local = e / kBlockM;
+        const long long pixel = m0 + m_local;
+        const int out_channel = n0 + n_local;
+        if (pixel < gemm_m && out_channel < out_channels) {{
+            const long long image = pixel / (kOutH * kOutW);
+            const int spatial = (int)(pixel % (kOutH * kOutW));
+            const long long out_offset = (image * out_channels + out_channel) * (kOutH * kOutW) + spatial;
+{store}        }}
+    }}
+}}"""
+        params = launcher_params(problem)
+        launcher = _launcher(problem, name, kernel)
+        strategy = (f"conv2d as implicit GEMM (M=N*OH*OW, N=K, K=C*R*S) on tensor cores: WMMA 16x16x16 "
+                    f"{anchor.dtype} with f32 accumulate, {bm}x{bn}x{bk} block tiles through shared memory, "
+                    f"{wm}x{wn} warps, register prefetch of the next step; {_features(shape)}"
+                    f"{fusion_note(problem)}")
+        source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
+                       launcher_code=launcher)
+        source = source.replace(INCLUDES, INCLUDES + "#include <mma.h>\n", 1)
+        grid = (max(1, -(-shape.gemm_m // bm)), max(1, -(-shape.gemm_n // bn)), 1)
+        launch = Launch(kernel, grid, (32 * wm * wn, 1, 1), _wmma_smem_bytes(bm, bn, bk))
+        return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{kernel}"], launcher, params,
+                              [launch], f"WMMA implicit GEMM {bm}x{bn}x{bk}, {wm}x{wn} warps")
+
+
+def _wmma_smem_bytes(block_m: int, block_n: int, block_k: int) -> int:
+    tiles = block_k * (block_m + 8) * 2 + block_n * (block_k + 8) * 2
+    return max(tiles, block_n * (block_m + 4) * 4)
+
+
+SKETCHES: list[Sketch] = [ImplicitGemmConv(), TensorCoreConv()]
 
 SAMPLE_INTENTS: list[str] = [
     "y = conv2d(x, w, padding=1); x: f32[32, 64, 56, 56]; w: f32[64, 64, 3, 3]",

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 using std::isnan;
@@ -112,6 +113,65 @@ T __shfl_up_sync(unsigned, T value, int delta) {
 
 template <class T>
 T __shfl_sync(unsigned, T value, int source) { return emu::exchange(value, source, true); }
+
+// WMMA: every lane holds the whole fragment (the real per-lane layout is opaque to the
+// kernels, which only load, multiply and store fragments); lane 0 alone stores.
+namespace nvcuda {
+namespace wmma {
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+
+inline float to_float(float v) { return v; }
+inline float to_float(__half v) { return __half2float(v); }
+inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <class Use, int M, int N, int K, class T, class Layout = void>
+struct fragment {
+    static constexpr int rows = std::is_same_v<Use, matrix_b> ? K : M;
+    static constexpr int cols = std::is_same_v<Use, matrix_a> ? K : N;
+    static constexpr int num_elements = rows * cols;
+    T x[rows * cols];
+};
+
+template <class Use, int M, int N, int K, class T, class Layout>
+void fill_fragment(fragment<Use, M, N, K, T, Layout>& f, T value) {
+    std::fill(f.x, f.x + f.num_elements, value);
+}
+
+template <class Use, int M, int N, int K, class T, class Layout>
+void load_matrix_sync(fragment<Use, M, N, K, T, Layout>& f, const T* p, unsigned ldm) {
+    using F = fragment<Use, M, N, K, T, Layout>;
+    for (int r = 0; r < F::rows; ++r)
+        for (int c = 0; c < F::cols; ++c)
+            f.x[r * F::cols + c] = std::is_same_v<Layout, col_major> ? p[c * ldm + r] : p[r * ldm + c];
+}
+
+template <int M, int N, int K, class TA, class LA, class TB, class LB>
+void mma_sync(fragment<accumulator, M, N, K, float>& d, const fragment<matrix_a, M, N, K, TA, LA>& a,
+              const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, float>& c) {
+    fragment<accumulator, M, N, K, float> out;
+    for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n) {
+            float sum = c.x[m * N + n];
+            for (int k = 0; k < K; ++k) sum += to_float(a.x[m * K + k]) * to_float(b.x[k * N + n]);
+            out.x[m * N + n] = sum;
+        }
+    d = out;
+}
+
+template <int M, int N, int K>
+void store_matrix_sync(float* p, const fragment<accumulator, M, N, K, float>& f, unsigned ldm, layout_t layout) {
+    if (emu::flat_thread() % 32 != 0) return;
+    for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n)
+            (layout == mem_col_major ? p[n * ldm + m] : p[m * ldm + n]) = f.x[m * N + n];
+}
+}  // namespace wmma
+}  // namespace nvcuda
 
 template <class T>
 cudaError_t emu_malloc(T** pointer, size_t bytes) {

@@ -31,11 +31,12 @@ def serving(sketches: list[Sketch], text: str, arch: str = "sm_90") -> list[tupl
     return [(s, p) for s in sketches if s.unsupported(p, ARCHS[arch]) is None]
 
 
-def some_points(sketch: Sketch, p: Problem, arch: str, sampled: int = 3) -> list[Point]:
-    """The default point, every corner, and a few seeded random legal points."""
+def some_points(sketch: Sketch, p: Problem, arch: str, sampled: int = 3, corners: bool = True) -> list[Point]:
+    """The default point, every corner (unless `corners` is False), and a few seeded random legal
+    points."""
     space = sketch.space(p, ARCHS[arch])
     legal = list(space.points())
-    points = [sketch.default_point(p, ARCHS[arch]), *space.corners(),
+    points = [sketch.default_point(p, ARCHS[arch]), *(space.corners() if corners else []),
               *random.Random(0).sample(legal, min(sampled, len(legal)))]
     unique = []
     for point in points:

@@ -9,11 +9,14 @@ from layout_sketch_checks import (compile_clean, needs_nvcc, private_compile_cac
 
 from dice_engine.arch import ARCHS
 from dice_engine.sketches import conv
-from dice_engine.sketches.conv import ConvShape, ImplicitGemmConv
+from dice_engine.sketches.conv import ConvShape, ImplicitGemmConv, TensorCoreConv
 
 __all__ = ["private_compile_cache"]
 SM90 = ARCHS["sm_90"]
 CONV = ImplicitGemmConv()
+WMMA = TensorCoreConv()
+HALF = "y = relu(conv2d(x, w, b, padding=1)); x: f16[16, 128, 28, 28]; w: f16[256, 128, 3, 3]; b: f16[256]"
+DILATED = "y = conv2d(x, w, padding=2, dilation=2); x: bf16[N, 64, 33, 47]; w: bf16[96, 64, 3, 3]; N=3"
 RESNET = "y = relu(conv2d(x, w, b, padding=1)); x: f32[16, 128, 28, 28]; w: f32[256, 128, 3, 3]; b: f32[256]"
 
 
@@ -76,23 +79,24 @@ def test_half_precision_says_how_it_accumulates():
 @needs_nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_sample_defaults_compile_without_spills(arch):
-    rendered = [sketch.render(p, ARCHS[arch], sketch.default_point(p, ARCHS[arch]), f"sample{i}")
+    rendered = [sketch.render(p, ARCHS[arch], sketch.default_point(p, ARCHS[arch]), f"sample{i}_{j}")
                 for i, text in enumerate(conv.SAMPLE_INTENTS)
-                for sketch, p in serving(conv.SKETCHES, text, arch)]
-    assert len(rendered) == len(conv.SAMPLE_INTENTS)
+                for j, (sketch, p) in enumerate(serving(conv.SKETCHES, text, arch))]
+    assert {r.sketch for r in rendered} == {CONV.name, WMMA.name}
     compile_clean(rendered, arch)
 
 
 @needs_nvcc
-@pytest.mark.parametrize("text", [
-    RESNET,
-    "y = conv2d(x, w, padding=2, dilation=2); x: bf16[N, 64, 33, 47]; w: bf16[96, 64, 3, 3]; N=3",
-    "y = conv2d(x, w, stride=2); x: f64[2, 5, 17, 19]; w: f64[7, 5, 3, 3]",
-])
-def test_design_space_points_compile_without_spills(text):
-    rendered = [sketch.render(p, SM90, pt, f"pt{k}")
-                for sketch, p in serving(conv.SKETCHES, text)
-                for k, pt in enumerate(some_points(sketch, p, "sm_90"))]
+@pytest.mark.parametrize("sketch, text, corners", [
+    (CONV, RESNET, True),
+    (CONV, DILATED, False),
+    (CONV, "y = conv2d(x, w, stride=2); x: f64[2, 5, 17, 19]; w: f64[7, 5, 3, 3]", False),
+    (WMMA, DILATED, True),
+], ids=["simt-f32", "simt-bf16", "simt-f64", "wmma-bf16"])
+def test_design_space_points_compile_without_spills(sketch, text, corners):
+    p = problem(text)
+    points = some_points(sketch, p, "sm_90", corners=corners)
+    rendered = [sketch.render(p, SM90, pt, f"pt{k}") for k, pt in enumerate(points)]
     compile_clean(rendered, "sm_90")
 
 
@@ -107,3 +111,40 @@ def test_design_space_points_compile_without_spills(text):
 def test_kernels_compute_the_reference_on_the_cpu_emulator(text, point, tmp_path):
     p = problem(text)
     assert_matches_reference(CONV, p, point or CONV.default_point(p, SM90), tmp_path)
+
+
+def test_tensor_core_sketch_serves_halves_on_sm80_and_newer():
+    assert WMMA.unsupported(problem(HALF), SM90) is None
+    assert WMMA.unsupported(problem(HALF), ARCHS["sm_80"]) is None
+    assert "sm_80" in WMMA.unsupported(problem(HALF), ARCHS["sm_75"])
+    assert "f16 or bf16" in WMMA.unsupported(problem(RESNET), SM90)
+
+
+def test_tensor_core_constraints_and_defaults():
+    p = problem(HALF)
+    assert WMMA.default_point(p, SM90) == {"block_m": 64, "block_n": 128, "block_k": 16, "warps_m": 2,
+                                           "warps_n": 2}
+    space = WMMA.space(p, SM90)
+    too_many = {"block_m": 128, "block_n": 128, "block_k": 32, "warps_m": 2, "warps_n": 2}
+    assert any("accumulator fragments" in v for v in space.violations(too_many))    # 4 x 4 per warp
+    ragged = {"block_m": 32, "block_n": 64, "block_k": 16, "warps_m": 4, "warps_n": 1}
+    assert any("16x16 fragments" in v for v in space.violations(ragged))
+
+
+def test_tensor_core_text():
+    p = problem(HALF)
+    source = WMMA.render(p, SM90, WMMA.default_point(p, SM90), "conv_tc").source
+    assert "#include <mma.h>" in source and "WMMA 16x16x16 f16 with f32 accumulate" in source.splitlines()[0]
+    assert "wmma::mma_sync(" in source and "wmma::fragment<wmma::accumulator, 16, 16, 16, float>" in source
+    assert "constexpr int kLdA = kBlockM + 8" in source
+
+
+@needs_emulator
+@pytest.mark.parametrize("text, wmma_point", [
+    ("y = relu(conv2d(x, w, b, padding=1)); x: f16[2, 5, 9, 7]; w: f16[40, 5, 3, 3]; b: f16[40]",
+     {"block_m": 64, "block_n": 32, "block_k": 16, "warps_m": 2, "warps_n": 2}),
+    ("y = conv2d(x, w, stride=2, padding=2, dilation=2); x: bf16[3, 4, 11, 13]; w: bf16[20, 4, 3, 3]",
+     {"block_m": 32, "block_n": 64, "block_k": 32, "warps_m": 1, "warps_n": 2}),
+], ids=["f16-bias-relu", "bf16-strided-dilated"])
+def test_tensor_core_kernels_compute_the_reference_on_the_cpu_emulator(text, wmma_point, tmp_path):
+    assert_matches_reference(WMMA, problem(text), wmma_point, tmp_path)
