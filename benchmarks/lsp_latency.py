@@ -107,7 +107,8 @@ class Bench:
     def __init__(self) -> None:
         self.client = LanguageClient("dice-bench", "1")
         self.doc: TextDocument | None = None
-        self.published: dict[int, float] = {}
+        self.published: dict[int, float] = {}      # version -> when first published
+        self.publishes: dict[int, int] = {}        # version -> how many times published
         self.first_edit_at: float | None = None
         self.waiters: list[tuple[int, asyncio.Future]] = []
         # pygls tags handlers with attributes (bound methods cannot carry them): plain functions.
@@ -120,6 +121,7 @@ class Bench:
     def on_publish(self, params: types.PublishDiagnosticsParams) -> None:
         if params.version is not None:
             self.published.setdefault(params.version, time.perf_counter())
+            self.publishes[params.version] = self.publishes.get(params.version, 0) + 1
             for version, fut in list(self.waiters):
                 if version == params.version and not fut.done():
                     fut.set_result(None)
@@ -175,7 +177,11 @@ async def run(edits: int) -> dict[str, float | str]:
     bench.client.text_document_did_open(types.DidOpenTextDocumentParams(
         types.TextDocumentItem(uri=bench.doc.uri, language_id="cuda", version=1, text=source)))
     first_publish = await bench.published_for(1) - opened
-    await asyncio.sleep(3.0)    # let the first compile finish, as it would while the user reads
+    # The compile pass publishes version 1 a second time; typing starts once it has (a cold
+    # nvcc run over the whole file would otherwise compete with the static passes for the CPUs).
+    while bench.publishes.get(1, 0) < 2 and time.perf_counter() - opened < 300:
+        await asyncio.sleep(0.1)
+    first_compile = time.perf_counter() - opened
 
     # didChange -> static diagnostics: type one character at a time inside kernel bodies.
     lines = source.splitlines()
@@ -220,7 +226,7 @@ async def run(edits: int) -> dict[str, float | str]:
     await bench.client.stop()
     return {
         "lines": len(source.splitlines()), "edits": edits,
-        "open_to_first_diagnostics_ms": first_publish * 1000,
+        "open_to_first_diagnostics_ms": first_publish * 1000, "open_to_compiled_s": first_compile,
         "change_p50_ms": statistics.median(latencies) * 1000, "change_p95_ms": pct(latencies, 0.95) * 1000,
         "change_cpu_ms": cpu_per_change * 1000, "load": os.getloadavg()[0],
         "action_p50_ms": statistics.median(action_times) * 1000,
@@ -254,7 +260,8 @@ def report(r: dict) -> str:
         "",
         f"Server CPU time per change (static pass + protocol): {r['change_cpu_ms']:.1f} ms "
         "(the latency above adds any wait for a CPU).",
-        f"Also: didOpen → first diagnostics {r['open_to_first_diagnostics_ms']:.0f} ms; whole generation "
+        f"Also: didOpen → first diagnostics {r['open_to_first_diagnostics_ms']:.0f} ms, → compiler "
+        f"diagnostics {r['open_to_compiled_s']:.1f} s (cold nvcc); whole generation "
         f"{r['generate_total_s']:.2f} s with {r['edits_applied']} streamed edits (budget 4, cold compile "
         "cache); "
         f"compile workers: {r['workers']}, peak RSS {r['worker_peak_rss_mb']:.0f} MB each at most.",
