@@ -1,4 +1,5 @@
-"""conv2d over NCHW as an implicit GEMM: `conv.implicit_gemm`.
+"""conv2d over NCHW as an implicit GEMM: `conv.implicit_gemm` (SIMT, every float dtype) and
+`conv.implicit_gemm_wmma` (tensor cores, f16/bf16, sm_80+).
 
 GEMM view: M = N*OH*OW output pixels, N = K output channels, K = C*R*S taps. A[m][k] is the
 input pixel that tap k of output pixel m reads (zero in the padding), gathered on the fly
@@ -7,9 +8,11 @@ block_m x block_n output tile stepping block_k taps at a time through shared mem
 thread a thread_m x thread_n register tile. The next step's tiles are fetched into registers
 while the current one is multiplied (one shared buffer, two barriers per step).
 
-Arithmetic is SIMT: f32 in f32, f64 in f64, f16/bf16 converted to f32 on the way into shared
-memory and accumulated in f32 (no tensor cores in this sketch). Stride, padding, dilation and
-bias are supported; an elementwise epilogue (e.g. relu) is fused into the store.
+In `conv.implicit_gemm` arithmetic is SIMT: f32 in f32, f64 in f64, f16/bf16 converted to f32
+on the way into shared memory and accumulated in f32. `conv.implicit_gemm_wmma` keeps f16/bf16
+tiles in shared memory and multiplies them with WMMA 16x16x16 fragments accumulating in f32; the
+results pass through shared memory so the stores run along OW. Both support stride, padding,
+dilation and bias, and fuse an elementwise epilogue (e.g. relu) into the store.
 """
 from __future__ import annotations
 
