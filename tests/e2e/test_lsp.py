@@ -278,6 +278,19 @@ async def test_regenerating_a_hand_edited_region_asks_through_its_own_action(ses
     assert "// tuned by hand" not in editor.text(uri) and not site.region.edited
 
 
+async def test_the_vs_code_commands_generate_at_a_line_and_regenerate_stale_regions(session):
+    editor = await session()
+    uri = editor.open("fused.cu", INTENT_FILE)
+    at = types.Command(title="", command="dice.generateAt", arguments=[{"uri": uri, "line": INTENT_LINE}])
+    assert (await editor.execute(at))["applied"] >= 1
+    editor.replace_text(uri, "f32[1048576]", "f32[2097152]")
+    stale = types.Command(title="", command="dice.regenerateStale", arguments=[{"uri": uri}])
+    assert await editor.execute(stale) == {"started": 1}
+    await editor.wait_for(lambda: not only_site(editor.text(uri)).region.stale)
+    nowhere = types.Command(title="", command="dice.generateAt", arguments=[{"uri": uri, "line": 0}])
+    assert (await editor.execute(nowhere))["error"]
+
+
 # --- hover, code lens, quick fixes ------------------------------------------------------------
 
 async def test_hover_and_code_lens_show_resources_and_generation(session):

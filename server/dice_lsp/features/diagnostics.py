@@ -169,5 +169,8 @@ def register(server: "DiceServer") -> None:
         state = ls.documents.find(uri)
         if state is not None and state.static_task is not None:
             state.static_task.cancel()
+        for (stream_uri, _hash), stream in list(ls.streams.items()):
+            if stream_uri == uri:
+                stream.cancel.cancel("the document was closed")
         ls.documents.close(uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
