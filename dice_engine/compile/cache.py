@@ -60,7 +60,7 @@ def load(key: str) -> tuple[dict[str, Any], Path | None] | None:
     """The record and artifact path for `key`, or None when absent, damaged or out of date."""
     base = cache_dir() / key[:2]
     try:
-        record = json.loads((base / f"{key}.json").read_text())
+        record = json.loads((base / f"{key}.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     artifact = base / record["artifact"] if record.get("artifact") else None

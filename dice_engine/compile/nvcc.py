@@ -71,7 +71,7 @@ def compile_cuda(source: str, arch: str = "sm_90", *, output: str = "cubin", fla
     mode, suffix = _OUTPUTS[output]
     workdir = Path(tempfile.mkdtemp(prefix="dice-nvcc-"))
     try:
-        (workdir / TEMP_SOURCE).write_text(source)
+        (workdir / TEMP_SOURCE).write_text(source, encoding="utf-8")
         out_path = workdir / f"out{suffix}"
         cmd = [nvcc_path, mode, f"-arch={arch}", "-MD", "-MF", "deps.d"]
         if output != "ptx":
@@ -89,12 +89,12 @@ def compile_cuda(source: str, arch: str = "sm_90", *, output: str = "cubin", fla
             tail = log.strip().splitlines()[-1:] or [f"exit status {returncode}"]
             messages.append(CompileMessage(filename, 0, 0, "error", f"nvcc failed: {tail[0]}"))
         result = CompileResult(ok, messages, parse_resources(log), out_path if ok else None, log)
-        if cache:
+        if cache and returncode >= 0:    # a compiler killed by a signal says nothing about the source
             deps = _read_deps(workdir / "deps.d", workdir)
             record = _to_record(result) | {"deps": disk_cache.file_stamps(deps)}
             result.artifact = disk_cache.store(key, record, result.artifact)
             return result
-        if ok:
+        if ok and not cache:
             keep = Path(tempfile.mkdtemp(prefix="dice-artifact-"))
             result.artifact = out_path.replace(keep / out_path.name)
         return result
@@ -105,7 +105,7 @@ def compile_cuda(source: str, arch: str = "sm_90", *, output: str = "cubin", fla
 def _run(cmd: list[str], cwd: Path, timeout: float) -> tuple[int | None, str]:
     """Run `cmd`; on timeout kill its whole process group (nvcc's cicc/ptxas children too)."""
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            errors="replace", start_new_session=True)
+                            encoding="utf-8", errors="replace", start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=timeout)
         return proc.returncode, out
@@ -121,7 +121,7 @@ def _run(cmd: list[str], cwd: Path, timeout: float) -> tuple[int | None, str]:
 def _read_deps(path: Path, workdir: Path) -> list[str]:
     """Files nvcc read (from its make-style dependency output), minus the temporary source."""
     try:
-        text = path.read_text().replace("\\\n", " ")
+        text = path.read_text(encoding="utf-8", errors="replace").replace("\\\n", " ")
     except OSError:
         return []
     _, _, rest = text.partition(":")
