@@ -56,7 +56,3 @@ CODES: dict[str, CodeInfo] = {
     "DICE-E002": CodeInfo("compile", "warning", "nvcc warning"),
     "DICE-E003": CodeInfo("compile", "warning", "nvcc not found"),
 }
-
-
-def info(code: str) -> CodeInfo:
-    return CODES[code]
