@@ -45,7 +45,9 @@ def kernel_lines(server: "DiceServer", state: DocumentState, outline: Outline, k
         lines.append(f"- registers: {res.registers} per thread · spills: {_bytes(spills)} · "
                      f"shared memory: {_bytes(res.smem_bytes)} per block (static)")
         if threads:
-            occ = occupancy(arch, threads, res.registers, res.smem_bytes)
+            # ptxas sees static shared memory only; the generation knows the dynamic part too.
+            smem = max(res.smem_bytes, (generated["resources"].get("smem_bytes") or 0) if generated else 0)
+            occ = occupancy(arch, threads, res.registers, smem)
             lines.append(f"- occupancy: {occ.fraction:.0%} ({occ.warps_per_sm} warps/SM, "
                          f"{occ.blocks_per_sm} blocks/SM at {threads} threads/block), "
                          f"limited by {occ.limiter}")

@@ -1,6 +1,5 @@
-"""On save: regenerate the regions whose intent changed (dice.regenerateOnSave), never one the
-user edited by hand (a diagnostic says so instead); recompile at once; and, only when the user
-enabled dice.gpu.enabled, verify and profile the file's kernels on the GPU."""
+"""On save: recompile at once, and regenerate the regions whose intent changed
+(dice.regenerateOnSave), never one the user edited by hand (a diagnostic says so instead)."""
 from __future__ import annotations
 
 import asyncio
