@@ -1,0 +1,55 @@
+"""The tree helpers the analyses share: literals, constants, struct layouts, launch sites, the
+modeled block."""
+from __future__ import annotations
+
+import pytest
+
+from dice_engine.analysis.simt import block_model
+from dice_engine.analysis.syntax import const_eval, file_facts, float_literal_type, functions, int_literal, \
+    new_parser
+
+
+@pytest.mark.parametrize("literal, kind", [("0.5", "double"), ("1e-5", "double"), ("2.", "double"),
+                                           ("0.5f", "float"), ("1E3F", "float"), ("3", None),
+                                           ("0x1F", None), ("0x1p-3", "double")])
+def test_float_literal_types(literal, kind):
+    assert float_literal_type(literal) == kind
+
+
+def test_integer_literals_and_constant_expressions():
+    assert [int_literal(s) for s in ("42", "0x20", "0b101", "017", "1'000", "7u", "9ULL")] == \
+        [42, 32, 5, 15, 1000, 7, 9]
+    consts = {"TILE": 32, "ROWS": 8}
+    assert const_eval("(TILE + 1) * ROWS", consts) == 264
+    assert const_eval("1 << 20", consts) == 1 << 20
+    assert const_eval("(size_t)TILE * TILE", consts) == 1024
+    assert const_eval("TILE / 0", consts) is None
+    assert const_eval("UNKNOWN + 1", consts) is None
+
+
+def _facts(src: str):
+    tree = new_parser().parse(src.encode())
+    fns = functions(tree.root_node)
+    return fns, file_facts(tree.root_node, fns)
+
+
+def test_struct_layouts_follow_c_alignment():
+    _, facts = _facts("struct A { char c; double d; float f; };\nstruct B { float3 p; float w; };\n")
+    assert facts.sizeof("A") == 24 and facts.field_offset("A", "d") == (8, 8)
+    assert facts.sizeof("B") == 16 and facts.field_offset("B", "w") == (12, 4)
+
+
+def test_block_model_reads_launch_sites_bounds_and_tiles():
+    fns, facts = _facts("""\
+#define T 16
+__global__ void a(float* x) { x[threadIdx.x + threadIdx.y] = 0; }
+__global__ void __launch_bounds__(128) b(float* x) { x[threadIdx.x] = 0; }
+__global__ void c(float* x) { __shared__ float t[T][T + 1]; t[threadIdx.y][threadIdx.x] = x[0]; }
+__global__ void d(float* x) { x[threadIdx.x] = 0; }
+void host(float* x) { dim3 block(T, 4); a<<<1, block>>>(x); }
+""")
+    by = {f.name: f for f in fns}
+    assert block_model(by["a"], facts).dims == (16, 4, 1) and block_model(by["a"], facts).known
+    assert block_model(by["b"], facts).dims == (128, 1, 1)
+    assert block_model(by["c"], facts).dims == (16, 16, 1)
+    assert block_model(by["d"], facts).dims == (256, 1, 1) and not block_model(by["d"], facts).known
