@@ -84,6 +84,7 @@ CASES = [
     (gemm_tc, "C = transpose(A, 0, 1) @ B; A: bf16[64, 80]; B: bf16[64, 96]",
      tc(64, 64, 32, 32, 32, 2, "vector")),
     (gemm_tc, "C = A @ W.T; A: f16[130, 136]; W: f16[140, 136]", tc(128, 128, 64, 64, 64, 4, "cp_async")),
+    (gemm_tc, "y = A @ B + R; A: f16[M, 40]; B: f16[40, N]; R: f16[M, N]; M=33; N=27", None),
     (gemm, "C = A @ B; A: f32[70, 37]; B: f32[37, 90]", None),
     (gemm, "C = A.T @ W.T; A: f32[36, 100]; W: f32[68, 36]", simt(64, 64, 16, 4, 4, 4, 2)),
     (gemm, "y = relu(A @ B) + R; A: f64[2, 33, 20]; B: f64[2, 20, 17]; R: f64[33, 17]", None),
@@ -94,8 +95,8 @@ CASES = [
 @needs_emulator
 @pytest.mark.parametrize("module,text,point", CASES, ids=[
     "tc-cp-async-tails", "tc-bf16-col-col-scalar", "tc-batched-epilogue", "tc-col-row-staged",
-    "tc-4-stage-64x64-warps", "simt-odd", "simt-col-col-float4", "simt-f64-batched-residual",
-    "simt-single-buffer-symbol"])
+    "tc-4-stage-64x64-warps", "tc-symbols-residual", "simt-odd", "simt-col-col-float4",
+    "simt-f64-batched-residual", "simt-single-buffer-symbol"])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(module, text, point, tmp_path):
     problem = classify(parse_intent(text))
     sketch = module.SKETCHES[0]
