@@ -4,14 +4,13 @@ from __future__ import annotations
 from lsprotocol import types
 
 from dice_engine.arch import resolve as resolve_arch
-from dice_engine.arch.occupancy import occupancy
 
 from ..convert import Positions
 from ..documents import DocumentState
 from ..outline import Kernel, Outline
 from ..server import DiceServer
 from .diagnostics import current_sites
-from .hover import hover_lines, region_site, threads_per_block
+from .hover import hover_lines, kernel_occupancy, region_site
 
 SHOW_HOVER_COMMAND = "dice.showKernelInfo"
 
@@ -28,9 +27,8 @@ def summary(server: "DiceServer", state: DocumentState, outline: Outline, kernel
             parts.append(f"{spills} B spills")
         if res.smem_bytes:
             parts.append(f"{res.smem_bytes} B smem")
-        threads = threads_per_block(outline, kernel, generated)
-        if threads:
-            occ = occupancy(arch, threads, res.registers, res.smem_bytes)
+        if (found := kernel_occupancy(arch, outline, kernel, res, generated)) is not None:
+            occ = found[0]
             parts.append(f"occupancy {occ.fraction:.0%} ({occ.limiter})")
     if generated is not None:
         parts.append(generated["sketch"])

@@ -6,8 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from dice_engine.arch import ArchSpec
 from dice_engine.arch import resolve as resolve_arch
-from dice_engine.arch.occupancy import occupancy
+from dice_engine.arch.occupancy import Occupancy, occupancy
+from dice_engine.compile import KernelResources
 from dice_engine.intent import IntentError, IntentSite, default_kernel_name, parse_intent
 
 from ..convert import Positions
@@ -28,9 +30,17 @@ def region_site(sites: list[IntentSite], line: int) -> IntentSite | None:
                  and s.region.begin_line <= line <= s.region.end_line), None)
 
 
-def threads_per_block(outline: Outline, kernel: Kernel, generated: dict[str, Any] | None) -> int | None:
-    """From the file (literal launch, __launch_bounds__), else from the generation that wrote it."""
-    return outline.threads_per_block(kernel) or (generated["resources"].get("threads") if generated else None)
+def kernel_occupancy(arch: ArchSpec, outline: Outline, kernel: Kernel, res: KernelResources,
+                     generated: dict[str, Any] | None) -> tuple[Occupancy, int] | None:
+    """Occupancy and threads per block, or None when the block size is unknown. The block size
+    comes from the file (literal launch, __launch_bounds__), else from the generation that wrote
+    the kernel; ptxas sees static shared memory only, the generation knows the dynamic part too."""
+    gen = generated["resources"] if generated else {}
+    threads = outline.threads_per_block(kernel) or gen.get("threads")
+    if not threads:
+        return None
+    smem = max(res.smem_bytes, gen.get("smem_bytes") or 0)
+    return occupancy(arch, threads, res.registers, smem), threads
 
 
 def kernel_lines(server: "DiceServer", state: DocumentState, outline: Outline, kernel: Kernel,
@@ -39,15 +49,12 @@ def kernel_lines(server: "DiceServer", state: DocumentState, outline: Outline, k
     lines = [f"**DICE** · `{kernel.name}` · {arch.name} ({arch.gpu_name})", ""]
     generated = state.generated.get(site.region.recorded_hash) if site and site.region else None
     res = state.resources.get(kernel.name) if state.resources_arch == arch.name else None
-    threads = threads_per_block(outline, kernel, generated)
     if res is not None:
         spills = res.spill_store_bytes + res.spill_load_bytes
         lines.append(f"- registers: {res.registers} per thread · spills: {_bytes(spills)} · "
                      f"shared memory: {_bytes(res.smem_bytes)} per block (static)")
-        if threads:
-            # ptxas sees static shared memory only; the generation knows the dynamic part too.
-            smem = max(res.smem_bytes, (generated["resources"].get("smem_bytes") or 0) if generated else 0)
-            occ = occupancy(arch, threads, res.registers, smem)
+        if (found := kernel_occupancy(arch, outline, kernel, res, generated)) is not None:
+            occ, threads = found
             lines.append(f"- occupancy: {occ.fraction:.0%} ({occ.warps_per_sm} warps/SM, "
                          f"{occ.blocks_per_sm} blocks/SM at {threads} threads/block), "
                          f"limited by {occ.limiter}")
