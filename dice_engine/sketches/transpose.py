@@ -104,6 +104,13 @@ def simplify(problem: Problem) -> Layout:
 # ---------------------------------------------------------------------------------------------
 # transpose.tiled
 
+def tile_padding(elem_bytes: int, vec: int) -> int:
+    """Padding columns for the shared tile: one element for runs of 4+ bytes (the classic +1),
+    more for narrower runs so that neighbouring tile rows still start one 32-bit word apart
+    (e.g. 64x66 for 2-byte elements moved one at a time)."""
+    return max(1, 4 // (elem_bytes * vec))
+
+
 class TiledTranspose(Sketch):
     name = "transpose.tiled"
     pattern = "transpose"
@@ -139,7 +146,7 @@ class TiledTranspose(Sketch):
             return None
 
         def smem_fits(p: Point) -> str | None:
-            need = p["tile"] * (p["tile"] + 1) * elem
+            need = p["tile"] * (p["tile"] + tile_padding(elem, p["vec"])) * elem
             return None if need <= arch.smem_per_block_default else f"tile needs {need} B of shared memory"
 
         return DesignSpace(
@@ -153,21 +160,22 @@ class TiledTranspose(Sketch):
         rows, cols = layout.sizes[layout.perm[-1]], layout.sizes[-1]
         elem = problem.anchor.dtype.size
         small = min(_value(problem, rows), _value(problem, cols)) < 64
-        # 4-byte elements: 64 lanes x 1 element already make 256-byte rows, and wider
-        # accesses would cost 2-way bank conflicts on the padded tile; narrower types widen to
-        # 4 bytes per thread (conflict-free: lanes still land on consecutive 32-bit words).
-        vec = {1: 4, 2: 2}.get(elem, 1)
         tile = 32 if small or elem == 8 else 64
-        point = {"tile": tile, "vec": vec, "block_rows": max(2, min(16, 8 * vec * 32 // tile))}
         space = self.space(problem, arch)
-        if not space.is_legal(point):
-            point = {"tile": tile, "vec": 1, "block_rows": 8 if tile == 32 else 4}
-        return point
+        # The widest access of at most 4 bytes that keeps a full warp on one tile row: with
+        # 4-byte elements 1 per lane already makes 128-byte warp accesses, and a warp split
+        # over two rows (or wider 4-byte accesses) would cost bank conflicts on the tile.
+        for vec in (4, 2, 1):
+            point = {"tile": tile, "vec": vec, "block_rows": 256 * vec // tile}
+            if (vec == 1 or vec * elem <= 4) and tile // vec >= 32 and space.is_legal(point):
+                return point
+        raise AssertionError("vec=1 is always legal")
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         require_legal(self, problem, arch, point)
         layout = simplify(problem)
         tile, vec, block_rows = point["tile"], point["vec"], point["block_rows"]
+        pad = tile_padding(problem.anchor.dtype.size, vec)
         threads_x = tile // vec
         row_dim, col_dim = layout.perm[-1], layout.rank - 1
         rows, cols = layout.sizes[row_dim], layout.sizes[col_dim]
@@ -217,14 +225,15 @@ constexpr int kTile = {tile};            // tile edge (elements)
 constexpr int kVec = {vec};              // consecutive elements per thread per access
 constexpr int kThreadsX = kTile / kVec;  // threads across a tile row
 constexpr int kBlockRows = {block_rows};       // thread rows; each sweeps kTile / kBlockRows tile rows
+constexpr int kPad = {pad};              // padding columns: one 32-bit word per kVec-element run
 
 // One block moves one kTile x kTile tile: input rows index dim {row_dim} (it becomes the output's
 // last dim), input columns index the input's last dim.
 __global__ void __launch_bounds__(kThreadsX * kBlockRows)
 {kernel}({kernel_params(problem)}) {{
-    // +1 column: a tile column's elements fall in distinct banks, so the column-wise reads of
-    // the store phase are conflict-free like the row-wise writes of the load phase.
-    __shared__ {tile_t} tile[kTile][kTile + 1];
+    // +kPad columns: a tile column's elements fall in distinct banks, so the column-wise reads
+    // of the store phase are conflict-free like the row-wise writes of the load phase.
+    __shared__ {tile_t} tile[kTile][kTile + kPad];
 
     const long long rows = {_c(rows)};            // extent of the input dim that becomes last
     const long long cols = {_c(cols)};            // extent of the input's last dim
@@ -273,7 +282,7 @@ __global__ void __launch_bounds__(kThreadsX * kBlockRows)
     {kernel}<<<dim3((unsigned)blocks), dim3(kThreadsX, kBlockRows), 0, stream>>>({kernel_args(problem)});
 }}"""
         tokens = dict(point)
-        strategy = (f"tiled transpose through a padded {tile}x{tile + 1} shared-memory tile, "
+        strategy = (f"tiled transpose through a padded {tile}x{tile + pad} shared-memory tile, "
                     f"{vec} element(s) per access, {threads_x}x{block_rows} threads"
                     f"{fusion_note(problem)}")
         source = frame(name=name, strategy=strategy, tokens=tokens, device_code=device,
@@ -281,9 +290,9 @@ __global__ void __launch_bounds__(kThreadsX * kBlockRows)
         blocks = math.prod(-(-_value(problem, s) // tile) if d in (row_dim, col_dim) else _value(problem, s)
                            for d, s in enumerate(layout.sizes))
         launch = Launch(kernel, (max(blocks, 1), 1, 1), (threads_x, block_rows, 1),
-                        tile * (tile + 1) * anchor.dtype.size)
+                        tile * (tile + pad) * anchor.dtype.size)
         return RenderedKernel(self.name, tokens, source, [f"dice_{name}::{kernel}"], launcher, params,
-                              [launch], f"tiled {tile}x{tile + 1}, vec={vec}, {threads_x}x{block_rows}")
+                              [launch], f"tiled {tile}x{tile + pad}, vec={vec}, {threads_x}x{block_rows}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -101,11 +101,28 @@ def test_constraints_reject_illegal_points():
 def test_tiled_text_shows_padding_vectors_and_one_barrier():
     p = problem("y = x.T; x: f16[4096, 8192]")
     source = TILED.render(p, SM90, TILED.default_point(p, SM90), "t_half").source
-    assert "tile[kTile][kTile + 1]" in source and "constexpr int kTile = 64;" in source
+    assert "tile[kTile][kTile + kPad]" in source and "constexpr int kPad = 1;" in source
+    assert "constexpr int kTile = 64;" in source and "64x65" in source.splitlines()[0]
     assert "Pack<__half, kVec>" in source and "constexpr int kVec = 2;" in source
     assert source.count("__syncthreads()") == 1
     assert "namespace dice_t_half {" in source
     assert 'extern "C" void t_half_launch(const __half* x, __half* y, cudaStream_t stream)' in source
+
+
+def test_padding_keeps_tile_rows_one_word_apart():
+    cases = [(4, 1), (2, 2), (2, 1), (1, 2), (1, 1), (8, 1)]   # (element bytes, vec)
+    assert [transpose.tile_padding(elem, vec) for elem, vec in cases] == [1, 1, 2, 2, 4, 1]
+    p = problem("y = x.T; x: bf16[1000, 777]")     # odd extents: one element per access
+    source = TILED.render(p, SM90, TILED.default_point(p, SM90), "t_odd").source
+    assert "constexpr int kPad = 2;" in source and "64x66" in source.splitlines()[0]
+
+
+@pytest.mark.parametrize("text", [t for t in transpose.SAMPLE_INTENTS if ".T" in t])
+def test_default_tiles_have_no_bank_conflicts_by_static_analysis(text):
+    from dice_engine.analysis import check_source
+    p = problem(text)
+    source = TILED.render(p, SM90, TILED.default_point(p, SM90), "t_banks").source
+    assert [f.message for f in check_source(source) if f.category == "bank-conflict"] == []
 
 
 def test_fused_prologue_and_epilogue_appear_in_the_text():
