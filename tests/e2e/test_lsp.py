@@ -34,6 +34,7 @@ void launch(float* x, int n) { scale<<<(n + 255) / 256, 256>>>(x, n); }
 """
 DOUBLE_LITERAL = "DICE-P001"
 NVCC_MISSING = "DICE-E003"
+STALE_REGION = "DICE-I002"
 EDITED_REGION = "DICE-I004"
 
 
@@ -239,6 +240,8 @@ async def test_stale_region_is_regenerated_on_save(session):
     editor.replace_text(uri, "f32[1048576]", "f32[2097152]")
     site = only_site(editor.text(uri))
     assert site.region.stale and not site.region.edited
+    diags = await editor.diagnostics(uri, where=lambda d: STALE_REGION in codes(d))
+    assert [d.range.start.line for d in diags if d.code == STALE_REGION] == [INTENT_LINE]
     applied = len(editor.applied)
     editor.save(uri)
     await editor.wait_for(lambda: len(editor.applied) > applied
