@@ -222,7 +222,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
     // Past {ROW_GRID_WAVES} waves of resident blocks, the blocks stride over the rows.
     const unsigned grid = (unsigned)(blocks < {cap} ? blocks : {cap});
-{dynamic_smem_lines(kernel, cache_bytes)}
+{dynamic_smem_lines(arch, kernel, cache_bytes)}
     kn::{kernel}<<<grid, kn::kThreads, smem_bytes, stream>>>({args});
 }}"""
         who = "sub-warp" if group < 32 else "one warp" if group == 32 else f"{group // 32} warps"
@@ -512,4 +512,5 @@ SAMPLE_INTENTS: list[str] = [
     "y = layer_norm(x, [250]); x: f64[100, 3, 250]",
     "y = relu(layer_norm(x * 2.0, [65536], weight=w)); x: f32[64, 65536]; w: f32[65536]",
     "y = rms_norm(x); x: f32[M, K]",
+    "y = layer_norm(x + r, [1024]) * 0.5; x, r: f16[N, 1024]",
 ]

@@ -749,4 +749,6 @@ SAMPLE_INTENTS: list[str] = [
     "s = prod(x, dim=(1, 2)); x: f64[64, 16, 3]",
     "s = min(x, dim=1); x: i32[300, 200, 50]",
     "s = sum(x > 0, dim=1); x: f32[M, K]",
+    "s = sum(x * w, dim=1); x: f32[512, 1024]; w: f32[1024]",
+    "s = mean(x - c, dim=2); x: f32[8, 64, 100]; c: f32[8, 64, 1]",
 ]

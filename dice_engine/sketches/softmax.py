@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
     // Past {ROW_GRID_WAVES} waves of resident blocks, the blocks stride over the rows.
     const unsigned grid = (unsigned)(blocks < {cap} ? blocks : {cap});
-{dynamic_smem_lines(kernel, cache_bytes)}
+{dynamic_smem_lines(arch, kernel, cache_bytes)}
     kn::{kernel}<<<grid, kn::kThreads, smem_bytes, stream>>>({args});
 }}"""
         who = "sub-warp" if group < 32 else "one warp" if group == 32 else f"{group // 32} warps"
@@ -651,4 +651,5 @@ SAMPLE_INTENTS: list[str] = [
     "y = softmax(x, dim=0); x: f32[1000, 512]",
     "y = log_softmax(x, dim=1); x: f64[32, 100, 7]",
     "y = softmax(x, dim=1); x: f32[64, 262144]",
+    "y = softmax(x + m, dim=-1); x: f32[64, 128, 128]; m: f32[128, 128]",
 ]

@@ -663,11 +663,12 @@ def row_cache_declaration(p: RowwisePlan) -> str:
             f"                            (threadIdx.x / kGroup) * {p.view.reduced};   // this group's row\n")
 
 
-def dynamic_smem_lines(kernel: str, smem_bytes: int) -> str:
-    """Launcher lines defining `smem_bytes`; past the default 48 KiB, the kernel opts in once."""
-    if smem_bytes <= 48 * 1024:
+def dynamic_smem_lines(arch: ArchSpec, kernel: str, smem_bytes: int) -> str:
+    """Launcher lines defining `smem_bytes`; past the default per-block limit, the kernel opts
+    in (once) to the larger dynamic shared memory size."""
+    if smem_bytes <= arch.smem_per_block_default:
         return f"    const size_t smem_bytes = {smem_bytes};"
-    return (f"    const size_t smem_bytes = {smem_bytes};   // the row cache, past the default 48 KiB\n"
+    return (f"    const size_t smem_bytes = {smem_bytes};   // the row cache, past the default limit\n"
             f"    static const bool opted_in = cudaFuncSetAttribute(kn::{kernel}, "
             f"cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_bytes) == cudaSuccess;\n"
             f"    if (!opted_in) return;")
