@@ -1,10 +1,14 @@
 """norm.rows: renders compile cleanly, strategies are what they claim, eps defaults, constraints."""
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
 
 from dice_engine.arch import ARCHS
 from dice_engine.sketches import norm
+from dice_engine.sketches.norm import _welford_code
 
 from memory_bound_checks import ARCH_NAMES, compile_clean, needs_nvcc, problem, render_all
 
@@ -103,3 +107,44 @@ def test_constraints_and_unsupported_forms():
 def _default(text: str):
     p = problem(text)
     return p, SM90, SKETCH.default_point(p, SM90)
+
+
+WELFORD_HARNESS = r"""
+#include <cmath>
+#include <cstdio>
+#define __device__
+#define __forceinline__ inline
+constexpr int kVec = 4;
+%(code)s
+int main() {
+    // 22 values far from zero (cancellation-prone): thread 0 takes packs of 4, thread 1 two
+    // packs and two single tail elements; then the two partial states merge.
+    float v[22];
+    for (int i = 0; i < 22; ++i) v[i] = 10000.0f + 0.25f * (float)((i * 7) %% 11);
+    Welford a = {0, 0, 0}, b = {0, 0, 0};
+    for (int p = 0; p < 3; ++p) welford_add_pack(a, *reinterpret_cast<const float(*)[4]>(v + 4 * p));
+    for (int p = 3; p < 5; ++p) welford_add_pack(b, *reinterpret_cast<const float(*)[4]>(v + 4 * p));
+    welford_add(b, v[20]);
+    welford_add(b, v[21]);
+    const Welford s = MergeWelford()(a, b);
+    double mean = 0, m2 = 0;
+    for (float x : v) mean += x;
+    mean /= 22;
+    for (float x : v) m2 += (x - mean) * (x - mean);
+    std::printf("%%.9g %%.9g %%.9g %%.9g %%.9g", s.count, s.mean, mean, s.m2, m2);
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
+def test_welford_packs_and_merges_match_two_pass(tmp_path):
+    source = tmp_path / "welford.cpp"
+    source.write_text(WELFORD_HARNESS % {"code": _welford_code("float")})
+    subprocess.run(["g++", "-std=c++17", "-o", str(tmp_path / "welford"), str(source)], check=True,
+                   capture_output=True)
+    count, mean, want_mean, m2, want_m2 = map(float, subprocess.run(
+        [str(tmp_path / "welford")], capture_output=True, text=True, check=True).stdout.split())
+    assert count == 22
+    assert mean == pytest.approx(want_mean, rel=1e-7)
+    assert m2 == pytest.approx(want_m2, rel=1e-4)

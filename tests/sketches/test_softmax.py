@@ -1,10 +1,14 @@
 """Softmax sketches: renders compile cleanly, strategies are what they claim, constraints."""
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
 
 from dice_engine.arch import ARCHS
 from dice_engine.sketches import softmax
+from dice_engine.sketches.softmax import _online_code
 
 from memory_bound_checks import ARCH_NAMES, compile_clean, needs_nvcc, problem, render_all
 
@@ -90,3 +94,37 @@ def test_shared_memory_caches_compile_clean():
     assert "store_pack<float, kVec>(row_cache, pack - first_pack, cached)" in src
     assert "read the shared-memory row cache" in src
     compile_clean(rendered, "sm_90")
+
+
+ONLINE_HARNESS = r"""
+#include <cmath>
+#include <cstdio>
+#define __device__
+#define __forceinline__ inline
+%(code)s
+int main() {
+    // A row split over three threads as the kernels do (strided), each thread's running
+    // MaxSum merged in a fixed order; -inf entries and an all -inf thread add nothing.
+    const float row[12] = {1.5f, -INFINITY, 3.0f, -INFINITY, 0.25f, -INFINITY,
+                           -2.0f, -INFINITY, 7.0f, -INFINITY, 3.0f, -1.0f};
+    MaxSum part[4] = {{-INFINITY, 0}, {-INFINITY, 0}, {-INFINITY, 0}, {-INFINITY, 0}};
+    for (int i = 0; i < 12; ++i) online_add(part[i %% 4], row[i]);
+    MaxSum total = MergeMaxSum()(MergeMaxSum()(part[0], part[1]), MergeMaxSum()(part[2], part[3]));
+    double expect = 0;
+    for (float v : row) expect += std::exp((double)v - 7.0);
+    std::printf("%%.9g %%.9g %%.9g", total.max, total.sum, expect);
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
+def test_online_max_sum_matches_a_direct_pass(tmp_path):
+    source = tmp_path / "online.cpp"
+    source.write_text(ONLINE_HARNESS % {"code": _online_code("float")})
+    subprocess.run(["g++", "-std=c++17", "-o", str(tmp_path / "online"), str(source)], check=True,
+                   capture_output=True)
+    top, total, expect = map(float, subprocess.run([str(tmp_path / "online")], capture_output=True, text=True,
+                                                   check=True).stdout.split())
+    assert top == 7.0
+    assert total == pytest.approx(expect, rel=1e-6)
