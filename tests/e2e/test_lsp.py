@@ -11,7 +11,7 @@ from pygls.exceptions import JsonRpcRequestCancelled
 
 from dice_engine.intent import find_intents
 
-from .editor import Editor, capabilities, start, stop
+from .editor import Editor, capabilities, needs_nvcc, start, stop
 
 INTENT = "// @dice: y = relu(a) * 2.5 + b; a, b: f32[1048576]"
 INTENT_FILE = f"""#include <cuda_runtime.h>
@@ -120,6 +120,7 @@ async def test_malformed_intent_is_a_diagnostic_on_the_intent_line(session):
 
 # --- generation and streaming -----------------------------------------------------------------
 
+@needs_nvcc
 async def test_generate_streams_edits_with_progress(session):
     editor = await session(settings={"budget": 8})
     uri = editor.open("fused.cu", INTENT_FILE)
@@ -147,6 +148,7 @@ async def test_generate_streams_edits_with_progress(session):
     assert values[-1].message.startswith("done:")
 
 
+@needs_nvcc
 async def test_cancel_request_stops_the_stream(session):
     editor = await session(settings={"budget": 400})
     uri = editor.open("fused.cu", INTENT_FILE)
@@ -163,6 +165,7 @@ async def test_cancel_request_stops_the_stream(session):
     assert only_site(editor.text(uri)).region is not None
 
 
+@needs_nvcc
 async def test_progress_cancel_stops_the_stream(session):
     editor = await session(settings={"budget": 400})
     uri = editor.open("fused.cu", INTENT_FILE)
@@ -176,6 +179,7 @@ async def test_progress_cancel_stops_the_stream(session):
     assert ended(editor)[0].message == "stopped: cancelled"
 
 
+@needs_nvcc
 async def test_second_generate_supersedes_the_first(session):
     editor = await session(settings={"budget": 400})
     uri = editor.open("fused.cu", INTENT_FILE)
@@ -195,6 +199,7 @@ async def test_second_generate_supersedes_the_first(session):
     assert editor.text(uri).count("@dice-begin") == 1
 
 
+@needs_nvcc
 async def test_user_edit_inside_the_region_stops_the_stream(session):
     editor = await session(settings={"budget": 400})
     uri = editor.open("fused.cu", INTENT_FILE)
@@ -211,6 +216,7 @@ async def test_user_edit_inside_the_region_stops_the_stream(session):
     assert only_site(editor.text(uri)).region.edited
 
 
+@needs_nvcc
 async def test_client_without_apply_edit_gets_the_final_kernel_as_the_action_edit(session):
     editor = await session(caps=capabilities(apply_edit=False, progress=False))
     uri = editor.open("fused.cu", INTENT_FILE)
@@ -234,6 +240,7 @@ async def generated(editor: Editor, name: str = "fused.cu") -> str:
     return uri
 
 
+@needs_nvcc
 async def test_stale_region_is_regenerated_on_save(session):
     editor = await session()
     uri = await generated(editor)
@@ -251,6 +258,7 @@ async def test_stale_region_is_regenerated_on_save(session):
     assert site.region.recorded_hash == site.hash and not site.region.edited
 
 
+@needs_nvcc
 async def test_hand_edited_region_is_left_alone_on_save(session):
     editor = await session()
     uri = await generated(editor)
@@ -267,6 +275,7 @@ async def test_hand_edited_region_is_left_alone_on_save(session):
     assert len(editor.applied) == applied and editor.text(uri) == text
 
 
+@needs_nvcc
 async def test_regenerating_a_hand_edited_region_asks_through_its_own_action(session):
     editor = await session()
     uri = await generated(editor)
@@ -281,6 +290,7 @@ async def test_regenerating_a_hand_edited_region_asks_through_its_own_action(ses
     assert "// tuned by hand" not in editor.text(uri) and not site.region.edited
 
 
+@needs_nvcc
 async def test_the_vs_code_commands_generate_at_a_line_and_regenerate_stale_regions(session):
     editor = await session()
     uri = editor.open("fused.cu", INTENT_FILE)
@@ -296,6 +306,7 @@ async def test_the_vs_code_commands_generate_at_a_line_and_regenerate_stale_regi
 
 # --- hover, code lens, quick fixes ------------------------------------------------------------
 
+@needs_nvcc
 async def test_hover_and_code_lens_show_resources_and_generation(session):
     editor = await session()
     uri = await generated(editor)
@@ -367,6 +378,7 @@ async def test_a_file_that_does_not_parse_still_gets_answers(session):
     assert editor.client._server.returncode is None
 
 
+@needs_nvcc
 async def test_clean_shutdown_while_generating(tmp_path: Path):
     editor = await start(tmp_path, settings={"budget": 400})
     uri = editor.open("fused.cu", INTENT_FILE)

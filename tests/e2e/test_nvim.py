@@ -11,7 +11,7 @@ import pytest
 
 from dice_engine.intent import find_intents
 
-from .editor import REPO, environment
+from .editor import REPO, environment, needs_nvcc
 from .test_lsp import INTENT, STATIC_FILE
 
 NVIM = shutil.which("nvim")
@@ -19,6 +19,7 @@ SOURCE = STATIC_FILE + "\n" + INTENT + "\n"
 INTENT_LINE = SOURCE.splitlines().index(INTENT)
 
 
+@needs_nvcc
 @pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install -y neovim)")
 def test_neovim_gets_diagnostics_a_streamed_kernel_and_a_hover(tmp_path):
     cu = tmp_path / "scale.cu"

@@ -73,7 +73,9 @@ function M.attach(bufnr)
 end
 
 local function client_for(bufnr)
-  for _, client in pairs(vim.lsp.buf_get_clients(bufnr)) do
+  -- vim.lsp.get_clients (0.10+) replaces buf_get_clients (0.7-0.9, deprecated later).
+  local attached = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = bufnr }) or vim.lsp.buf_get_clients(bufnr)
+  for _, client in pairs(attached) do
     if client.name == "dice" then
       return client
     end
