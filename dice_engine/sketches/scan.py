@@ -279,7 +279,8 @@ def _tile_kernel(problem: Problem, kernel: str, items: int, vector: bool) -> str
     return f"""__global__ void __launch_bounds__(kThreads)
 {kernel}({kernel_params(problem)}, long long tile_len, const Acc* __restrict__ tile_offsets) {{
     __shared__ Acc warp_sums[kWarps + 1];
-{_rows_length(shape)}    const long long tiles_per_row = (length + tile_len - 1) / tile_len;
+    const long long length = {_c(shape.length)};
+    const long long tiles_per_row = (length + tile_len - 1) / tile_len;
     const long long row = blockIdx.x / tiles_per_row;
     const long long begin = blockIdx.x % tiles_per_row * tile_len;   // row-relative
     const long long end = begin + tile_len < length ? begin + tile_len : length;
@@ -394,7 +395,8 @@ constexpr long long kTileLen = {tile_len};   // elements per tile (kThreads * kI
 __global__ void __launch_bounds__(kThreads)
 {sums_kernel}({kernel_params(problem)}, Acc* __restrict__ tile_sums) {{
     __shared__ Acc warp_sums[kWarps + 1];
-{_rows_length(shape)}    const long long tiles_per_row = (length + kTileLen - 1) / kTileLen;
+    const long long length = {_c(shape.length)};
+    const long long tiles_per_row = (length + kTileLen - 1) / kTileLen;
     const long long row = blockIdx.x / tiles_per_row;
     const long long begin = blockIdx.x % tiles_per_row * kTileLen;
     const long long end = begin + kTileLen < length ? begin + kTileLen : length;

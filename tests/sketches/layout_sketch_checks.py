@@ -46,9 +46,11 @@ def some_points(sketch: Sketch, p: Problem, arch: str, sampled: int = 3, corners
 
 
 def compile_clean(rendered: list[RenderedKernel], arch: str) -> None:
-    """Compile every rendered region in one file; each kernel must build with no spills."""
+    """Compile every rendered region in one file; it must build without warnings and each kernel
+    without spills."""
     result = compile_cuda("\n".join(r.source for r in rendered), arch)
     assert result.ok, result.first_error() + "\n" + result.log[-3000:]
+    assert [m.message for m in result.messages if m.severity == "warning"] == []
     for r in rendered:
         for kernel in r.kernel_names:
             resources = result.kernel(kernel)
