@@ -34,6 +34,7 @@ void launch(float* x, int n) { scale<<<(n + 255) / 256, 256>>>(x, n); }
 """
 DOUBLE_LITERAL = "DICE-P001"
 NVCC_MISSING = "DICE-E003"
+UNSERVABLE = "DICE-I001"
 STALE_REGION = "DICE-I002"
 EDITED_REGION = "DICE-I004"
 
@@ -116,6 +117,18 @@ async def test_malformed_intent_is_a_diagnostic_on_the_intent_line(session):
     result = await editor.execute(command)
     assert result["error"] and result["applied"] == 0
     assert editor.applied == [] and editor.text(uri) == bad
+
+
+async def test_words_intents_never_get_a_guessed_size(session):
+    editor = await session()
+    words = INTENT_FILE.replace(INTENT, "// @dice: row-wise softmax of a fp32 matrix, one warp per row")
+    uri = editor.open("words.cu", words)
+    diags = await editor.diagnostics(uri, where=lambda d: UNSERVABLE in codes(d))
+    (problem,) = [d for d in diags if d.code == UNSERVABLE]
+    assert problem.range.start.line == INTENT_LINE and "no shape given" in problem.message
+    line = words.splitlines()[INTENT_LINE]
+    underlined = line[problem.range.start.character:problem.range.end.character]
+    assert underlined == "softmax"
 
 
 # --- generation and streaming -----------------------------------------------------------------
