@@ -186,7 +186,7 @@ def _norm(args: list[Array], node: Node) -> Array:
 def _conv2d(args: list[Array], node: Node) -> Array:
     x, w = _as_float(args[0]), _as_float(args[1])
     (sh, sw), (ph, pw), (dh, dw) = node.attr("stride"), node.attr("padding"), node.attr("dilation")
-    n, _, oh, ow = node.shape
+    n, (oh, ow) = x.shape[0], node.shape[2:]   # the batch may be a symbol in node.shape
     k, _, r, s = w.shape
     xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     out = np.zeros((n, k, oh, ow))
