@@ -104,7 +104,7 @@ def test_design_space_points_compile_without_spills(sketch, text, corners):
 @pytest.mark.parametrize("text, point", [
     ("y = relu(conv2d(x, w, b, padding=1)); x: f32[2, 5, 9, 7]; w: f32[6, 5, 3, 3]; b: f32[6]",
      point(32, 32, 8, 2, 2)),
-    ("y = conv2d(x, w, stride=2, padding=2, dilation=2); x: bf16[3, 4, 11, 13]; w: bf16[40, 4, 3, 3]",
+    ("y = conv2d(x, w, stride=2, padding=2, dilation=2); x: bf16[N, 4, 11, 13]; w: bf16[40, 4, 3, 3]; N=3",
      point(64, 32, 16, 4, 2)),
     ("y = conv2d(x, w, stride=2); x: f64[2, 5, 17, 19]; w: f64[7, 5, 3, 3]", None),
 ], ids=["bias-relu", "strided-dilated-bf16", "f64-default"])
