@@ -6,8 +6,9 @@ and a permute that only moves size-1 dims becomes a plain copy.
 
 - `transpose.tiled`: the input's last dim moves. Each block stages a TILE x TILE tile of the
   two dims that trade places through shared memory padded to TILE x (TILE+1) (the +1 puts a
-  column's elements in distinct banks), so both the global read and the global write run along
-  contiguous memory. Remaining dims are batch dims, folded into the block index.
+  column's elements in distinct banks; narrow accesses pad one 32-bit word instead), so both
+  the global read and the global write run along contiguous memory. Remaining dims are batch
+  dims, folded into the block index.
 - `transpose.gather`: the last dim stays last. Rows are copied as contiguous vectors; only the
   row's base offset is permuted (a gather-copy, no shared memory).
 
@@ -105,9 +106,9 @@ def simplify(problem: Problem) -> Layout:
 # transpose.tiled
 
 def tile_padding(elem_bytes: int, vec: int) -> int:
-    """Padding columns for the shared tile: one element for runs of 4+ bytes (the classic +1),
-    more for narrower runs so that neighbouring tile rows still start one 32-bit word apart
-    (e.g. 64x66 for 2-byte elements moved one at a time)."""
+    """Padding columns for the shared tile: the classic +1 element when a thread moves 4 or more
+    bytes per access, one 32-bit word when it moves fewer (2-byte elements one at a time get
+    64x66), so that tile rows start one bank apart either way."""
     return max(1, 4 // (elem_bytes * vec))
 
 
