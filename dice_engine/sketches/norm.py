@@ -1,6 +1,8 @@
-"""layer_norm / rms_norm over the last axis: one sketch, `norm.rows`.
+"""layer_norm / rms_norm over the last axis: `norm.rows`, and `norm.split_rows` for few long
+rows (`chunks` blocks per row: a stats kernel, then a write kernel that merges the row's
+partials in a fixed order and normalizes its chunk).
 
-A group of G threads per row (sub-warp, warp or block). cache=registers keeps the row in
+In `norm.rows`, a group of G threads per row (sub-warp, warp or block). cache=registers keeps the row in
 registers and computes mean and variance in two passes over them (exact and stable: no
 E[x^2] - E[x]^2). Otherwise a statistics pass (Welford's running mean/M2 per 16-byte pack,
 merged with Chan's formula in a fixed order; a sum of squares for rms_norm) is followed by a
@@ -17,11 +19,11 @@ from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
 from .expr import literal
-from .warp import (PACK_HELPERS, RowwisePlan, SHUFFLE_HELPERS, describe, dynamic_smem_lines, hint_int,
-                   indent, kernel_param_list, leaf_value, min_blocks_per_sm, name_clash, pack_element,
-                   pack_loads, pack_step, pow2_range, register_budget, row_cache_bytes,
-                   row_cache_declaration, rowwise_plan, scalar_element, tidy, wave_grid_cap,
-                   words_per_element)
+from .warp import (PACK_HELPERS, RowwisePlan, SHUFFLE_HELPERS, SPLIT_ROW_PROLOGUE, chunk_loops, describe,
+                   dynamic_smem_lines, hint_int, indent, kernel_param_list, leaf_value,
+                   min_blocks_per_sm, name_clash, pack_element, pack_loads, pack_step, pow2_range,
+                   register_budget, row_cache_bytes, row_cache_declaration, rowwise_plan, scalar_element,
+                   tidy, wave_grid_cap, words_per_element, workspace_code)
 
 BASE_REGISTERS = 40      # indices, statistics, weight/bias packs
 ROW_GRID_WAVES = 4
@@ -33,7 +35,7 @@ FINFO_EPS = {"f64": 2.220446049250313e-16, "f32": 1.1920928955078125e-07,
 LOCALS = frozenset("""
     rows row_len lane row0 row active row_start vals reg_pack col0 col val total mean squares rstd
     d chunk stats scalar_from first_pack pack_end next_pack slot pack elem out_pack warp_partials
-    row_cache row_cache_bytes cached smem_bytes opted_in
+    row_cache row_cache_bytes cached smem_bytes opted_in chunk_len begin end partials
 """.split())
 
 
@@ -61,6 +63,13 @@ def _affine(p: RowwisePlan) -> tuple[Node | None, Node | None]:
     return weight, bias
 
 
+def _vec_width(p: RowwisePlan) -> int:
+    """Elements per 16-byte pack of the widest tensor read or written along the row."""
+    weight, bias = _affine(p)
+    extra = [n.dtype for n in (weight, bias) if n is not None]
+    return min([p.vec_width()] + [16 // d.size for d in extra])
+
+
 def _eps(p: RowwisePlan) -> float:
     eps = p.anchor.attr("eps")
     return FINFO_EPS[p.anchor.dtype.name] if eps is None else float(eps)
@@ -80,17 +89,12 @@ class RowNorm(Sketch):
         row = p.view.reduced_int or 0
         return max(1, -(-row // (pt["group"] * pt["vec"])))
 
-    def _vec_width(self, p: RowwisePlan) -> int:
-        weight, bias = _affine(p)
-        extra = [n.dtype for n in (weight, bias) if n is not None]
-        return min([p.vec_width()] + [16 // d.size for d in extra])
-
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)
         tokens = [
             Token("group", pow2_range(4, 1024), "threads cooperating on one row"),
             Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads/group rows per block)"),
-            Token("vec", tuple(sorted({1, self._vec_width(p)})),
+            Token("vec", tuple(sorted({1, _vec_width(p)})),
                   "elements per access (16-byte packs when > 1)"),
             Token("cache", ("registers", "shared", "none"),
                   "row kept in registers or shared memory (one read), or streamed twice"),
@@ -131,7 +135,7 @@ class RowNorm(Sketch):
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         p = _must_plan(problem)
-        vec = self._vec_width(p)
+        vec = _vec_width(p)
         if p.view.reduced_int is not None and p.view.reduced_int % vec:
             vec = 1
         row = hint_int(problem.program, p.view.reduced_dims)
@@ -242,30 +246,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
     # -- the two bodies ---------------------------------------------------------------------------
 
-    def _normalized(self, p: RowwisePlan, value: str, weight_raw: str | None, bias_raw: str | None) -> str:
-        """The anchor's value for `value` (the row's mean and rstd in scope)."""
-        centered = f"({value} - mean)" if p.anchor.op == "layer_norm" else value
-        out = f"{centered} * rstd"
-        if weight_raw is not None:
-            out = f"{out} * {leaf_value(_affine(p)[0].dtype, weight_raw, p.ctype)}"
-        if bias_raw is not None:
-            out = f"{out} + {leaf_value(_affine(p)[1].dtype, bias_raw, p.ctype)}"
-        return out
-
-    def _affine_raw(self, p: RowwisePlan, packed: bool, col: str) -> tuple[str | None, str | None]:
-        weight, bias = _affine(p)
-        raw = [None if n is None else (f"{n.name}_pack.v[elem]" if packed else f"{n.name}[{col}]")
-               for n in (weight, bias)]
-        return raw[0], raw[1]
-
-    def _affine_loads(self, p: RowwisePlan, col0: str) -> str:
-        lines = []
-        for n in _affine(p):
-            if n is not None:
-                lines.append(f"const Pack<{n.dtype.c_type}, kVec> {n.name}_pack = "
-                             f"load_pack<{n.dtype.c_type}, kVec>({n.name}, ({col0}) / kVec);")
-        return "\n".join(lines)
-
     def _stats_code(self, p: RowwisePlan, partials: str) -> str:
         """Mean and rstd from the registers (two passes over them: exact and stable)."""
         zero = literal(0.0, p.ctype)
@@ -302,10 +282,10 @@ const {p.ctype} rstd = {rsqrt}(squares / ({p.ctype})row_len + kEps);"""
         loads = pack_loads(accesses, "pack", "0")
         partials = "warp_partials" if point["group"] > 32 else f"({p.ctype}*)nullptr"
         zero = literal(0.0, p.ctype)
-        w_pack, b_pack = self._affine_raw(p, True, "")
-        w_col, b_col = self._affine_raw(p, False, "col")
-        packed_value = self._normalized(p, "vals[reg_pack][elem]", w_pack, b_pack)
-        scalar_value = self._normalized(p, "vals[reg_pack][elem]", w_col, b_col)
+        w_pack, b_pack = _affine_raw(p, True, "")
+        w_col, b_col = _affine_raw(p, False, "col")
+        packed_value = _normalized(p, "vals[reg_pack][elem]", w_pack, b_pack)
+        scalar_value = _normalized(p, "vals[reg_pack][elem]", w_col, b_col)
         return f"""\
 // The row's values (prologue applied) in registers; zeros past its end.
 {p.ctype} vals[kPacks][kVec];
@@ -338,7 +318,7 @@ for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
     const long long col0 = ((long long)reg_pack * kGroup + lane) * kVec;
     if (!active || col0 >= row_len) continue;
     if (packed) {{
-{indent(self._affine_loads(p, "col0"), 8)}
+{indent(_affine_loads(p, "col0"), 8)}
         Pack<{out_t}, kVec> out_pack;
 #pragma unroll
         for (int elem = 0; elem < kVec; ++elem) {{
@@ -379,16 +359,16 @@ for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
         step = pack_step(accesses, point["unroll"], "next_pack + slot * kGroup", fold, **per_pack)
         tail = pack_step(accesses, 1, "next_pack", fold, **per_pack)
         keep_scalar = "\nrow_cache[col] = val;" if cached else ""
-        w_pack, b_pack = self._affine_raw(p, True, "")
-        w_col, b_col = self._affine_raw(p, False, "col")
+        w_pack, b_pack = _affine_raw(p, True, "")
+        w_col, b_col = _affine_raw(p, False, "col")
         reread = f"const {ct} val = cached.v[elem];" if cached else p.value_code(raw, "val")
         reread_scalar = f"const {ct} val = row_cache[col];" if cached else p.value_code(raw_scalar, "val")
         write_elem = (reread + "\n" +
-                      p.store_code(self._normalized(p, "val", w_pack, b_pack), "pack * kVec + elem",
+                      p.store_code(_normalized(p, "val", w_pack, b_pack), "pack * kVec + elem",
                                    "out_pack.v[elem]"))
         reload = (f"const Pack<{ct}, kVec> cached = load_pack<{ct}, kVec>(row_cache, pack - first_pack);"
                   if cached else "")
-        before = "\n".join(filter(None, [reload, self._affine_loads(p, "pack * kVec - row_start"),
+        before = "\n".join(filter(None, [reload, _affine_loads(p, "pack * kVec - row_start"),
                                          f"Pack<{out_t}, kVec> out_pack;"]))
         write = pack_step([] if cached else accesses, 1, "next_pack", write_elem, before_elements=before,
                           after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
@@ -442,10 +422,39 @@ if (active) {{
     #pragma unroll 1
     for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
 {indent(reread_scalar, 8)}
-{indent(p.store_code(self._normalized(p, "val", w_col, b_col), "row_start + col",
+{indent(p.store_code(_normalized(p, "val", w_col, b_col), "row_start + col",
                      f"{out_name}[row_start + col]"), 8)}
     }}
 }}"""
+
+
+def _normalized(p: RowwisePlan, value: str, weight_raw: str | None, bias_raw: str | None) -> str:
+    """The anchor's value for `value` (the row's mean and rstd in scope)."""
+    centered = f"({value} - mean)" if p.anchor.op == "layer_norm" else value
+    out = f"{centered} * rstd"
+    if weight_raw is not None:
+        out = f"{out} * {leaf_value(_affine(p)[0].dtype, weight_raw, p.ctype)}"
+    if bias_raw is not None:
+        out = f"{out} + {leaf_value(_affine(p)[1].dtype, bias_raw, p.ctype)}"
+    return out
+
+
+def _affine_raw(p: RowwisePlan, packed: bool, col: str) -> tuple[str | None, str | None]:
+    """Raw weight and bias elements: from their packs, or at column `col`."""
+    weight, bias = _affine(p)
+    raw = [None if n is None else (f"{n.name}_pack.v[elem]" if packed else f"{n.name}[{col}]")
+           for n in (weight, bias)]
+    return raw[0], raw[1]
+
+
+def _affine_loads(p: RowwisePlan, col0: str) -> str:
+    """Pack loads of weight and bias for the pack starting at row column `col0`."""
+    lines = []
+    for n in _affine(p):
+        if n is not None:
+            lines.append(f"const Pack<{n.dtype.c_type}, kVec> {n.name}_pack = "
+                         f"load_pack<{n.dtype.c_type}, kVec>({n.name}, ({col0}) / kVec);")
+    return "\n".join(lines)
 
 
 def _sum_code(ctype: str) -> str:
@@ -501,7 +510,175 @@ struct MergeWelford {{
 }};"""
 
 
-SKETCHES: list[Sketch] = [RowNorm()]
+# ---------------------------------------------------------------------------------------------
+# norm.split_rows
+
+class SplitRowNorm(Sketch):
+    """Few long rows: `chunks` blocks per row. A stats kernel writes each chunk's Welford state
+    (sum of squares for rms_norm); a write kernel merges the row's partials (same fixed order in
+    every block), then rereads its chunk, normalizes and writes it."""
+    name = "norm.split_rows"
+    pattern = "norm"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        if why := name_clash(problem, LOCALS):
+            return why
+        p = _plan(problem)
+        return p if isinstance(p, str) else None
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        p = _must_plan(problem)
+        tokens = [
+            Token("threads", (128, 256, 512, 1024), "threads per block"),
+            Token("chunks", (2, 4, 8, 16, 32, 64, 128), "blocks per row"),
+            Token("vec", tuple(sorted({1, _vec_width(p)})),
+                  "elements per access (16-byte packs when > 1)"),
+            Token("unroll", (1, 2, 4), "packs in flight per thread per step"),
+        ]
+
+        def fits(pt: Point) -> str | None:
+            if pt["threads"] > arch.max_threads_per_block:
+                return f"{pt['threads']} threads exceed the block limit {arch.max_threads_per_block}"
+            row = p.view.reduced_int
+            if pt["vec"] > 1 and row is not None and row % pt["vec"]:
+                return f"the row length {row} is not a multiple of vec={pt['vec']}"
+            words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
+            need = BASE_REGISTERS + int(pt["unroll"] * pt["vec"] * max(words, 0.25)) + pt["vec"] + 6
+            if need > register_budget(arch, pt["threads"]):
+                return f"~{need} registers per thread needed"
+            return None
+
+        return DesignSpace(tokens, [fits])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        p = _must_plan(problem)
+        vec = _vec_width(p)
+        if p.view.reduced_int is not None and p.view.reduced_int % vec:
+            vec = 1
+        rows = hint_int(problem.program, p.view.outer_dims)
+        row = hint_int(problem.program, p.view.reduced_dims)
+        # About two resident waves of 256-thread blocks, each thread keeping >= 8 packs.
+        want_blocks = 2 * arch.sms * (arch.max_threads_per_sm // 256)
+        chunks = 2
+        for c in self.space(problem, arch).token("chunks").choices:
+            if rows * c <= want_blocks and row // (c * 256 * vec) >= 8:
+                chunks = c
+        point = {"threads": 256, "chunks": chunks, "vec": vec, "unroll": 2}
+        if not self.space(problem, arch).is_legal(point):
+            point.update(unroll=1, vec=1)
+        return point
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        p = _must_plan(problem)
+        threads, chunks, vec, unroll = (point[k] for k in ("threads", "chunks", "vec", "unroll"))
+        params = launcher_params(problem)
+        signature = ", ".join(kernel_param_list(params))
+        stats_kernel, write_kernel = f"{name}_stats_kernel", f"{name}_write_kernel"
+        accesses = p.accesses(vec)
+        out_name, out_t, ct = problem.program.output_name, problem.output.dtype.c_type, p.ctype
+        raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
+        raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
+        layer = p.anchor.op == "layer_norm"
+        zero = literal(0.0, ct)
+        rsqrt = "rsqrtf" if ct == "float" else "rsqrt"
+        if layer:   # Welford per pack: one division per kVec elements
+            stat_t, merge, init = "Welford", "MergeWelford()", f"Welford{{{zero}, {zero}, {zero}}}"
+            gather = chunk_loops(accesses, unroll, p.value_code(raw, "val") + "\ncached.v[elem] = val;",
+                                 p.value_code(raw_scalar, "val") + "\nwelford_add(stats, val);",
+                                 before_elements=f"Pack<{ct}, kVec> cached;",
+                                 after_elements="welford_add_pack(stats, cached.v);")
+            finish = (f"const {ct} mean = stats.mean;\n"
+                      f"const {ct} rstd = {rsqrt}(stats.m2 / ({ct})row_len + kEps);")
+        else:
+            stat_t, merge, init = ct, "SumOp()", zero
+            gather = chunk_loops(accesses, unroll, p.value_code(raw, "val") + "\nstats += val * val;",
+                                 p.value_code(raw_scalar, "val") + "\nstats += val * val;")
+            finish = f"const {ct} rstd = {rsqrt}(stats / ({ct})row_len + kEps);"
+        w_pack, b_pack = _affine_raw(p, True, "")
+        w_col, b_col = _affine_raw(p, False, "col")
+        write = chunk_loops(
+            accesses, unroll,
+            p.value_code(raw, "val") + "\n" +
+            p.store_code(_normalized(p, "val", w_pack, b_pack), "pack * kVec + elem", "out_pack.v[elem]"),
+            p.value_code(raw_scalar, "val") + "\n" +
+            p.store_code(_normalized(p, "val", w_col, b_col), "row_start + col",
+                         f"{out_name}[row_start + col]"),
+            before_elements="\n".join(filter(None, [_affine_loads(p, "pack * kVec - row_start"),
+                                                    f"Pack<{out_t}, kVec> out_pack;"])),
+            after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
+        prologue = SPLIT_ROW_PROLOGUE.format(row_len=p.view.reduced)
+        helpers = [PACK_HELPERS, SHUFFLE_HELPERS, _sum_code(ct)] + ([_welford_code(ct)] if layer else [])
+        device = f"""\
+constexpr int kThreads = {threads};
+constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
+constexpr int kChunks = {chunks};    // blocks per row
+constexpr int kVec = {vec};
+constexpr int kUnroll = {unroll};    // packs in flight per thread per step
+constexpr {ct} kEps = {literal(_eps(p), ct)};
+
+{chr(10).join(helpers)}
+
+// {describe(problem)}
+// {p.anchor.op} over rows of {p.view.reduced} elements, each split over kChunks blocks.
+// Stats: block (row, chunk) writes its chunk's statistics.
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+{stats_kernel}({signature}, bool packed, {stat_t}* __restrict__ partials) {{
+    __shared__ {stat_t} warp_partials[kThreads / 32];
+{prologue}
+    {stat_t} stats = {init};
+{indent(gather, 4)}
+    stats = group_reduce<kThreads>(stats, {merge}, warp_partials);
+    if (threadIdx.x == 0) partials[blockIdx.x] = stats;
+}}
+
+// Write: every block of a row merges the row's kChunks partials in the same fixed order (so
+// all agree bitwise), then rereads its chunk, normalizes and writes it.
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+{write_kernel}({signature}, bool packed, const {stat_t}* __restrict__ partials) {{
+    __shared__ {stat_t} warp_partials[kThreads / 32];
+{prologue}
+    {stat_t} stats = {init};
+    for (int part = threadIdx.x; part < kChunks; part += kThreads)
+        stats = {merge}(stats, partials[row * kChunks + part]);
+    stats = group_reduce<kThreads>(stats, {merge}, warp_partials);
+{indent(finish, 4)}
+{indent(write, 4)}
+}}
+
+{workspace_code(stat_t)}"""
+        ns = f"dice_{name}"
+        names = [q.name for q in params]
+        packed = p.packed_check(vec, p.view.reduced)
+        if vec > 1:
+            packed += "".join(f" && reinterpret_cast<uintptr_t>({n.name}) % 16 == 0"
+                              for n in _affine(p) if n is not None)
+        stat_host = "kn::Welford" if layer else ct
+        launcher = f"""\
+{launcher_signature(name, params)} {{
+    namespace kn = {ns};
+    const long long rows = {p.view.outer};
+    if (rows == 0) return;
+    const bool packed = {packed};
+    {stat_host}* partials = kn::workspace(rows * kn::kChunks);
+    if (partials == nullptr) return;
+    const unsigned grid = (unsigned)(rows * kn::kChunks);
+    kn::{stats_kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join(names + ["packed", "partials"])});
+    kn::{write_kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join(names + ["packed", "partials"])});
+}}"""
+        strategy = (f"{p.anchor.op} over rows split into {chunks} blocks of {threads} threads: a stats "
+                    f"kernel and a normalize-and-write kernel; {vec}-element accesses")
+        rows_hint = hint_int(problem.program, p.view.outer_dims)
+        stat_bytes = (3 if layer else 1) * (4 if ct == "float" else 8)
+        launches = [Launch(k, (rows_hint * chunks, 1, 1), (threads, 1, 1), threads // 32 * stat_bytes)
+                    for k in (stats_kernel, write_kernel)]
+        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
+                       launcher_code=launcher)
+        return RenderedKernel(self.name, dict(point), source, [f"{ns}::{k.kernel}" for k in launches],
+                              launcher, params, launches,
+                              f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items()))
+
+
+SKETCHES: list[Sketch] = [RowNorm(), SplitRowNorm()]
 
 SAMPLE_INTENTS: list[str] = [
     "y = layer_norm(x, [16384], weight=w, bias=b); x: f32[16384, 16384]; w: f32[16384]; b: f32[16384]",

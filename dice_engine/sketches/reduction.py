@@ -30,7 +30,7 @@ from .warp import (Access, AxisView, PACK_HELPERS, Reducer, SHUFFLE_HELPERS, axi
                    emit_expression, expression_ctype, hint_int, indent, input_nodes, kernel_param_list,
                    min_blocks_per_sm, name_clash, pack_element, pack_step, pack_width, paren,
                    plan_access, pow2_range, reducer, register_budget, scalar_element, tidy,
-                   wave_grid_cap, words_per_element)
+                   wave_grid_cap, words_per_element, workspace_code)
 
 BASE_REGISTERS = 32      # indices, loop state and the accumulator's neighbours
 ROW_GRID_WAVES = 4       # grid-stride cap for the rows kernel, in waves of resident blocks
@@ -135,26 +135,6 @@ def _common_device_code(p: ReductionPlan, shuffles: bool) -> str:
     if shuffles:
         parts.append(SHUFFLE_HELPERS)
     return "\n\n".join(parts)
-
-
-def _workspace_code(acc_type: str) -> str:
-    return f"""\
-// Stage-1 partials: a device buffer grown on demand and kept for later calls (no allocation
-// in steady state). Freeing the old buffer synchronizes the device, so it is never in use.
-inline {acc_type}* workspace(long long count) {{
-    static void* buffer = nullptr;
-    static long long capacity = 0;
-    if (count > capacity) {{
-        if (buffer != nullptr) cudaFree(buffer);
-        if (cudaMalloc(&buffer, count * sizeof({acc_type})) != cudaSuccess) {{
-            buffer = nullptr;
-            capacity = 0;
-            return nullptr;
-        }}
-        capacity = count;
-    }}
-    return static_cast<{acc_type}*>(buffer);
-}}"""
 
 
 def _common_space_checks(p: ReductionPlan, arch: ArchSpec, threads_of, words_in_flight):
@@ -518,7 +498,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
     (void)outer;
 }}{merge_code}"""
         if two_stage:
-            device += "\n\n" + _workspace_code(acc_t)
+            device += "\n\n" + workspace_code(acc_t)
         ns = f"dice_{name}"
         args = ", ".join([q.name for q in params] + ["packed"] + (["partials"] if two_stage else []))
         stage2 = ""
@@ -673,7 +653,7 @@ __global__ void __launch_bounds__(kMergeThreads) {merge}({signature}, const {acc
     (void)row_len;
 }}
 
-{_workspace_code(acc_t)}"""
+{workspace_code(acc_t)}"""
         ns = f"dice_{name}"
         acc_host = "kn::ArgPair" if acc_t == "ArgPair" else acc_t
         names = [q.name for q in params]

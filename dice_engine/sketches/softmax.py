@@ -6,6 +6,9 @@
   together and a second pass writes, rereading the row from a shared-memory row cache filled by
   the first pass (cache=shared: one read) or from global memory (cache=none: any length,
   symbolic too).
+- `softmax.split_rows` (the innermost axis, few long rows): `chunks` blocks per row; a stats
+  kernel writes each chunk's running max/sum, a write kernel merges a row's partials in a fixed
+  order and writes its chunk (no atomics: bitwise reproducible).
 - `softmax.columns` (a non-innermost axis): threads along the kept inner axis (coalesced), a
   few along the softmax axis; online max/sum per column merged in shared memory in a fixed
   order, then a second pass writes.
@@ -18,10 +21,11 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
-from .warp import (PACK_HELPERS, RowwisePlan, SHUFFLE_HELPERS, describe, dynamic_smem_lines, hint_int,
-                   indent, kernel_param_list, min_blocks_per_sm, name_clash, pack_element, pack_loads,
-                   pack_step, pow2_range, register_budget, row_cache_bytes, row_cache_declaration,
-                   rowwise_plan, scalar_element, tidy, wave_grid_cap, words_per_element)
+from .warp import (PACK_HELPERS, RowwisePlan, SHUFFLE_HELPERS, SPLIT_ROW_PROLOGUE, chunk_loops, describe,
+                   dynamic_smem_lines, hint_int, indent, kernel_param_list, min_blocks_per_sm,
+                   name_clash, pack_element, pack_loads, pack_step, pow2_range, register_budget,
+                   row_cache_bytes, row_cache_declaration, rowwise_plan, scalar_element, tidy,
+                   wave_grid_cap, words_per_element, workspace_code)
 
 BASE_REGISTERS = 32
 ROW_GRID_WAVES = 4
@@ -32,7 +36,7 @@ LOCALS = frozenset("""
     rows row_len lane row0 row active row_start vals reg_pack col0 col val row_max row_sum inv_sum
     log_sum stats scalar_from first_pack pack_end next_pack slot pack elem out_pack column_stats
     warp_partials inner outer tiles_per_outer outer_idx j0 base red total part tiles row_cache
-    row_cache_bytes cached smem_bytes opted_in
+    row_cache_bytes cached smem_bytes opted_in chunk chunk_len begin end partials
 """.split())
 
 
@@ -639,7 +643,155 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                               f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items()))
 
 
-SKETCHES: list[Sketch] = [RowSoftmax(), ColumnSoftmax()]
+# ---------------------------------------------------------------------------------------------
+# softmax.split_rows
+
+class SplitRowSoftmax(Sketch):
+    """Few long rows: `chunks` blocks per row. A stats kernel writes each chunk's running
+    max/sum; a write kernel merges the row's partials (same fixed order in every block) and
+    writes its chunk, rereading it."""
+    name = "softmax.split_rows"
+    pattern = "softmax"
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        if why := name_clash(problem, LOCALS):
+            return why
+        p = _plan(problem)
+        if isinstance(p, str):
+            return p
+        return None if p.view.last_axis else "the softmax axis is not the innermost (split-rows sketch)"
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        p = _must_plan(problem)
+        tokens = [
+            Token("threads", (128, 256, 512, 1024), "threads per block"),
+            Token("chunks", (2, 4, 8, 16, 32, 64, 128), "blocks per row"),
+            Token("vec", tuple(sorted({1, p.vec_width()})), "elements per access (16-byte packs when > 1)"),
+            Token("unroll", (1, 2, 4), "packs in flight per thread per step"),
+        ]
+
+        def fits(pt: Point) -> str | None:
+            if pt["threads"] > arch.max_threads_per_block:
+                return f"{pt['threads']} threads exceed the block limit {arch.max_threads_per_block}"
+            row = p.view.reduced_int
+            if pt["vec"] > 1 and row is not None and row % pt["vec"]:
+                return f"the row length {row} is not a multiple of vec={pt['vec']}"
+            words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
+            need = BASE_REGISTERS + int(pt["unroll"] * pt["vec"] * max(words, 0.25)) + 4
+            if need > register_budget(arch, pt["threads"]):
+                return f"~{need} registers per thread needed"
+            return None
+
+        return DesignSpace(tokens, [fits])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        p = _must_plan(problem)
+        vec = p.vec_width()
+        if p.view.reduced_int is not None and p.view.reduced_int % vec:
+            vec = 1
+        rows = hint_int(problem.program, p.view.outer_dims)
+        row = hint_int(problem.program, p.view.reduced_dims)
+        # About two resident waves of 256-thread blocks, each thread keeping >= 8 packs.
+        want_blocks = 2 * arch.sms * (arch.max_threads_per_sm // 256)
+        chunks = 2
+        for c in self.space(problem, arch).token("chunks").choices:
+            if rows * c <= want_blocks and row // (c * 256 * vec) >= 8:
+                chunks = c
+        point = {"threads": 256, "chunks": chunks, "vec": vec, "unroll": 2}
+        if not self.space(problem, arch).is_legal(point):
+            point.update(unroll=1, vec=1)
+        return point
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        p = _must_plan(problem)
+        threads, chunks, vec, unroll = (point[k] for k in ("threads", "chunks", "vec", "unroll"))
+        params = launcher_params(problem)
+        signature = ", ".join(kernel_param_list(params))
+        stats_kernel, write_kernel = f"{name}_stats_kernel", f"{name}_write_kernel"
+        accesses = p.accesses(vec)
+        out_name, out_t = problem.program.output_name, problem.output.dtype.c_type
+        raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
+        raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
+        gather = chunk_loops(accesses, unroll, p.value_code(raw, "val") + "\nonline_add(stats, val);",
+                             p.value_code(raw_scalar, "val") + "\nonline_add(stats, val);")
+        value = _result(p, "val", "stats")
+        write = chunk_loops(
+            accesses, unroll,
+            p.value_code(raw, "val") + "\n" + p.store_code(value, "pack * kVec + elem", "out_pack.v[elem]"),
+            p.value_code(raw_scalar, "val") + "\n" +
+            p.store_code(value, "row_start + col", f"{out_name}[row_start + col]"),
+            before_elements=f"Pack<{out_t}, kVec> out_pack;",
+            after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
+        prologue = SPLIT_ROW_PROLOGUE.format(row_len=p.view.reduced)
+        device = f"""\
+constexpr int kThreads = {threads};
+constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
+constexpr int kChunks = {chunks};    // blocks per row
+constexpr int kVec = {vec};
+constexpr int kUnroll = {unroll};    // packs in flight per thread per step
+
+{PACK_HELPERS}
+
+{SHUFFLE_HELPERS}
+
+{_online_code(p.ctype)}
+
+// {describe(problem)}
+// {p.anchor.op} over rows of {p.view.reduced} elements, each split over kChunks blocks.
+// Stats: block (row, chunk) writes its chunk's running max and sum of exponentials.
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+{stats_kernel}({signature}, bool packed, MaxSum* __restrict__ partials) {{
+    __shared__ MaxSum warp_partials[kThreads / 32];
+{prologue}
+    MaxSum stats = {{-INFINITY, 0}};
+{indent(gather, 4)}
+    stats = group_reduce<kThreads>(stats, MergeMaxSum(), warp_partials);
+    if (threadIdx.x == 0) partials[blockIdx.x] = stats;
+}}
+
+// Write: every block of a row merges the row's kChunks partials in the same fixed order (so
+// all agree bitwise), then rereads its chunk and writes the result.
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+{write_kernel}({signature}, bool packed, const MaxSum* __restrict__ partials) {{
+    __shared__ MaxSum warp_partials[kThreads / 32];
+{prologue}
+    MaxSum stats = {{-INFINITY, 0}};
+    for (int part = threadIdx.x; part < kChunks; part += kThreads)
+        stats = MergeMaxSum()(stats, partials[row * kChunks + part]);
+    stats = group_reduce<kThreads>(stats, MergeMaxSum(), warp_partials);
+{indent(_finish_stats(p, "stats"), 4)}
+{indent(write, 4)}
+}}
+
+{workspace_code("MaxSum")}"""
+        ns = f"dice_{name}"
+        names = [q.name for q in params]
+        launcher = f"""\
+{launcher_signature(name, params)} {{
+    namespace kn = {ns};
+    const long long rows = {p.view.outer};
+    if (rows == 0) return;
+    const bool packed = {p.packed_check(vec, p.view.reduced)};
+    kn::MaxSum* partials = kn::workspace(rows * kn::kChunks);
+    if (partials == nullptr) return;
+    const unsigned grid = (unsigned)(rows * kn::kChunks);
+    kn::{stats_kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join(names + ["packed", "partials"])});
+    kn::{write_kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join(names + ["packed", "partials"])});
+}}"""
+        strategy = (f"{p.anchor.op} over rows split into {chunks} blocks of {threads} threads: a stats "
+                    f"kernel (online max/sum per chunk) and a write kernel; {vec}-element accesses")
+        rows_hint = hint_int(problem.program, p.view.outer_dims)
+        stat_bytes = 8 if p.ctype == "float" else 16
+        launches = [Launch(k, (rows_hint * chunks, 1, 1), (threads, 1, 1), threads // 32 * stat_bytes)
+                    for k in (stats_kernel, write_kernel)]
+        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
+                       launcher_code=launcher)
+        return RenderedKernel(self.name, dict(point), source, [f"{ns}::{k.kernel}" for k in launches],
+                              launcher, params, launches,
+                              f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items()))
+
+
+SKETCHES: list[Sketch] = [RowSoftmax(), ColumnSoftmax(), SplitRowSoftmax()]
 
 SAMPLE_INTENTS: list[str] = [
     "y = softmax(x, dim=1); x: f32[16384, 16384]",

@@ -672,3 +672,67 @@ def dynamic_smem_lines(arch: ArchSpec, kernel: str, smem_bytes: int) -> str:
             f"    static const bool opted_in = cudaFuncSetAttribute(kn::{kernel}, "
             f"cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_bytes) == cudaSuccess;\n"
             f"    if (!opted_in) return;")
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows split over several blocks (two kernels, partials in a workspace)
+
+def workspace_code(acc_type: str) -> str:
+    """A launcher-side device buffer for stage-1 partials of type `acc_type`."""
+    return f"""\
+// Stage-1 partials: a device buffer grown on demand and kept for later calls (no allocation
+// in steady state). Freeing the old buffer synchronizes the device, so it is never in use.
+inline {acc_type}* workspace(long long count) {{
+    static void* buffer = nullptr;
+    static long long capacity = 0;
+    if (count > capacity) {{
+        if (buffer != nullptr) cudaFree(buffer);
+        if (cudaMalloc(&buffer, count * sizeof({acc_type})) != cudaSuccess) {{
+            buffer = nullptr;
+            capacity = 0;
+            return nullptr;
+        }}
+        capacity = count;
+    }}
+    return static_cast<{acc_type}*>(buffer);
+}}"""
+
+
+SPLIT_ROW_PROLOGUE = """\
+    const long long row_len = {row_len};
+    const long long row = blockIdx.x / kChunks;
+    const int chunk = blockIdx.x % kChunks;
+    const long long row_start = row * row_len;
+    // Chunk boundaries fall on whole packs, so packs never straddle two chunks.
+    const long long chunk_len = ((row_len + kChunks - 1) / kChunks + kVec - 1) / kVec * kVec;
+    const long long begin = chunk * chunk_len < row_len ? chunk * chunk_len : row_len;
+    const long long end = begin + chunk_len < row_len ? begin + chunk_len : row_len;"""
+
+
+def chunk_loops(accesses: Sequence[Access], unroll: int, element_code: str, scalar_code: str, *,
+                before_elements: str = "", after_elements: str = "") -> str:
+    """One thread's share (stride kThreads) of the elements [begin, end) of the row starting at
+    `row_start`: 16-byte packs (`element_code` per element, `unroll` packs in flight) when
+    `packed`, then the scalar remainder (`scalar_code`, with `col` the index in the row)."""
+    per_pack = dict(before_elements=before_elements, after_elements=after_elements)
+    step = pack_step(accesses, unroll, "next_pack + slot * kThreads", element_code, **per_pack)
+    tail = pack_step(accesses, 1, "next_pack", element_code, **per_pack)
+    return f"""\
+long long scalar_from = begin;
+if (packed) {{   // row_len % kVec == 0 and the packed pointers are 16-byte aligned
+    const long long pack_end = (row_start + end) / kVec;
+    long long next_pack = (row_start + begin) / kVec + threadIdx.x;
+#pragma unroll 1
+    for (; next_pack + (kUnroll - 1) * kThreads < pack_end; next_pack += kUnroll * kThreads) {{
+{indent(step, 8)}
+    }}
+#pragma unroll 1
+    for (; next_pack < pack_end; next_pack += kThreads) {{
+{indent(tail, 8)}
+    }}
+    scalar_from = end;
+}}
+#pragma unroll 1
+for (long long col = scalar_from + threadIdx.x; col < end; col += kThreads) {{
+{indent(scalar_code, 4)}
+}}"""

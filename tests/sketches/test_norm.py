@@ -148,3 +148,17 @@ def test_welford_packs_and_merges_match_two_pass(tmp_path):
     assert count == 22
     assert mean == pytest.approx(want_mean, rel=1e-7)
     assert m2 == pytest.approx(want_m2, rel=1e-4)
+
+
+def test_few_long_rows_split_over_blocks():
+    split = norm.SKETCHES[1]
+    p = problem("y = layer_norm(x, [65536], weight=w); x: f32[64, 65536]; w: f32[65536]")
+    point = split.default_point(p, SM90)
+    assert point["chunks"] >= 8 and point["vec"] == 4
+    rendered = split.render(p, SM90, point, "split")
+    assert len(rendered.kernel_names) == 2 and "atomic" not in rendered.source
+    assert "MergeWelford()(stats, partials[row * kChunks + part])" in rendered.source
+    assert "load_pack<float, kVec>(w, (pack * kVec - row_start) / kVec)" in rendered.source
+    rms_problem = problem("y = rms_norm(x); x: bf16[4, N]")
+    rms = split.render(rms_problem, SM90, split.default_point(rms_problem, SM90), "r")
+    assert "SumOp()(stats, partials[row * kChunks + part])" in rms.source

@@ -12,7 +12,7 @@ from dice_engine.sketches.softmax import _online_code
 
 from memory_bound_checks import ARCH_NAMES, compile_clean, needs_nvcc, problem, render_all
 
-ROWS, COLUMNS = softmax.SKETCHES
+ROWS, COLUMNS, SPLIT = softmax.SKETCHES
 SM90 = ARCHS["sm_90"]
 CORNER_INTENTS = [
     "y = softmax(x, dim=-1); x: f16[N, 1000]",
@@ -128,3 +128,15 @@ def test_online_max_sum_matches_a_direct_pass(tmp_path):
                                                    check=True).stdout.split())
     assert top == 7.0
     assert total == pytest.approx(expect, rel=1e-6)
+
+
+def test_few_long_rows_split_over_blocks():
+    split = SPLIT
+    p = problem("y = softmax(x, dim=1); x: f32[64, 262144]")
+    point = split.default_point(p, SM90)
+    assert point["chunks"] >= 16 and point["vec"] == 4
+    rendered = split.render(p, SM90, point, "split")
+    assert len(rendered.kernel_names) == 2 and "atomic" not in rendered.source
+    assert "MergeMaxSum()(stats, partials[row * kChunks + part])" in rendered.source
+    assert "workspace(rows * kn::kChunks)" in rendered.launcher
+    assert split.unsupported(problem("y = softmax(x, dim=0); x: f32[64, 8]"), SM90)
