@@ -65,6 +65,15 @@ def acc_type(problem: Problem) -> str:
     return {"f64": "double", "i64": "long long"}.get(dtype.name, "float")
 
 
+def _acc_bytes(problem: Problem) -> int:
+    return 4 if acc_type(problem) == "float" else 8
+
+
+def _warp_sums_bytes(problem: Problem, threads: int) -> int:
+    """Shared memory of block_exclusive_scan's warp_sums."""
+    return (threads // 32 + 1) * _acc_bytes(problem)
+
+
 def _unsupported(problem: Problem, rows: bool) -> str | None:
     if problem.anchor is None or problem.anchor.op != "cumsum":
         return "these sketches serve cumsum"
@@ -348,7 +357,8 @@ class BlockRowScan(Sketch):
                     f"carry across chunks{fusion_note(problem)}")
         source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
                        launcher_code=launcher)
-        launch = Launch(kernel, (max(1, shape.value(shape.outer)), 1, 1), (threads, 1, 1), 0)
+        launch = Launch(kernel, (max(1, shape.value(shape.outer)), 1, 1), (threads, 1, 1),
+                        _warp_sums_bytes(problem, threads))
         return RenderedKernel(self.name, dict(point), source, [_launch_name(name, kernel)], launcher, params,
                               [launch], f"block per row, {threads} threads x {items}")
 
@@ -461,9 +471,10 @@ __global__ void __launch_bounds__(kThreads)
                        launcher_code=launcher)
         rows, length = shape.value(shape.outer), shape.value(shape.length)
         tiles = max(1, rows * -(-length // tile_len))
-        launches = [Launch(sums_kernel, (tiles, 1, 1), (threads, 1, 1), 0),
-                    Launch(offsets_kernel, (max(rows, 1), 1, 1), (threads, 1, 1), 0),
-                    Launch(scan_kernel, (tiles, 1, 1), (threads, 1, 1), 0)]
+        smem = _warp_sums_bytes(problem, threads)
+        launches = [Launch(sums_kernel, (tiles, 1, 1), (threads, 1, 1), smem),
+                    Launch(offsets_kernel, (max(rows, 1), 1, 1), (threads, 1, 1), smem),
+                    Launch(scan_kernel, (tiles, 1, 1), (threads, 1, 1), smem)]
         names = [_launch_name(name, k) for k in (sums_kernel, offsets_kernel, scan_kernel)]
         return RenderedKernel(self.name, dict(point), source, names, launcher, params, launches,
                               f"multi-block reduce-then-scan, tile {tile_len}, {threads} threads x {items}")
@@ -572,7 +583,8 @@ __global__ void __launch_bounds__(kThreadsX * kSplit)
                        launcher_code=launcher)
         grid = (max(1, -(-shape.value(shape.inner) // threads_x)),
                 max(1, min(shape.value(shape.outer), 65535)), 1)
-        launch = Launch(kernel, grid, (threads_x, split, 1), split * threads_x * 8 if split > 1 else 0)
+        smem = split * threads_x * _acc_bytes(problem) if split > 1 else 0
+        launch = Launch(kernel, grid, (threads_x, split, 1), smem)
         return RenderedKernel(self.name, dict(point), source, [_launch_name(name, kernel)], launcher, params,
                               [launch], f"column scan, {threads_x} x {split}")
 
