@@ -110,8 +110,9 @@ def run_on_cpu(rendered: RenderedKernel, problem: Problem, inputs: dict[str, np.
              f'    std::ofstream("{workdir}/out.bin", std::ios::binary)'
              f".write(reinterpret_cast<const char*>(result), {out_bytes});", "}"]
     (workdir / "main.cpp").write_text("\n".join(main) + "\n")
-    command = ["g++", "-std=c++20", "-O1", "-pthread", "-w", f"-I{HERE}", f"-I{cuda_include_dir()}",
-               "main.cpp", "-o", "main"]
+    # UBSan alignment checks stand in for the GPU faulting on a misaligned vector access.
+    command = ["g++", "-std=c++20", "-O1", "-pthread", "-w", "-fsanitize=alignment",
+               "-fno-sanitize-recover=all", f"-I{HERE}", f"-I{cuda_include_dir()}", "main.cpp", "-o", "main"]
     build = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run(["./main"], cwd=workdir, capture_output=True, text=True, timeout=300)

@@ -15,6 +15,7 @@
 #include <barrier>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -125,6 +126,20 @@ struct row_major {};
 struct col_major {};
 enum layout_t { mem_row_major, mem_col_major };
 
+// The real API's preconditions, which a GPU would break on silently or fault on.
+inline void require(bool ok, const char* what) {
+    if (!ok) {
+        std::fprintf(stderr, "wmma: %s\n", what);
+        std::abort();
+    }
+}
+
+template <class T>
+void require_layout(const T* p, unsigned ldm) {
+    require(reinterpret_cast<std::uintptr_t>(p) % 32 == 0, "pointer is not 256-bit aligned");
+    require(ldm * sizeof(T) % 16 == 0, "ldm is not a multiple of 16 bytes");
+}
+
 inline float to_float(float v) { return v; }
 inline float to_float(__half v) { return __half2float(v); }
 inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -145,6 +160,7 @@ void fill_fragment(fragment<Use, M, N, K, T, Layout>& f, T value) {
 template <class Use, int M, int N, int K, class T, class Layout>
 void load_matrix_sync(fragment<Use, M, N, K, T, Layout>& f, const T* p, unsigned ldm) {
     using F = fragment<Use, M, N, K, T, Layout>;
+    require_layout(p, ldm);
     for (int r = 0; r < F::rows; ++r)
         for (int c = 0; c < F::cols; ++c)
             f.x[r * F::cols + c] = std::is_same_v<Layout, col_major> ? p[c * ldm + r] : p[r * ldm + c];
@@ -165,6 +181,7 @@ void mma_sync(fragment<accumulator, M, N, K, float>& d, const fragment<matrix_a,
 
 template <int M, int N, int K>
 void store_matrix_sync(float* p, const fragment<accumulator, M, N, K, float>& f, unsigned ldm, layout_t layout) {
+    require_layout(p, ldm);
     if (emu::flat_thread() % 32 != 0) return;
     for (int m = 0; m < M; ++m)
         for (int n = 0; n < N; ++n)
