@@ -162,7 +162,7 @@ class CUDAGenerator:
             raise GenerationError(why_unsupported(problem, spec))
         budget = int(program.options.get("budget", self.budget))
         return Search(problem, spec, sketches, default_kernel_name(program), budget=budget, seed=self.seed,
-                      runner=self.runner, cancel=cancel)
+                      runner=self.runner, cancel=cancel, goal=program.options.get("goal", "throughput"))
 
     def _results(self, search: Search, program: Program, notes: list[str]) -> Iterator[GenerationResult]:
         found = False

@@ -31,6 +31,9 @@ from .cost import CostEstimate, estimate
 from .denoiser import MASK, DenoiseRequest, Denoiser, HeuristicPrior
 
 MAX_FILL_ATTEMPTS = 24
+# goal=registers: each register per thread costs 1/64 of the time, so going from 64 to 32
+# registers is worth being up to a third slower. Other goals rank by time alone.
+REGISTER_GOAL_WEIGHT = 1 / 64
 
 
 class Runner(Protocol):
@@ -54,6 +57,7 @@ class Evaluation:
     tokens: Point
     status: str                     # "ok" | "compile-error" | "render-error" | "cannot-launch" | "incorrect"
     score_us: float | None = None   # what ranks it: measured time when verified, else the estimate
+                                    # (weighted by registers under goal=registers)
     cost_us: float | None = None
     time_us: float | None = None
     verified: bool | None = None
@@ -113,11 +117,12 @@ class Search:
     def __init__(self, problem: Problem, arch: ArchSpec, sketches: list[Sketch], name: str, *,
                  budget: int = 24, seed: int = 0, runner: Runner | None = None,
                  denoiser: Denoiser | None = None, cancel: threading.Event | None = None,
-                 patience: int = 3, per_round: int = 4, compiler: Compiler = compile_rendered):
+                 patience: int = 3, per_round: int = 4, goal: str = "throughput",
+                 compiler: Compiler = compile_rendered):
         self.problem, self.arch, self.name = problem, arch, name
         self.arms = [_Arm(s, s.space(problem, arch)) for s in sketches]
         self.budget, self.patience, self.per_round = budget, patience, per_round
-        self.runner, self.cancel, self.compiler = runner, cancel, compiler
+        self.runner, self.cancel, self.compiler, self.goal = runner, cancel, compiler, goal
         self.denoiser = denoiser or HeuristicPrior()
         self.rng = random.Random(seed)
         self.work = work(problem)
@@ -262,6 +267,8 @@ class Search:
             return None
         ev.time_us = run.time_us if run is not None and run.verified else None
         ev.score_us = ev.time_us if ev.time_us is not None else est.time_us
+        if self.goal == "registers" and ev.resources["registers"]:
+            ev.score_us *= 1 + REGISTER_GOAL_WEIGHT * ev.resources["registers"]
         self._record(arm, ev)
         if ev.score_us < arm.score:
             arm.best, arm.best_blame = ev, blame_estimate(arm.space, est, self.arch.sms)

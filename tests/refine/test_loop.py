@@ -8,6 +8,7 @@ import pytest
 from tiny_sketch import FakeCompiler, TinySketch, scale_problem
 
 from dice_engine.arch import resolve
+from dice_engine.compile import CompileResult, KernelResources
 from dice_engine.refine import Search
 from dice_engine.runner.report import RunReport
 
@@ -105,3 +106,24 @@ def test_real_compiles_feed_ptxas_resources(tmp_path, monkeypatch):
     assert found and all(e.status == "ok" for e in search.history)
     assert all(0 < e.resources["registers"] <= 255 for e in search.history)
     assert "__global__" in found[-1].rendered.source and found[-1].compiled.artifact.exists()
+
+
+class ThreadsRunner:
+    """More threads: faster (and, from threads_compiler, more registers)."""
+
+    def evaluate(self, rendered, problem, arch):
+        return RunReport(True, "ok", time_us=100 + 1000 / rendered.tokens["threads"])
+
+
+def threads_compiler(rendered, arch):
+    registers = 16 + rendered.tokens["threads"] // 16
+    resources = KernelResources(registers, 0, 0, 0, 0, 0)
+    return CompileResult(True, resources={rendered.launches[0].kernel: resources})
+
+
+def test_goal_registers_trades_time_for_fewer_registers():
+    kw = {"budget": 40, "patience": 10, "runner": ThreadsRunner(), "compiler": threads_compiler}
+    fastest = list(_search(**kw).run())[-1].evaluation
+    lean = list(_search(goal="registers", **kw).run())[-1].evaluation
+    assert fastest.tokens["threads"] == 512     # 1024 threads × 80 registers exceed the register file
+    assert lean.resources["registers"] < fastest.resources["registers"] and lean.time_us > fastest.time_us
