@@ -17,7 +17,7 @@ import os
 import random
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
 from ..arch import ArchSpec
@@ -63,12 +63,6 @@ class Evaluation:
     verified: bool | None = None
     detail: str = ""                # the failure, or what held the kernel back
     resources: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["cost_us"] = None if self.cost_us is None or math.isinf(self.cost_us) else self.cost_us
-        out["score_us"] = None if self.score_us is None or math.isinf(self.score_us) else self.score_us
-        return out
 
 
 @dataclass
