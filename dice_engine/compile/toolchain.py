@@ -52,11 +52,3 @@ def _version(nvcc: str, _mtime_ns: int) -> str:
         raise NvccNotFound(f"{nvcc} --version failed: {out.stderr.strip()}: {HOW_TO_FIX}")
     return out.stdout.strip()
 
-
-def release(version_text: str) -> str:
-    """"13.0" from nvcc's version text (empty when it cannot be read)."""
-    for part in version_text.split(","):
-        part = part.strip()
-        if part.startswith("release "):
-            return part.removeprefix("release ")
-    return ""

@@ -33,11 +33,6 @@ class Work:
     dram_bytes: float
     gemm: GemmShape | None = None
 
-    @property
-    def intensity(self) -> float:
-        """Flops per DRAM byte."""
-        return self.flops / self.dram_bytes if self.dram_bytes else math.inf
-
 
 def _numel(program: Program, shape: Shape) -> int:
     return math.prod(program.concrete_shape(shape))
