@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
+from .access import (hint_int, pack_declarations, pack_element, pack_loads, plan_access, prod_c,
+                     scalar_element, words_per_element)
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature, store_from_compute)
-from .warp import (PACK_HELPERS, describe, emit_expression, expression_ctype, hint_int, indent,
-                   input_nodes, kernel_param_list, min_blocks_per_sm, name_clash, pack_declarations,
-                   pack_element, pack_loads, pack_width, plan_access, prod_c, register_budget,
-                   scalar_element, shape_text, tidy, wave_grid_cap, words_per_element)
+from .operands import (describe, emit_expression, expression_ctype, input_nodes, kernel_param_list,
+                       name_clash, shape_text)
+from .warp import (PACK_HELPERS, indent, min_blocks_per_sm, pack_width, register_budget, tidy,
+                   wave_grid_cap)
 
 GRID_STRIDE_WAVES = 2     # waves of resident blocks for the grid-stride schedule
 BASE_REGISTERS = 24       # index math and loop state, besides the data in flight

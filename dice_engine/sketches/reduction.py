@@ -22,15 +22,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..arch import ArchSpec
+from ..ir.dtypes import DType
 from ..ir.graph import Node
 from ..ir.patterns import Problem
+from .access import (Access, AxisView, axis_view, broadcast_offset, hint_int, pack_element, pack_step,
+                     paren, plan_access, scalar_element, words_per_element)
 from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Sketch, Token, frame,
                    launcher_params, launcher_signature, store_from_compute)
-from .warp import (Access, AxisView, PACK_HELPERS, Reducer, SHUFFLE_HELPERS, axis_view, describe,
-                   emit_expression, expression_ctype, hint_int, indent, input_nodes, kernel_param_list,
-                   min_blocks_per_sm, name_clash, pack_element, pack_step, pack_width, paren,
-                   plan_access, pow2_range, reducer, register_budget, scalar_element, tidy,
-                   wave_grid_cap, words_per_element, workspace_code)
+from .operands import (describe, emit_expression, expression_ctype, input_nodes, kernel_param_list,
+                       name_clash)
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, pack_width, pow2_range,
+                   register_budget, tidy, wave_grid_cap, workspace_code)
 
 BASE_REGISTERS = 32      # indices, loop state and the accumulator's neighbours
 ROW_GRID_WAVES = 4       # grid-stride cap for the rows kernel, in waves of resident blocks
@@ -44,6 +46,82 @@ LOCALS = frozenset("""
     merge_grid
 """.split())
 
+
+# ---------------------------------------------------------------------------------------------
+# How partial results combine
+
+@dataclass(frozen=True)
+class Reducer:
+    """How one reduction folds elements and merges partial results.
+
+    `acc_type` is the partial's C type, `identity` its neutral value; `device_code` defines
+    `struct Combine` (and `ArgPair` for argmax/argmin); `fold(acc, value, index)` is the
+    statement adding one element; `result(acc)` the reduced value in `value_type`.
+    """
+    op: str
+    value_type: str      # C type elements are reduced in
+    acc_type: str
+    identity: str
+    device_code: str
+
+    def fold(self, acc: str, value: str, index: str) -> str:
+        if self.op in ("argmax", "argmin"):
+            return f"{acc} = Combine()({acc}, ArgPair{{{value}, {index}}});"
+        return f"{acc} = Combine()({acc}, {value});"
+
+    def result(self, acc: str) -> str:
+        return f"{acc}.index" if self.op in ("argmax", "argmin") else acc
+
+def reducer(op: str, in_dtype: DType) -> Reducer:
+    """The reducer of `op` over elements of `in_dtype` (the anchor's argument). Floating
+    reductions run in float (double for f64), integer sums and products in long long."""
+    float_in = in_dtype.is_float
+    if float_in:
+        vtype = "double" if in_dtype.name == "f64" else "float"
+    elif op in ("sum", "prod", "mean") or in_dtype.name == "i64":
+        vtype = "long long"
+    else:
+        vtype = "int"
+    if op in ("sum", "mean", "prod"):
+        sym, ident = ("+", "0") if op != "prod" else ("*", "1")
+        ident = ident + (".0f" if vtype == "float" else ".0" if vtype == "double" else "")
+        body = f"return a {sym} b;"
+        return Reducer(op, vtype, vtype, f"({vtype}){ident}", _combine(vtype, body, op))
+    lowest = {"float": "-INFINITY", "double": "-(double)INFINITY", "int": "INT32_MIN",
+              "long long": "INT64_MIN"}[vtype]
+    highest = {"float": "INFINITY", "double": "(double)INFINITY", "int": "INT32_MAX",
+               "long long": "INT64_MAX"}[vtype]
+    greater = op in ("max", "argmax")
+    cmp = ">" if greater else "<"
+    if op in ("max", "min"):
+        # NaN wins, as in torch.max/min.
+        nan = "a != a || " if float_in else ""
+        body = f"return ({nan}a {cmp} b) ? a : b;"
+        return Reducer(op, vtype, vtype, lowest if greater else highest, _combine(vtype, body, op))
+    # argmax/argmin: the first NaN, else the best value, ties to the smallest index (torch).
+    if float_in:
+        body = ("const bool a_nan = a.value != a.value, b_nan = b.value != b.value;\n"
+                "if (a_nan || b_nan) return (a_nan && (!b_nan || a.index < b.index)) ? a : b;\n"
+                f"if (a.value != b.value) return a.value {cmp} b.value ? a : b;\n"
+                "return a.index < b.index ? a : b;")
+    else:
+        body = (f"if (a.value != b.value) return a.value {cmp} b.value ? a : b;\n"
+                "return a.index < b.index ? a : b;")
+    pair = (f"// A candidate of {op}: its value and its index along the reduced axes.\n"
+            f"struct ArgPair {{\n    {vtype} value;\n    long long index;\n}};\n\n")
+    return Reducer(op, vtype, "ArgPair", f"ArgPair{{{lowest if greater else highest}, INT64_MAX}}",
+                   pair + _combine("ArgPair", body, op))
+
+def _combine(acc_type: str, body: str, op: str) -> str:
+    return (f"// Merges two partial results of {op} (also one partial and one element).\n"
+            f"struct Combine {{\n"
+            f"    __device__ __forceinline__ {acc_type} operator()({acc_type} a, {acc_type} b) const {{\n"
+            f"{indent(body, 8)}\n"
+            f"    }}\n}};")
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan every reduction sketch derives
 
 @dataclass
 class ReductionPlan:
@@ -85,7 +163,8 @@ class ReductionPlan:
         if self.op == "mean":
             value = f"{acc} / ({self.reducer.value_type})row_len"
         out = self.problem.output
-        raw = {n.name: f"{n.name}[{_offset(n, out, out_index)}]" for n in self.epilogue_inputs()}
+        raw = {n.name: f"{n.name}[{broadcast_offset(n.shape, out.shape, out_index)}]"
+               for n in self.epilogue_inputs()}
         anchor_value = value if self._anchor_ctype() == self.epilogue_ctype else \
             f"({self.epilogue_ctype})({value})"
         emitted = emit_expression(out, raw, self.epilogue_ctype, anchor=self.anchor,
@@ -102,11 +181,6 @@ class ReductionPlan:
 
     def packed_pointers(self, vec: int) -> list[str]:
         return [a.name for a in self.accesses(vec) if a.packed]
-
-
-def _offset(node: Node, out: Node, index: str) -> str:
-    from .warp import broadcast_offset
-    return broadcast_offset(node.shape, out.shape, index)
 
 
 def plan(problem: Problem) -> ReductionPlan | str:

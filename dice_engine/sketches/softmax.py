@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
+from .access import (SPLIT_ROW_PROLOGUE, chunk_loops, hint_int, pack_element, pack_loads, pack_step,
+                     scalar_element, words_per_element)
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
-from .warp import (PACK_HELPERS, RowwisePlan, SHUFFLE_HELPERS, SPLIT_ROW_PROLOGUE, chunk_loops, describe,
-                   dynamic_smem_lines, hint_int, indent, kernel_param_list, min_blocks_per_sm,
-                   name_clash, pack_element, pack_loads, pack_step, pow2_range, register_budget,
-                   row_cache_bytes, row_cache_declaration, rowwise_plan, scalar_element, tidy,
-                   wave_grid_cap, words_per_element, workspace_code)
+from .operands import describe, kernel_param_list, name_clash
+from .rowwise import RowwisePlan, row_cache_bytes, row_cache_declaration, rowwise_plan
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, dynamic_smem_lines, indent, min_blocks_per_sm,
+                   pow2_range, register_budget, tidy, wave_grid_cap, workspace_code)
 
 BASE_REGISTERS = 32
 ROW_GRID_WAVES = 4

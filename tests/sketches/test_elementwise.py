@@ -9,7 +9,7 @@ import pytest
 from dice_engine.arch import ARCHS
 from dice_engine.compile import compile_cuda
 from dice_engine.sketches import elementwise
-from dice_engine.sketches.warp import broadcast_offset, plan_access
+from dice_engine.sketches.access import broadcast_offset, plan_access
 from dice_engine.ir import ops
 from dice_engine.ir.dtypes import F32
 

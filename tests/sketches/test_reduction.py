@@ -10,7 +10,8 @@ import pytest
 from dice_engine.arch import ARCHS
 from dice_engine.ir.dtypes import F32, I32
 from dice_engine.sketches import reduction
-from dice_engine.sketches.warp import axis_view, reducer
+from dice_engine.sketches.access import axis_view
+from dice_engine.sketches.reduction import reducer
 
 from memory_bound_checks import ARCH_NAMES, compile_clean, needs_nvcc, problem, render_all
 
