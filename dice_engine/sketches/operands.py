@@ -53,7 +53,7 @@ def leaf_value(dtype: DType, raw: str, ctype: str) -> str:
 
 def emit_expression(root: Node, raw_inputs: dict[str, str], ctype: str, *,
                     anchor: Node | None = None, anchor_value: str | None = None,
-                    prefix: str = "t") -> Emitted:
+                    prefix: str = "expr_") -> Emitted:
     """Scalar code for `root` given each input's raw loaded element (by input name) and, for an
     epilogue, the C expression of the anchor's value (already in `ctype`)."""
     leaves: dict[int, str] = {}
@@ -83,6 +83,7 @@ def describe(problem: Problem) -> str:
     """The intent's computation on one line, for the kernel's comment."""
     program = problem.program
     first = program.text.strip().splitlines()[0] if program.text.strip() else ""
+    first = first.rstrip("\\ ")   # a trailing backslash would continue the // comment
     return first or f"{program.output_name} = {problem.output!r}"
 
 # Names every memory-bound region declares (helpers, launcher locals) or that C++/CUDA own; each
@@ -97,7 +98,7 @@ COMMON_NAMES = frozenset("""
     unsigned void volatile while
 """.split())
 
-_GENERATED = re.compile(r"(k[A-Z]\w*|(pro|epi|t|val_)\d+|\w+_(pack|first))$")
+_GENERATED = re.compile(r"(k[A-Z]\w*|(pro|epi|expr_|val_)\d+|\w+_(pack|first))$")
 
 def name_clash(problem: Problem, locals_: frozenset[str]) -> str | None:
     """Why a tensor or symbol name cannot be a kernel parameter next to `locals_`, or None."""

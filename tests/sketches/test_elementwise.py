@@ -121,3 +121,4 @@ def test_names_the_kernel_uses_itself_are_refused():
     clash = problem("y = x + stride; x, stride: f32[8]")
     assert "rename" in SKETCH.unsupported(clash, ARCHS["sm_90"])
     assert SKETCH.unsupported(problem("y = x + k; x, k: f32[8]"), ARCHS["sm_90"]) is None
+    assert SKETCH.unsupported(problem("y = t1 * t2; t1, t2: f32[8]"), ARCHS["sm_90"]) is None
