@@ -1,12 +1,14 @@
-"""The stable diagnostic codes: category, default severity, title and documentation page.
+"""The stable diagnostic codes, all of them in one table: static analysis, compiler and
+resources, intents (the editor) and dynamic findings (compute-sanitizer, Nsight Compute).
+Each has its category, default severity, title and documentation page.
 
 Codes never change meaning; a retired code stays in the table. Each has a page under
-docs/codes/<CODE>.md (a test checks that every page exists).
+docs/codes/<CODE>.md (a test checks that every page exists and that every code the sources
+use is here).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 
 
 @dataclass(frozen=True)
@@ -55,4 +57,19 @@ CODES: dict[str, CodeInfo] = {
     "DICE-E001": CodeInfo("compile", "error", "nvcc error"),
     "DICE-E002": CodeInfo("compile", "warning", "nvcc warning"),
     "DICE-E003": CodeInfo("compile", "warning", "nvcc not found"),
+    # intent (the editor's findings on `// @dice:` intents and their regions)
+    "DICE-I001": CodeInfo("intent", "error", "Intent cannot be served"),
+    "DICE-I002": CodeInfo("intent", "information", "Generated region is stale"),
+    "DICE-I003": CodeInfo("intent", "warning", "Malformed or orphan region marker"),
+    "DICE-I004": CodeInfo("intent", "warning", "Stale region edited by hand was not regenerated"),
+    # dynamic: compute-sanitizer
+    "DICE-D001": CodeInfo("overflow", "error", "Out-of-bounds or misaligned memory access (memcheck)"),
+    "DICE-D002": CodeInfo("race", "error", "Data race hazard (racecheck)"),
+    "DICE-D003": CodeInfo("sync", "error", "Barrier error (synccheck)"),
+    "DICE-D004": CodeInfo("race", "warning", "Read of device memory nothing wrote (initcheck)"),
+    "DICE-D005": CodeInfo("race", "information", "Racecheck skipped: the grid is too large"),
+    # dynamic: Nsight Compute
+    "DICE-D010": CodeInfo("coalescing", "warning", "Measured uncoalesced global access"),
+    "DICE-D011": CodeInfo("bank-conflict", "warning", "Measured shared-memory bank conflicts"),
+    "DICE-D012": CodeInfo("performance", "information", "Measured kernel throughput and occupancy"),
 }

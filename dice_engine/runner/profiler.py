@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from ..analysis.codes import CODES
 from ..analysis.findings import Finding
 from ..ir.patterns import Problem
 from ..sketches.base import RenderedKernel
-from .codes import DYNAMIC_CODES
 from .env import child_environment
 from .sanitizer import LocationMap, region_locations
 from .target import BuildFailed, prepare
@@ -86,7 +86,7 @@ def parse_source_page(text: str) -> list[SourceLine]:
 
 
 def _finding(code: str, where: tuple[str, int], message: str, data: dict) -> Finding:
-    info = DYNAMIC_CODES[code]
+    info = CODES[code]
     path, line = where
     return Finding(path, line, 0, line, 0, info.category, code, info.severity, message,
                    source="profiler", data=data)

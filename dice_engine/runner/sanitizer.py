@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from ..analysis.codes import CODES
 from ..analysis.findings import Finding
 from ..ir.patterns import Problem
 from ..sketches.base import RenderedKernel
-from .codes import DYNAMIC_CODES
 from .env import child_environment
 from .target import BuildFailed, prepare, reduced_shapes
 
@@ -90,7 +90,7 @@ def to_findings(records: Iterable[Record], where: LocationMap) -> list[Finding]:
         grouped[key] = (first, count + 1)
     findings = []
     for (code, path, line), (record, count) in grouped.items():
-        info = DYNAMIC_CODES[code]
+        info = CODES[code]
         data = {"tool": record.tool, "count": count, "report": [record.message, *record.details]}
         findings.append(Finding(path, line, 0, line, 0, info.category, code, info.severity,
                                 _message(record, count), source="sanitizer", data=data))
@@ -167,7 +167,7 @@ def region_locations(source_path: Path, path: str, first_line: int) -> LocationM
 
 
 def _racecheck_skipped(path: str, line: int, blocks: int) -> Finding:
-    info = DYNAMIC_CODES["DICE-D005"]
+    info = CODES["DICE-D005"]
     return Finding(path, line, 0, line, 0, info.category, "DICE-D005", info.severity,
                    f"racecheck skipped: the grid has {blocks} blocks (more than {RACECHECK_MAX_BLOCKS}); "
                    "give a symbolic size or a reduced problem to check races", source="sanitizer")

@@ -2,11 +2,12 @@
 a region generated for a different intent (stale), malformed or orphan markers, and a stale
 region left alone on save because it was edited by hand.
 
-The codes are DICE's intent category; their pages belong in docs/codes/ with the others."""
+Their codes, severities and titles are the engine's (`dice_engine.analysis.codes.CODES`)."""
 from __future__ import annotations
 
 from typing import Sequence
 
+from dice_engine.analysis.codes import CODES
 from dice_engine.analysis.findings import Finding
 from dice_engine.api import CUDAGenerator
 from dice_engine.intent import IntentError, Intents, IntentSite
@@ -19,11 +20,12 @@ MARKER = "DICE-I003"          # orphan, malformed or unterminated @dice-begin/@d
 EDITED_REGION = "DICE-I004"   # stale, but edited by hand: not regenerated on save
 
 
-def _finding(path: str, span: tuple[int, int, int, int], code: str, severity: str, message: str,
-             **data: object) -> Finding:
+def _finding(path: str, span: tuple[int, int, int, int], code: str, message: str, **data: object) -> Finding:
     line, column, end_line, end_column = span
+    info = CODES[code]
     return Finding(file=path, line=line, column=column, end_line=end_line, end_column=end_column,
-                   category="intent", code=code, severity=severity, message=message, data=dict(data))
+                   category=info.category, code=code, severity=info.severity, message=message,
+                   data=dict(data))
 
 
 def _intent_span(site: IntentSite, lines: Sequence[str]) -> tuple[int, int, int, int]:
@@ -56,20 +58,20 @@ def intent_findings(sites: Intents, path: str, lines: Sequence[str], arch: str) 
         if problem is not None:
             message, start, end = problem
             (l0, c0), (l1, c1) = site.offset_to_position(start), site.offset_to_position(max(end, start + 1))
-            out.append(_finding(path, (l0, c0, l1, c1), UNSERVABLE, "error", message))
+            out.append(_finding(path, (l0, c0, l1, c1), UNSERVABLE, message))
         region = site.region
         if region is not None and region.stale:
             how = ("it was edited by hand, so DICE will not overwrite it on save"
                    if region.edited else "save (dice.regenerateOnSave) or run “DICE: Regenerate kernel”")
-            out.append(_finding(path, _intent_span(site, lines), STALE_REGION, "information",
+            out.append(_finding(path, _intent_span(site, lines), STALE_REGION,
                                 f"the kernel below was generated for a different intent; {how}"))
     for p in sites.problems:
-        out.append(_finding(path, (p.line, p.column, p.end_line, p.end_column), MARKER, "warning", p.message))
+        out.append(_finding(path, (p.line, p.column, p.end_line, p.end_column), MARKER, p.message))
     return out
 
 
 def edited_region_note(path: str, site: IntentSite, lines: Sequence[str]) -> Finding:
-    return _finding(path, _intent_span(site, lines), EDITED_REGION, "warning",
+    return _finding(path, _intent_span(site, lines), EDITED_REGION,
                     "the intent changed but its kernel region was edited by hand, so it was not "
                     "regenerated on save; use “DICE: Regenerate kernel (replace your edits in the "
                     "region)” to overwrite it",
