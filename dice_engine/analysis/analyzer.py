@@ -19,6 +19,7 @@ from .race import race_findings
 from .report import render_lines, shift_lines
 from .simt import run_function
 from .sync import sync_findings
+from .types import Typer
 from .syntax import FileFacts, Function, Source, captures, encode, file_facts, functions, launch_blocks, \
     new_parser, text
 
@@ -135,8 +136,10 @@ class Analyzer:
     def _function_findings(self, src: Source, fn: Function, by_name: dict[str, Function],
                            facts: FileFacts, called: set[str], found: dict[str, list]) -> list[Finding]:
         out: list[Finding] = []
-        for analysis in (precision_findings, overflow_findings):
-            out += _guarded(analysis, src, fn, facts, found)
+        typer = _guarded(lambda: [Typer(fn, facts, found.get("decl", []))])   # shared by both below
+        if typer:
+            out += _guarded(precision_findings, src, fn, typer[0], found)
+            out += _guarded(overflow_findings, src, facts, typer[0], found)
         if fn.is_kernel or fn.name not in called:
             try:
                 trace = run_function(fn, by_name, facts)

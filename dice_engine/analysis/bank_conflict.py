@@ -9,6 +9,7 @@ and no access made worse.
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import lru_cache
 
 import numpy as np
 
@@ -76,20 +77,29 @@ def _as_issued(accesses: list[Access], elem: int) -> list[tuple[Access, int]]:
 def _degree(addr: np.ndarray, a: Access, elem: int, size: int | None = None) -> int:
     """Worst number of distinct 4-byte words any bank serves in one phase of one warp."""
     size = size or a.access_size or elem
-    words = (addr * elem + a.field_offset) // 4
+    live = a.mask
+    if np.count_nonzero(live) < 2:
+        return 1
+    words = (addr[live] * elem + a.field_offset) // 4
     phase = max(1, BANKS * 4 // max(4, size))
     span = max(1, size // 4)                     # words one lane touches
-    lanes = np.arange(addr.size)
-    group = (lanes // 32) * 32 + (lanes % 32) // phase     # warp and phase of each lane
-    live = a.mask
-    if live.sum() < 2:
-        return 1
-    touched = (words[live][:, None] + np.arange(span)).ravel()
+    touched = (words[:, None] + np.arange(span)).ravel()
     touched = touched - (int(touched.min()) // BANKS) * BANKS    # non-negative, banks unchanged
-    owner = np.repeat(group[live], span)
+    owner = np.repeat(_phase_groups(addr.size, phase)[live], span)
+    if np.bincount(owner * BANKS + touched % BANKS).max() < 2:
+        return 1                # no two lanes of a phase on one bank (the common case): no sort
     pairs = np.unique(owner * (1 << 40) + touched)          # distinct (phase, word)
     keys = (pairs >> 40) * BANKS + (pairs & ((1 << 40) - 1)) % BANKS
     return int(np.bincount(keys).max())
+
+
+@lru_cache(maxsize=32)
+def _phase_groups(threads: int, phase: int) -> np.ndarray:
+    """The warp and phase each thread's lane is served in (read-only, shared by every call)."""
+    lanes = np.arange(threads)
+    group = (lanes // 32) * 32 + (lanes % 32) // phase
+    group.setflags(write=False)
+    return group
 
 
 def _padding_fix(src: Source, a: Access, all_of_mem: list[Access], elem: int) -> Fix | None:

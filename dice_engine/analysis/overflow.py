@@ -13,7 +13,7 @@ from tree_sitter import Node
 
 from .findings import Finding, Fix, TextEdit
 from .report import finding, replace
-from .syntax import NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Function, Source, const_eval, operator, \
+from .syntax import NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Source, const_eval, operator, \
     text
 from .types import Typer
 
@@ -22,11 +22,10 @@ GRID_BUILTINS = ("blockIdx", "blockDim", "gridDim", "threadIdx")
 BUILTIN_MAX = {"threadIdx": 1023, "blockDim": 1024}
 
 
-def overflow_findings(src: Source, fn: Function, facts: FileFacts,
+def overflow_findings(src: Source, facts: FileFacts, typer: Typer,
                       found: dict[str, list[Node]]) -> list[Finding]:
-    """`found`: the function body's `syntax.captures`."""
+    """`found`: the function body's `syntax.captures`; `typer`: its types."""
     declarations = found.get("decl", [])
-    typer = Typer(fn, facts, declarations)
     bounds, wide_compared, decremented = _uses(found, typer, facts)
     for _, name, _, init in _index_definitions(declarations):
         if name not in bounds and (peak := _max_value(init, facts, bounds)) is not None:

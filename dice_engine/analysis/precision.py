@@ -13,7 +13,7 @@ from tree_sitter import Node
 
 from .findings import Finding, Fix
 from .report import finding, replace
-from .syntax import LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Function, Source, \
+from .syntax import LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, Function, Source, \
     float_literal_type, int_literal, operator, text
 from .types import GENERIC_MATH, Typer, is_floating, is_integer
 
@@ -22,10 +22,9 @@ COMPOUND = frozenset({"+=", "-=", "*=", "/="})
 LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
 
 
-def precision_findings(src: Source, fn: Function, facts: FileFacts,
+def precision_findings(src: Source, fn: Function, typer: Typer,
                        found: dict[str, list[Node]]) -> list[Finding]:
-    """`found`: the function body's `syntax.captures`."""
-    typer = Typer(fn, facts, found.get("decl", []))
+    """`found`: the function body's `syntax.captures`; `typer`: its types."""
     out: list[Finding] = []
     for node in found.get("binary", ()):
         out += _promoting_literals(src, typer, node)

@@ -33,12 +33,13 @@ def race_findings(src: Source, trace: Trace) -> list[Finding]:
                            "with the same index both read the old value and one update is lost. Use "
                            "`atomicAdd` (or another atomic) for scattered updates.",
                            data={"array": a.mem.name}))
+    threads = _Threads(trace)
     for accesses in groups.values():
         if not any(a.kind == "w" for a in accesses):
             continue
         for j, later in enumerate(accesses):
             for earlier in accesses[: j + 1]:
-                code = _hazard(trace, earlier, later)
+                code = _hazard(threads, earlier, later)
                 if code is None or (code, later.node.id) in seen:
                     continue
                 seen.add((code, later.node.id))
@@ -60,15 +61,15 @@ def _scattered_updates(trace: Trace) -> dict[int, Access]:
     return out
 
 
-def _hazard(trace: Trace, earlier: Access, later: Access) -> str | None:
+def _hazard(threads: _Threads, earlier: Access, later: Access) -> str | None:
     if earlier.kind == "r" and later.kind == "r":
         return None
     if earlier is later:
         # one write executed by many threads: only a race when they store different values
-        if later.value_level == UNIFORM or not _conflict(trace, earlier, later, same_access=True):
+        if later.value_level == UNIFORM or not _conflict(threads, earlier, later, same_access=True):
             return None
         return "DICE-R003"
-    if not _conflict(trace, earlier, later):
+    if not _conflict(threads, earlier, later):
         return None
     crosses_tree = any(a != b and a.tree for a, b in zip(earlier.iterations, later.iterations))
     if crosses_tree:
@@ -78,17 +79,40 @@ def _hazard(trace: Trace, earlier: Access, later: Access) -> str | None:
     return "DICE-R001" if earlier.kind == "w" else "DICE-R002"
 
 
-def _conflict(trace: Trace, a: Access, b: Access, same_access: bool = False) -> bool:
+class _Threads:
+    """Per access: the (element, thread key) pairs of the threads performing it, selected once and
+    sorted once however many pairs of accesses it takes part in. The key is the thread id, or the
+    warp id when a __syncwarp separates the two accesses (lanes of one warp are then ordered)."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self._masked: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._sorted: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {}
+
+    def masked(self, a: Access, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
+        got = self._masked.get((id(a), by_warp))
+        if got is None:
+            key = self.trace.warp_of if by_warp else self.trace.thread_ids
+            got = self._masked[(id(a), by_warp)] = (a.addr[a.mask], key[a.mask])
+        return got
+
+    def sorted(self, a: Access, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
+        got = self._sorted.get((id(a), by_warp))
+        if got is None:
+            addr, key = self.masked(a, by_warp)
+            order = np.lexsort((key, addr))
+            got = self._sorted[(id(a), by_warp)] = (addr[order], key[order])
+        return got
+
+
+def _conflict(threads: _Threads, a: Access, b: Access, same_access: bool = False) -> bool:
     """Some thread of `a` and a *different* thread of `b` touch the same element (threads of one
     warp only count when no __syncwarp lies between)."""
-    ids = trace.thread_ids
-    key = ids if a.warp_epoch == b.warp_epoch else trace.warp_of
-    addr_a, key_a = a.addr[a.mask], key[a.mask]
-    addr_b, key_b = b.addr[b.mask], key[b.mask]
+    by_warp = a.warp_epoch != b.warp_epoch
+    addr_a, key_a = threads.sorted(a, by_warp)
+    addr_b, key_b = threads.masked(b, by_warp)
     if addr_a.size == 0 or addr_b.size == 0:
         return False
-    order = np.lexsort((key_a, addr_a))
-    addr_a, key_a = addr_a[order], key_a[order]
     lo = np.searchsorted(addr_a, addr_b, "left")
     hi = np.searchsorted(addr_a, addr_b, "right")
     hit = hi > lo

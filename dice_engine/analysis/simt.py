@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -126,9 +127,7 @@ class Interpreter:
         self.facts = facts
         self.model = model
         bx, by, bz = model.dims
-        t = np.arange(model.threads, dtype=np.int64)
-        self.tid = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by)}
-        self.warp_of = t // 32
+        t, self.tid, self.warp_of = _thread_ids(model.dims)
         self.n = model.threads
         self.trace = Trace(threads=self.n, warp_of=self.warp_of, thread_ids=t)
         self.epoch = 0
@@ -150,7 +149,10 @@ class Interpreter:
     def run(self) -> Trace:
         for name, type_name, indirect in self.fn.params:
             self.env[name] = self._param_value(name, type_name, indirect)
-        self._stmt(self.fn.body)
+        # index arithmetic wraps as in C: numpy's overflow warnings are noise here, and one
+        # errstate for the whole run is far cheaper than one per operation
+        with np.errstate(all="ignore"):
+            self._stmt(self.fn.body)
         return self.trace
 
     def _param_value(self, name: str, type_name: str, indirect: bool) -> Val:
@@ -413,16 +415,16 @@ class Interpreter:
     def _expr(self, node: Node | None) -> Val:
         if node is None or self.depth > MAX_DEPTH:
             return UNKNOWN
-        self.depth += 1
-        try:
-            handler = _EXPRESSIONS.get(node.type)
-            if handler is None:
-                for child in node.named_children:
-                    self._expr(child)
-                return UNKNOWN
-            return handler(self, node)
-        finally:
-            self.depth -= 1
+        handler = _EXPRESSIONS.get(node.type)
+        self.depth += 1                 # not restored on an exception: that ends the whole run
+        if handler is None:
+            for child in node.named_children:
+                self._expr(child)
+            value = UNKNOWN
+        else:
+            value = handler(self, node)
+        self.depth -= 1
+        return value
 
     def _number(self, node: Node) -> Val:
         s = text(node)
@@ -670,8 +672,7 @@ class Interpreter:
             current = self._read_lvalue(left)
             fn = _BINARY.get(op[:-1])
             if fn is not None and current.arr is not None and value.arr is not None:
-                with np.errstate(all="ignore"):
-                    arr = np.asarray(fn(current.arr, value.arr), dtype=np.int64)
+                arr = np.asarray(fn(current.arr, value.arr), dtype=np.int64)
                 value = Val(arr, max(current.level, value.level), current.exact and value.exact)
             elif current.mem is not None and op in ("+=", "-=") and value.arr is not None:
                 value = Val(None, max(current.level, value.level), mem=current.mem,
@@ -792,9 +793,8 @@ class Interpreter:
         level = max((a.level for a in args), default=UNIFORM)
         int_fn = _INT_FUNCS.get(name)
         if int_fn is not None and args and all(a.arr is not None for a in args):
-            with np.errstate(all="ignore"):
-                return Val(np.asarray(int_fn(*[a.arr for a in args]), dtype=np.int64), level,
-                           all(a.exact for a in args))
+            return Val(np.asarray(int_fn(*[a.arr for a in args]), dtype=np.int64), level,
+                       all(a.exact for a in args))
         return Val(None, level)
 
     def _atomic_target(self, node: Node) -> Val:
@@ -882,6 +882,20 @@ class Interpreter:
         if key not in self.sync_seen:
             self.sync_seen.add(key)
             self.trace.sync.append(SyncEvent(node, "DICE-S004", None, {"op": name, "detail": detail}))
+
+
+@lru_cache(maxsize=64)
+def _thread_ids(dims: tuple[int, int, int]) -> tuple[Array, dict[str, Array], Array]:
+    """Linear thread ids, threadIdx.{x,y,z} and warp ids of a block shape. Built once per shape
+    (they are a fixed cost of every function otherwise) and read-only, so no run can alter the
+    copies the next run sees."""
+    bx, by, _ = dims
+    t = np.arange(bx * by * dims[2], dtype=np.int64)
+    tid = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by)}
+    warp_of = t // 32
+    for arr in (t, warp_of, *tid.values()):
+        arr.setflags(write=False)
+    return t, tid, warp_of
 
 
 def _int64(v: int | None) -> int | None:

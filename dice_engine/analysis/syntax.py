@@ -345,9 +345,11 @@ def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> di
     """Literal block sizes of the kernel launches in one function body (`found`: its captures)."""
     out: dict[str, tuple[int, int, int]] = {}
     dims: dict[str, tuple[int, int, int]] = {}
-    events = [(n.start_byte, "decl", n) for n in found.get("decl", ())
-              if text(n.child_by_field_name("type")) == "dim3"]
-    events += [(n.start_byte, "call", n) for n in found.get("call", ()) if b"<<<" in (n.text or b"")]
+    events = [(n.start_byte, "call", n) for n in found.get("call", ()) if b"<<<" in (n.text or b"")]
+    if not events:                  # most functions launch nothing: skip reading their dim3s
+        return out
+    events += [(n.start_byte, "decl", n) for n in found.get("decl", ())
+               if text(n.child_by_field_name("type")) == "dim3"]
     for _, kind, node in sorted(events, key=lambda e: e[0]):      # a dim3 precedes its launch
         if kind == "decl":
             for d in node.children_by_field_name("declarator"):
@@ -416,6 +418,9 @@ def const_eval(expr: str, constants: dict[str, int]) -> int | None:
     toks = _tokens(expr)
     if not toks:
         return None
+    if len(toks) == 1:           # a literal or a name (most calls): skip the precedence climb
+        tok = toks[0]
+        return int_literal(tok) if tok[0].isdigit() else constants.get(tok)
     pos = 0
 
     def primary() -> int | None:
