@@ -4,7 +4,9 @@
     result = CUDAGenerator(device="a100").generate("实现一个矩阵乘法内核，使用共享内存优化", precision="fp16")
     print(result.source, result.to_json())
 
-`generate_file` serves every `// @dice:` intent of a CUDA file and returns the new text.
+`generate_file` serves every `// @dice:` intent of a CUDA file and returns the new text;
+`verify_file` runs a file's generated regions as they stand on a GPU (verification, timing, and
+on request compute-sanitizer and Nsight Compute findings).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from .intent.regions import apply_edit
 from .ir.graph import Program
 from .ir.patterns import PatternError, classify
 from .refine import Candidate, Evaluation, Runner, Search
+from .runner.regions import RegionCheck as RegionCheck, verify_file as verify_file  # re-exported
 from .sketches.registry import candidates, why_unsupported
 
 DEFAULT_BUDGET = 24
@@ -44,7 +47,7 @@ class GenerationResult:
     resources: dict[str, Any]        # registers, spill_bytes, smem_bytes, occupancy, limiter, threads, blocks
     verified: bool | None
     time_us: float | None            # measured (GPU), None without one
-    reference_time_us: float | None
+    reference_time_us: float | None  # PyTorch eager, timed beside it (GPU with torch), else None
     cost_us: float                   # the cost model's estimate
     round: int                       # the round that found this kernel
     rounds: int                      # rounds run so far
@@ -52,6 +55,10 @@ class GenerationResult:
     summary: str                     # one line for the `// @dice-begin` marker
     intent: str = ""
     notes: list[str] = field(default_factory=list)   # assumptions and what held the kernel back
+    # Measured with `time_us` (None without a GPU run); not part of to_json, whose keys design.md fixes.
+    gbps: float | None = None                # fewest bytes the kernel must move / time
+    tflops: float | None = None              # useful floating-point work / time (GEMM, conv)
+    roofline_fraction: float | None = None   # the machine's measured ceilings' time floor / time
 
     def to_json(self) -> dict[str, Any]:
         """The `dice generate --format json` object (design.md §3)."""
@@ -70,6 +77,8 @@ class GenerationResult:
             occupancy = f"{res['occupancy']:.0%} (limited by {res['limiter']})"
         if self.verified:
             timing = f"verified on the GPU, {self.time_us:.1f} us measured (model: {self.cost_us:.1f} us)"
+            rates = rate_parts(self.gbps, self.tflops, self.roofline_fraction, self.reference_time_us)
+            timing += "".join(f", {part}" for part in rates)
         else:
             timing = f"not verified (no GPU); cost model estimate {self.cost_us:.1f} us on {self.gpu}"
         lines = [f"DICE report: `{self.name}` for {self.arch} ({self.gpu})",
@@ -84,6 +93,21 @@ class GenerationResult:
         return lines + [f"  note       {n}" for n in self.notes]
 
 
+def rate_parts(gbps: float | None, tflops: float | None, roofline_fraction: float | None,
+               reference_time_us: float | None) -> list[str]:
+    """The measured rates in words, those that exist ("1830 GB/s", "82% of roofline", ...)."""
+    parts = []
+    if gbps is not None:
+        parts.append(f"{gbps:.0f} GB/s")
+    if tflops is not None:
+        parts.append(f"{tflops:.1f} TFLOP/s")
+    if roofline_fraction is not None:
+        parts.append(f"{roofline_fraction:.0%} of roofline")
+    if reference_time_us is not None:
+        parts.append(f"PyTorch reference {reference_time_us:.1f} us")
+    return parts
+
+
 def _device_code(source: str, launcher: str) -> str:
     at = source.rfind(launcher.strip()) if launcher.strip() else -1
     return source[:at].rstrip() + "\n" if at > 0 else source
@@ -92,14 +116,16 @@ def _device_code(source: str, launcher: str) -> str:
 def _result(candidate: Candidate, search: Search, program: Program, notes: list[str]) -> GenerationResult:
     ev, rendered, spec = candidate.evaluation, candidate.rendered, search.arch
     measured = f"; {ev.time_us:.1f} us on {spec.gpu_name}" if ev.time_us is not None else ""
+    run = candidate.run if candidate.run is not None and candidate.run.verified else None
     return GenerationResult(
         source=rendered.source, kernel=_device_code(rendered.source, rendered.launcher),
         launcher=rendered.launcher, name=search.name, arch=spec.name, gpu=spec.gpu_name,
         sketch=rendered.sketch, tokens=dict(rendered.tokens), resources=dict(ev.resources),
         verified=ev.verified, time_us=ev.time_us,
-        reference_time_us=None, cost_us=ev.cost_us or 0.0, round=ev.round, rounds=search.rounds + 1,
-        history=list(candidate.history), summary=rendered.summary + measured, intent=program.text,
-        notes=notes + candidate.estimate.notes)
+        reference_time_us=run.reference_time_us if run else None, cost_us=ev.cost_us or 0.0, round=ev.round,
+        rounds=search.rounds + 1, history=list(candidate.history), summary=rendered.summary + measured,
+        intent=program.text, notes=notes + candidate.estimate.notes, gbps=run.gbps if run else None,
+        tflops=run.tflops if run else None, roofline_fraction=run.roofline_fraction if run else None)
 
 
 class CUDAGenerator:

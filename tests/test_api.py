@@ -105,7 +105,35 @@ def test_on_a_gpu_every_yielded_kernel_is_verified_and_timed():
     from dice_engine.runner import GpuRunner
     with GpuRunner() as runner:
         results = list(CUDAGenerator(budget=4, runner=runner).stream(MAP))
-    assert results and all(r.verified is True and r.time_us > 0 for r in results)
+    assert results and all(r.verified is True and r.time_us > 0 and r.gbps > 0 for r in results)
     times = [r.time_us for r in results]
     assert all(b < a for a, b in zip(times, times[1:]))
     assert results[-1].to_json()["time_us"] == results[-1].time_us
+    assert 0 < results[-1].roofline_fraction <= 1.5     # measured ceilings; a little above 1 is noise
+    reference = results[-1].reference_time_us
+    assert reference is None or reference > 0            # None only where torch has no CUDA in the child
+
+
+class FakeRunner:
+    """Stands in for GpuRunner (CI has no GPU): each candidate 'measures' faster than the last."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def evaluate(self, rendered, problem, arch):
+        from dice_engine.runner import RunReport
+        self.calls += 1
+        time_us = 100.0 / self.calls
+        return RunReport(verified=True, verdict="ok", time_us=time_us, gbps=12.5 / time_us * 1e3,
+                         tflops=None, roofline_fraction=0.5, reference_time_us=80.0)
+
+
+def test_the_runners_figures_reach_the_result_but_not_the_json_object():
+    result = CUDAGenerator("h100", budget=3, runner=FakeRunner()).generate(MAP)
+    assert result.verified is True and result.time_us == pytest.approx(100.0 / 3)
+    assert result.gbps == pytest.approx(12.5 / result.time_us * 1e3)
+    assert result.tflops is None and result.roofline_fraction == 0.5 and result.reference_time_us == 80.0
+    out = result.to_json()
+    assert set(out) == JSON_KEYS and out["reference_time_us"] == 80.0
+    timing = next(line for line in result.report() if "timing" in line)
+    assert "375 GB/s" in timing and "50% of roofline" in timing and "PyTorch reference 80.0 us" in timing

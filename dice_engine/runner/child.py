@@ -29,6 +29,7 @@ from .device import GUARD_BYTES, DeviceSession, GuardedBuffer
 from .inputs import concrete
 from .protocol import ChildGone, RunRequest, read_message, write_message
 from .references import TrialCache
+from .torch_reference import ReferenceTimer
 
 # cudaError_t values after which the context is unusable (illegal address, assert, hardware
 # stack error, illegal instruction, misaligned address, invalid address space, invalid PC,
@@ -75,6 +76,7 @@ class Child:
         self.session = session
         self.notify = notify
         self.trials = TrialCache()
+        self.reference = ReferenceTimer(session.l2_bytes)
 
     def handle(self, request: Any) -> dict:
         if request == "ping":
@@ -108,7 +110,7 @@ class Child:
         tolerance = tolerance_for(req.problem)
         guard = GUARD_BYTES if req.guards else 0
         worst = 0.0
-        time_us = None
+        time_us = reference_us = None
         for case, bindings in enumerate(req.shapes):
             for b in buffers:
                 b.free()
@@ -140,7 +142,9 @@ class Child:
                 worst = max(worst, result.max_rel_err or 0.0)
             if req.time and case == 0:
                 time_us = self._time(launcher, args, req.runs)
-        return {"verdict": "ok", "max_rel_err": worst, "time_us": time_us,
+                if req.reference:
+                    reference_us = self.reference.time_us(program, bindings, runs=req.runs, seed=req.seed)
+        return {"verdict": "ok", "max_rel_err": worst, "time_us": time_us, "reference_time_us": reference_us,
                 "detail": f"verified {req.trials} trials at {len(req.shapes)} shape(s)"}
 
     @staticmethod

@@ -211,7 +211,8 @@ class GpuRunner:
                 return failed("no-gpu", reply["detail"])
             report = RunReport(verified=reply["verdict"] == "ok", verdict=reply["verdict"],
                                detail=reply.get("detail", ""), max_rel_err=reply.get("max_rel_err"),
-                               time_us=reply.get("time_us"), shapes=request.shapes)
+                               time_us=reply.get("time_us"), reference_time_us=reply.get("reference_time_us"),
+                               shapes=request.shapes)
             if "busy_s" in reply:
                 report.overhead_ms = max(0.0, (wall - reply["busy_s"]) * 1e3)
                 self._overheads_ms.append(report.overhead_ms)

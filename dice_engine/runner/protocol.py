@@ -90,3 +90,4 @@ class RunRequest:
     time: bool = True
     runs: int = 50
     guards: bool = True                   # canary zones around buffers (off under compute-sanitizer)
+    reference: bool = True                # with `time`: also time PyTorch's reference (when importable)

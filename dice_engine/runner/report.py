@@ -22,6 +22,7 @@ class RunReport:
     gbps: float | None = None              # minimum bytes moved / time
     tflops: float | None = None            # useful floating-point work / time (GEMM, conv)
     roofline_fraction: float | None = None # lower bound from the measured ceilings / time
+    reference_time_us: float | None = None # PyTorch eager, timed the same way in the same child
     shapes: list[dict[str, int]] = field(default_factory=list)   # symbol bindings checked
     overhead_ms: float | None = None       # request wall time minus the child's own work
 

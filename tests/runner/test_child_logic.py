@@ -87,3 +87,26 @@ def test_fresh_inputs_per_trial_are_shared_across_candidates(child, library):
     cached = len(child.trials._entries)
     child.handle(request(library, "good_launch", time=False))
     assert cached == 10 and len(child.trials._entries) == cached   # 5 trials × 2 shapes, reused
+
+
+def test_without_torch_on_a_gpu_there_is_no_reference_time(child, library):
+    """CI's torch has no CUDA: the child reports no reference time rather than an estimate."""
+    reply = child.handle(request(library, "good_launch"))
+    assert reply["verdict"] == "ok" and reply["reference_time_us"] is None
+
+
+def test_the_reference_is_timed_once_per_program_and_shape_at_the_timed_shape(child, library, monkeypatch):
+    timed: list[dict[str, int]] = []
+
+    def measure(program, bindings, runs, seed):
+        timed.append(bindings)
+        return 42.0
+
+    monkeypatch.setattr(child.reference, "usable", lambda: True)
+    monkeypatch.setattr(child.reference, "_measure", measure)
+    first = child.handle(request(library, "good_launch"))
+    again = child.handle(request(library, "good_launch"))
+    assert first["reference_time_us"] == again["reference_time_us"] == 42.0
+    assert timed == [{"N": 1001}]
+    assert child.handle(request(library, "good_launch", reference=False))["reference_time_us"] is None
+    assert child.handle(request(library, "good_launch", time=False))["reference_time_us"] is None
