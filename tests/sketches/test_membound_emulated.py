@@ -71,7 +71,8 @@ CASES = [
      {"tile": 16, "split": 4, "vec": 4, "unroll": 2, "chunks": 4}),
     ("reduction.columns", "i = argmin(x, dim=0); x: f16[40, 7]", {"tile": 16, "split": 2, "vec": 1,
                                                                    "unroll": 1, "chunks": 1}),
-    ("reduction.split_rows", "s = max(x); x: f32[4096]", {"threads": 128, "chunks": 8, "vec": 4, "unroll": 2}),
+    ("reduction.split_rows", "s = max(x); x: f32[4096]",
+     {"threads": 128, "chunks": 8, "vec": 4, "unroll": 2}),
     ("reduction.split_rows", "s = sum(x, dim=1); x: f16[3, N]; N=1001", {"threads": 128, "chunks": 2}),
     # softmax: registers, shared-memory cache, streaming, columns, split rows
     ("softmax.rows", "y = softmax(x, dim=-1); x: f32[6, 200]", {"group": 32, "threads": 64}),
@@ -94,7 +95,8 @@ CASES = [
 
 
 @needs_emulator
-@pytest.mark.parametrize("sketch_name, text, overrides", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize("sketch_name, text, overrides", CASES,
+                         ids=[f"{case[0]}-{i}" for i, case in enumerate(CASES)])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(sketch_name, text, overrides, tmp_path):
     sketch = by_name(sketch_name)
     p = problem(text)
