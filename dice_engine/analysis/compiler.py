@@ -22,8 +22,10 @@ _LIMITER_CODES = {"registers": "DICE-M003", "shared memory": "DICE-M004", "block
 def compiler_findings(text_: str, path: str = "<buffer>", arch: str = "sm_90", *,
                       nvcc: str | None = None, flags: Sequence[str] = (),
                       include_paths: Sequence[str] = ()) -> list[Finding]:
+    # generated wgmma regions need the arch-specific target
+    target = "sm_90a" if arch == "sm_90" and "wgmma." in text_ else arch
     try:
-        result = compile_cuda(text_, arch, output="cubin", flags=flags, include_paths=include_paths,
+        result = compile_cuda(text_, target, output="cubin", flags=flags, include_paths=include_paths,
                               nvcc=nvcc, filename=path)
     except NvccNotFound as exc:
         return [_make(path, (0, 0, 0, 0), "DICE-E003",

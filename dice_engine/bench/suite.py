@@ -99,7 +99,7 @@ def _build(candidate: Candidate, index: int, arch: str) -> Candidate:
     except Exception as exc:   # a sketch that cannot render a point is a candidate lost, not a bench lost
         candidate.error = f"render failed: {type(exc).__name__}: {exc}"
         return candidate
-    candidate.built = build_library(candidate.rendered.source, arch)
+    candidate.built = build_library(candidate.rendered.source, candidate.rendered.compile_arch(arch))
     if candidate.built.library is None:
         candidate.error = f"compile failed: {candidate.built.error}"
     return candidate

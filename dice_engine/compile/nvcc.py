@@ -73,7 +73,7 @@ def compile_cuda(source: str, arch: str = "sm_90", *, output: str = "cubin", fla
     try:
         (workdir / TEMP_SOURCE).write_text(source, encoding="utf-8")
         out_path = workdir / f"out{suffix}"
-        cmd = [nvcc_path, mode, f"-arch={arch}", "-MD", "-MF", "deps.d"]
+        cmd = [nvcc_path, mode, *_target_flags(arch), "-MD", "-MF", "deps.d"]
         if output != "ptx":
             cmd += ["-Xptxas", "-v"]
         if output == "shared":
@@ -100,6 +100,14 @@ def compile_cuda(source: str, arch: str = "sm_90", *, output: str = "cubin", fla
         return result
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _target_flags(arch: str) -> list[str]:
+    """nvcc's target flags. An arch-specific target (sm_90a) is named by -gencode alone: nvcc 13.0's
+    `-arch=sm_90a` shorthand also runs a plain compute_90 pass, which rejects wgmma/setmaxnreg."""
+    if arch.startswith("sm_") and arch.endswith("a"):
+        return [f"-gencode=arch=compute_{arch[3:]},code={arch}"]
+    return [f"-arch={arch}"]
 
 
 def _run(cmd: list[str], cwd: Path, timeout: float) -> tuple[int | None, str]:

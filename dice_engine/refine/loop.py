@@ -45,7 +45,7 @@ Compiler = Callable[[RenderedKernel, ArchSpec], CompileResult]
 
 def compile_rendered(rendered: RenderedKernel, arch: ArchSpec) -> CompileResult:
     kernel = rendered.kernel_names[0].split("::")[-1] if rendered.kernel_names else "kernel"
-    return compile_cuda(rendered.source, arch.name, filename=f"{kernel}.cu")
+    return compile_cuda(rendered.source, rendered.compile_arch(arch.name), filename=f"{kernel}.cu")
 
 
 @dataclass

@@ -189,7 +189,8 @@ class GpuRunner:
         The library is built for the GPU that runs it; `arch` names the generation target only."""
         if not self.available():
             return failed("no-gpu", self._no_gpu or "no GPU")
-        built = build_library(rendered.source, self.gpu.get("arch") or _arch_name(arch))
+        target = rendered.compile_arch(self.gpu.get("arch") or _arch_name(arch))
+        built = build_library(rendered.source, target)
         if built.library is None:
             return failed("compile-error", built.error)
         return self.run_library(str(built.library), launcher_symbol(rendered), rendered, problem,

@@ -33,7 +33,7 @@ def prepare(rendered: RenderedKernel, problem: Problem, arch: str, workdir: Path
     source_path = workdir / "region.cu"
     source_path.write_text(rendered.source)
     # `#line` makes the debug line table name source_path, line for line with the region.
-    built = build_library(f'#line 1 "{source_path}"\n{rendered.source}', arch)
+    built = build_library(f'#line 1 "{source_path}"\n{rendered.source}', rendered.compile_arch(arch))
     if built.library is None:
         raise BuildFailed(built.error)
     request = RunRequest(library=str(built.library), symbol=launcher_symbol(rendered),

@@ -100,6 +100,11 @@ class RenderedKernel:
     params: list[Param]       # the launcher's parameters, in order (the stream comes last)
     launches: list[Launch]
     summary: str              # one line: strategy and key tokens
+    arch_suffix: str = ""     # "a": needs the arch-specific target (sm_90a: wgmma, setmaxnreg)
+
+    def compile_arch(self, arch: str) -> str:
+        """The target to compile this kernel for on `arch` ("sm_90" → "sm_90a" when it needs it)."""
+        return arch + self.arch_suffix
 
 
 class Sketch(ABC):

@@ -25,7 +25,10 @@ M N K A_b B_b C_b As Bs smem acc batch row col lane warp warp_m0 warp_n0 m0 n0 k
 w v idx src valid half mi ni kk kt buf stage more next k_tiles a_frag b_frag a_stage b_stage load_tiles
 store_tiles copy_tiles multiply epilogue smem_addr ldmatrix_x4 ldmatrix_x4_trans mma_16x8x16 cp_async_16
 cp_async_commit cp_async_wait BM BN BK TM TN WM WN MT NT VEC PAD STAGES THREADS THREADS_X THREADS_Y WARPS_N
-A_PITCH B_PITCH A_TILE B_TILE A_LOADS B_LOADS A_CHUNKS B_CHUNKS
+A_PITCH B_PITCH A_TILE B_TILE A_LOADS B_LOADS A_CHUNKS B_CHUNKS gm gn gk chunk upper smem_raw smem_base
+wg_m0 mn0 a_tile b_tile a_desc b_desc copy_tiles descriptor swizzled fence_proxy_async fence_registers
+wgmma_fence wgmma_commit wgmma_wait wgmma_m64k16 WARPGROUPS WG_M MI A_BYTES B_BYTES STAGE_BYTES TRANS_A
+TRANS_B A_LBO B_LBO SBO
 """.split())
 _MAX_GRID_Y = _MAX_GRID_Z = 65535   # blocks along grid y (row tiles of >= 64) and z (batch)
 
@@ -196,6 +199,22 @@ def size_guard(gp: GemmProblem) -> str:
     return f"    if ({' || '.join(f'{d} <= 0' for d in dims)}) return;\n" if dims else ""
 
 
+def operand_geometry(which: str, op: Operand) -> dict[str, str]:
+    """Names for one operand tile: its (outer, inner) indices — inner is contiguous in global
+    and shared memory alike — their extents, limits and block origins, and the leading dim."""
+    if which == "A":
+        outer, inner = ("m", "k") if op.layout == "row" else ("k", "m")
+        extent, limit, origin = {"m": "BM", "k": "BK"}, {"m": "M", "k": "K"}, {"m": "m0", "k": "k0"}
+        ld = "K" if op.layout == "row" else "M"
+    else:
+        outer, inner = ("k", "n") if op.layout == "row" else ("n", "k")
+        extent, limit, origin = {"k": "BK", "n": "BN"}, {"k": "K", "n": "N"}, {"k": "k0", "n": "n0"}
+        ld = "N" if op.layout == "row" else "K"
+    return {"outer": outer, "inner": inner, "outer_extent": extent[outer], "inner_extent": extent[inner],
+            "outer_limit": limit[outer], "inner_limit": limit[inner], "outer_origin": origin[outer],
+            "inner_origin": origin[inner], "ld": ld}
+
+
 # ---------------------------------------------------------------------------------------------
 # Epilogue
 
@@ -251,3 +270,22 @@ def store(gp: GemmProblem, acc: str, row: str, col: str) -> str:
     (the output pointer advanced to this batch)."""
     value = store_from_compute(gp.out_dtype, output_value(gp, acc, row, col))
     return f"C_b[(long long)({row}) * N + ({col})] = {value};"
+
+
+def pair_store(gp: GemmProblem) -> str:
+    """Statements storing one fp32 accumulator pair `v[0..1]` at columns col, col+1 of `row`
+    (col even) through the epilogue; one 2-wide store when N is a literal even number."""
+    out = gp.out_dtype
+    v0 = output_value(gp, "v[0]", "row", "col")
+    v1 = output_value(gp, "v[1]", "row", "col + 1")
+    pack = {"f16": "__floats2half2_rn", "bf16": "__floats2bfloat162_rn"}.get(out.name)
+    vec_type = {"f16": "__half2", "bf16": "__nv_bfloat162", "f32": "float2"}.get(out.name)
+    if vec_type and gp.is_multiple(gp.N, 2):   # col is even and so is N: the pair is in or out together
+        value = f"{pack}({v0}, {v1})" if pack else f"make_float2({v0}, {v1})"
+        target = f"*reinterpret_cast<{vec_type}*>(&C_b[(long long)row * N + col])"
+        return (f"                if (row < M && col < N)\n"
+                f"                    {target} = {value};\n")
+    return (f"                if (row < M) {{\n"
+            f"                    if (col < N) {store(gp, 'v[0]', 'row', 'col')}\n"
+            f"                    if (col + 1 < N) {store(gp, 'v[1]', 'row', 'col + 1')}\n"
+            f"                }}\n")

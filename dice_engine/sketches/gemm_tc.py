@@ -19,7 +19,7 @@ from ..ir.patterns import Problem
 from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params, \
     launcher_signature
 from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_args, kernel_params, \
-    output_value, read_problem, render_epilogue, size_guard, store
+    operand_geometry, pair_store, read_problem, render_epilogue, size_guard
 
 _PAD = 8        # elements of padding per shared-memory row (16 bytes)
 _CHUNK = 8      # 16-bit elements per 16-byte copy
@@ -248,21 +248,6 @@ __device__ __forceinline__ void mma_16x8x16(float (&d)[4], const uint32_t (&a)[4
 """
 
 
-def _operand_geometry(which: str, op: Operand) -> dict[str, str]:
-    """Names for one operand tile: its (outer, inner) indices — inner is contiguous in global
-    and shared memory alike — their extents, limits and block origins, and the leading dim."""
-    if which == "A":
-        outer, inner = ("m", "k") if op.layout == "row" else ("k", "m")
-        extent, limit, origin = {"m": "BM", "k": "BK"}, {"m": "M", "k": "K"}, {"m": "m0", "k": "k0"}
-        ld = "K" if op.layout == "row" else "M"
-    else:
-        outer, inner = ("k", "n") if op.layout == "row" else ("n", "k")
-        extent, limit, origin = {"k": "BK", "n": "BN"}, {"k": "K", "n": "N"}, {"k": "k0", "n": "n0"}
-        ld = "N" if op.layout == "row" else "K"
-    return {"outer": outer, "inner": inner, "inner_extent": extent[inner], "outer_limit": limit[outer],
-            "inner_limit": limit[inner], "outer_origin": origin[outer], "inner_origin": origin[inner], "ld": ld}
-
-
 def _chunk_coords(which: str, g: dict[str, str]) -> str:
     """Statements locating this thread's i-th 16-byte chunk of the tile (tile and global coords)."""
     o, n = g["outer"], g["inner"]
@@ -272,7 +257,7 @@ def _chunk_coords(which: str, g: dict[str, str]) -> str:
 
 
 def _copy_async(which: str, op: Operand) -> str:
-    g = _operand_geometry(which, op)
+    g = operand_geometry(which, op)
     o, n = g["outer"], g["inner"]
     return (f"        #pragma unroll\n"
             f"        for (int i = 0; i < {which}_CHUNKS; ++i) {{\n"
@@ -284,7 +269,7 @@ def _copy_async(which: str, op: Operand) -> str:
 
 
 def _load_registers(which: str, op: Operand, scalar: bool) -> str:
-    g = _operand_geometry(which, op)
+    g = operand_geometry(which, op)
     o, n = g["outer"], g["inner"]
     stage = f"{which.lower()}_stage[i]"
     if not scalar:
@@ -307,7 +292,7 @@ def _load_registers(which: str, op: Operand, scalar: bool) -> str:
 
 
 def _store_registers(which: str, op: Operand) -> str:
-    g = _operand_geometry(which, op)
+    g = operand_geometry(which, op)
     o, n = g["outer"], g["inner"]
     return (f"        #pragma unroll\n"
             f"        for (int i = 0; i < {which}_CHUNKS; ++i) {{\n"
@@ -358,23 +343,6 @@ def _fragment_loads(gp: GemmProblem) -> str:
             f"{_ldmatrix('B', gp.b, 'r')}"
             "                b_frag[ni][0] = r[0]; b_frag[ni][1] = r[1]; b_frag[ni + 1][0] = r[2]; b_frag[ni + 1][1] = r[3];\n"
             "            }\n")
-
-
-def _pair_store(gp: GemmProblem) -> str:
-    """Stores of one accumulator pair (columns col, col+1 of `row`) through the epilogue."""
-    out = gp.out_dtype
-    v0 = output_value(gp, "v[0]", "row", "col")
-    v1 = output_value(gp, "v[1]", "row", "col + 1")
-    pack = {"f16": "__floats2half2_rn", "bf16": "__floats2bfloat162_rn"}.get(out.name)
-    vec_type = {"f16": "__half2", "bf16": "__nv_bfloat162", "f32": "float2"}.get(out.name)
-    if vec_type and gp.is_multiple(gp.N, 2):   # col is even and so is N: the pair is in or out together
-        value = f"{pack}({v0}, {v1})" if pack else f"make_float2({v0}, {v1})"
-        return (f"                if (row < M && col < N)\n"
-                f"                    *reinterpret_cast<{vec_type}*>(&C_b[(long long)row * N + col]) = {value};\n")
-    return (f"                if (row < M) {{\n"
-            f"                    if (col < N) {store(gp, 'v[0]', 'row', 'col')}\n"
-            f"                    if (col + 1 < N) {store(gp, 'v[1]', 'row', 'col + 1')}\n"
-            f"                }}\n")
 
 
 def _device_code(gp: GemmProblem, p: Point, arch: ArchSpec, kernel: str) -> str:
@@ -481,7 +449,7 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}({kernel_params(gp)}) {{
                 const int row = m0 + warp_m0 + mi * 16 + lane / 4 + upper * 8;
                 const int col = n0 + warp_n0 + ni * 8 + (lane % 4) * 2;
                 const float v[2] = {{acc[mi][ni][2 * upper], acc[mi][ni][2 * upper + 1]}};
-{_pair_store(gp)}            }}
+{pair_store(gp)}            }}
 }}
 """
 

@@ -96,7 +96,7 @@ def built(runner) -> dict[str, Prepared]:
             problem, rendered = _render(index, case)
         except Exception as exc:   # a render failure fails this case only
             return case.id, (None, None, Built(None, f"render failed: {type(exc).__name__}: {exc}"))
-        return case.id, (problem, rendered, build_library(rendered.source, arch))
+        return case.id, (problem, rendered, build_library(rendered.source, rendered.compile_arch(arch)))
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
         done = dict(item for item in pool.map(build, enumerate(CASES)) if item is not None)

@@ -1,11 +1,13 @@
-// C++ stand-ins for the tensor-core GEMM's inline-PTX wrappers, written from the PTX ISA's
-// descriptions (not from the sketch), for cuda_emu.h's one-OS-thread-per-CUDA-thread model.
+// C++ stand-ins for the tensor-core GEMMs' inline-PTX wrappers (mma.sync and wgmma), written
+// from the PTX ISA's descriptions (not from the sketches), for cuda_emu.h's
+// one-OS-thread-per-CUDA-thread model.
 //
 // Dynamic shared memory is one static buffer (blocks run one at a time); a "shared address"
 // is a byte offset into it. ldmatrix and mma are warp-collective: every lane publishes its
 // operands in a per-warp table, the warp meets at a barrier, each lane computes its own
 // result from the table, and the warp meets again before the table is reused.
-// cp.async copies synchronously (commit/wait are no-ops).
+// cp.async copies synchronously (commit/wait are no-ops); wgmma runs synchronously too, each
+// thread computing its own accumulator fragment from shared memory through the descriptors.
 #pragma once
 #include <vector_functions.h>
 
@@ -94,6 +96,59 @@ void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
         d[i] += sum;
     }
     warp_meet();
+}
+
+// wgmma matrix descriptor: start address, leading/stride byte offsets (each stored >> 4 in
+// bits 0-13, 16-29, 32-45), base offset (bits 49-51), swizzle mode (bits 62-63; 1 = 128-byte).
+struct Descriptor {
+    uint32_t start, lbo, sbo;
+};
+
+inline void require(bool ok, const char* what) {
+    if (!ok) {
+        std::fprintf(stderr, "wgmma: %s\n", what);
+        std::abort();
+    }
+}
+
+inline Descriptor decode(uint64_t desc) {
+    const Descriptor d{uint32_t(desc & 0x3FFF) << 4, uint32_t((desc >> 16) & 0x3FFF) << 4,
+                       uint32_t((desc >> 32) & 0x3FFF) << 4};
+    require(desc >> 62 == 1, "only the 128-byte swizzle mode is emulated");
+    require(((desc >> 49) & 7) == 0, "base offset must be 0 (the emulation anchors the pattern at 1024 B)");
+    require(((d.start >> 7) & 7) == 0, "a start address inside a swizzle atom's rows needs a base offset");
+    return d;
+}
+
+// Canonical 128-byte-swizzle layouts of 16-bit elements (PTX ISA "Shared Memory Matrix Layout";
+// CUTLASS GMMA Layout_K_SW128_Atom / Layout_MN_SW128_Atom), as a byte address before the swizzle:
+//   K-major:  ((8, m), (64)) rows of 128 bytes, 8-row groups SBO apart
+//   MN-major: ((64, m), (8, k)) 64-element runs, runs LBO apart, k rows 128 bytes apart, 8-k groups SBO apart
+// The swizzle XORs address bits [4,7) (16-byte chunk) with bits [7,10) (128-byte row in the atom).
+inline uint32_t element_address(const Descriptor& d, bool mn_major, int mn, int k) {
+    const uint32_t address = mn_major
+        ? d.start + (mn / 64) * d.lbo + (k / 8) * d.sbo + (k % 8) * 128 + (mn % 64) * 2
+        : d.start + (mn / 8) * d.sbo + (mn % 8) * 128 + k * 2;
+    const uint32_t swizzled = address ^ (((address >> 7) & 7) << 4);
+    require(swizzled + 2 <= sizeof shared_bytes, "operand outside shared memory");
+    return swizzled;
+}
+
+// wgmma.mma_async.m64nNk16.f32 with A and B from shared memory (scale-d = 1, no negation):
+// D(64xN) += A(64x16) B(16xN). trans = 0: K-major operand, 1: M/N-major. Thread t of the
+// warpgroup (warp w = t/32, lane l) holds d[i] at row 16w + l/4 + 8((i/2)%2), column 8(i/4) + 2(l%4) + i%2.
+template <class T, int R>
+void wgmma(float (&d)[R], uint64_t a_desc, uint64_t b_desc, int trans_a, int trans_b) {
+    const Descriptor a = decode(a_desc), b = decode(b_desc);
+    const int t = emu::flat_thread() % 128, warp = t / 32, lane = t % 32;
+    for (int i = 0; i < R; ++i) {
+        const int row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+        float sum = 0.0f;
+        for (int k = 0; k < 16; ++k)
+            sum += to_float(shared_b16(element_address(a, trans_a, row, k)), T{}) *
+                   to_float(shared_b16(element_address(b, trans_b, col, k)), T{});
+        d[i] += sum;
+    }
 }
 
 }  // namespace gemm_emu
