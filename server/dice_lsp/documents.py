@@ -1,6 +1,7 @@
 """Per-document state: the analyzer (parse tree and incremental cache), the intents and
 regions found in the text, the latest findings of each kind with the version they describe,
-compiler resources, and the figures of the last generation of each region."""
+compiler resources, the figures of the last generation of each region and of the last GPU check
+on save."""
 from __future__ import annotations
 
 import asyncio
@@ -37,9 +38,11 @@ class DocumentState:
     static: Findings = field(default_factory=Findings)
     compiler: Findings = field(default_factory=Findings)
     notes: Findings = field(default_factory=Findings)            # regions left alone on save
+    dynamic: Findings = field(default_factory=Findings)          # sanitizer/profiler (GPU check on save)
     resources: dict[str, Any] = field(default_factory=dict)     # kernel name -> KernelResources
     resources_arch: str | None = None
     generated: dict[str, dict[str, Any]] = field(default_factory=dict)  # intent hash -> last result figures
+    checked: dict[str, dict[str, Any]] = field(default_factory=dict)    # intent hash -> GPU check on save
     _outline: tuple[int | None, Outline] | None = None
 
     def outline(self, version: int | None, text: str) -> Outline:
@@ -49,7 +52,10 @@ class DocumentState:
         return self._outline[1]
 
     def published(self) -> list[Finding]:
-        return merge(self.static.items, self.compiler.items) + self.notes.items
+        """Static and compiler findings, with the GPU check's merged in while they describe the
+        same version (their lines are those of the text that was checked)."""
+        dynamic = self.dynamic.items if self.dynamic.version == self.static.version else []
+        return merge(merge(self.static.items, self.compiler.items), dynamic) + self.notes.items
 
     def site_at_line(self, line: int) -> IntentSite | None:
         for site in self.sites:

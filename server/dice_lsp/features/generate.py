@@ -79,7 +79,8 @@ def figures_of(result: GenerationResult) -> dict[str, Any]:
     """The plain figures of a GenerationResult that hover, code lens and progress show."""
     return {"name": result.name, "arch": result.arch, "gpu": result.gpu, "sketch": result.sketch,
             "tokens": dict(result.tokens), "resources": dict(result.resources), "verified": result.verified,
-            "time_us": result.time_us, "reference_time_us": result.reference_time_us,
+            "time_us": result.time_us, "reference_time_us": result.reference_time_us, "gbps": result.gbps,
+            "tflops": result.tflops, "roofline_fraction": result.roofline_fraction,
             "cost_us": result.cost_us, "round": result.round, "rounds": result.rounds,
             "summary": result.summary}
 

@@ -1,5 +1,8 @@
-"""On save: recompile at once, and regenerate the regions whose intent changed
-(dice.regenerateOnSave), never one the user edited by hand (a diagnostic says so instead)."""
+"""On save: recompile at once, regenerate the regions whose intent changed
+(dice.regenerateOnSave), never one the user edited by hand (a diagnostic says so instead), and,
+when the user allows GPU runs (dice.gpu.enabled) and a GPU answers, check the file's generated
+regions on it in the background (`dice_engine.api.verify_file`: verification, timing, sanitizer
+and profiler) → their findings merged with the static ones, their figures for hover."""
 from __future__ import annotations
 
 import asyncio
@@ -8,15 +11,20 @@ import uuid
 
 from lsprotocol import types
 
+from dice_engine.api import RegionCheck, verify_file
+
 from ..documents import Findings
+from ..gpu import gpu_runner
 from ..server import DiceServer
-from .diagnostics import current_sites, publish, schedule
+from .diagnostics import current_sites, current_version, publish, schedule
 from .generate import GenerateRequest, Stream, run
 from .intents import edited_region_note
 
 log = logging.getLogger(__name__)
 
 REGENERATE_STALE_COMMAND = "dice.regenerateStale"
+GPU_CHECKS = ("sanitize", "profile")
+GPU_TOOL_BUDGET_S = 120.0   # per sanitizer/profiler run on save: a slow kernel must not hold the GPU long
 _background: set[asyncio.Task] = set()   # strong references to running regenerations
 
 
@@ -51,6 +59,43 @@ def regenerate_stale(server: "DiceServer", uri: str) -> int:
     return started
 
 
+def gpu_pass(server: "DiceServer", text: str, path: str) -> list[RegionCheck] | None:
+    """On a thread (the first call probes the GPU): the regions' checks, or None without a runner."""
+    runner = gpu_runner(server)
+    if runner is None:
+        return None
+    return verify_file(text, path, server.settings.arch, runner, checks=GPU_CHECKS,
+                       timeout_s=GPU_TOOL_BUDGET_S)
+
+
+async def run_gpu_checks(server: "DiceServer", uri: str) -> None:
+    """Check the saved text on the GPU; results for a version the document has left are dropped."""
+    doc = server.workspace.get_text_document(uri)
+    version, text = doc.version, doc.source
+    state = server.documents.get(uri)
+    checks = await server.workers.in_thread(gpu_pass, server, text, state.path)
+    if checks is None:
+        log.info("GPU checks on save skipped for %s: no GPU runner", state.path)
+        return
+    if current_version(server, uri) != version or server.documents.find(uri) is not state:
+        return
+    for check in checks:
+        said = ([check.message] if check.status != "verified" else []) + check.notes
+        for note in said:
+            log.info("GPU check of the region below line %d: %s", check.line + 1, note)
+    state.dynamic = Findings(version, [f for check in checks for f in check.findings])
+    state.checked = {check.intent_hash: check.figures() for check in checks}
+    publish(server, uri)
+
+
+def check_on_save(server: "DiceServer", uri: str) -> bool:
+    """Start the GPU check of `uri` in the background when the user allows GPU runs."""
+    if not server.settings.gpu_enabled:     # trust: nothing runs unless the user allowed it
+        return False
+    server.debouncer.schedule(("gpu", uri), 0.0, lambda: run_gpu_checks(server, uri))
+    return True
+
+
 def register(server: "DiceServer") -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: "DiceServer", params: types.DidSaveTextDocumentParams) -> None:
@@ -58,6 +103,7 @@ def register(server: "DiceServer") -> None:
         schedule(ls, uri, compile_now=True)
         if ls.settings.regenerate_on_save:
             regenerate_stale(ls, uri)
+        check_on_save(ls, uri)
 
     @server.command(REGENERATE_STALE_COMMAND)
     def regenerate_stale_command(ls: "DiceServer", raw: dict) -> dict:
