@@ -25,13 +25,15 @@ BUILTIN_MAX = {"threadIdx": 1023, "blockDim": 1024}
 def overflow_findings(src: Source, facts: FileFacts, typer: Typer,
                       found: dict[str, list[Node]]) -> list[Finding]:
     """`found`: the function body's `syntax.captures`; `typer`: its types."""
-    declarations = found.get("decl", [])
+    definitions = list(_index_definitions(found.get("decl", [])))
     bounds, wide_compared, decremented = _uses(found, typer, facts)
-    for _, name, _, init in _index_definitions(declarations):
+    for _, name, _, init in definitions:
         if name not in bounds and (peak := _max_value(init, facts, bounds)) is not None:
             bounds[name] = peak                  # `int x = threadIdx.x` is at most 1023
     out: list[Finding] = []
-    for decl, name, type_name, init in _index_definitions(declarations):
+    for decl, name, type_name, init in definitions:
+        if type_name not in NARROW_INTEGERS and type_name not in WIDE_INTEGERS:
+            continue                             # floats, pointers: not an index
         product = _first_product(init)
         if product is None:
             continue

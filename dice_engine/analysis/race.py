@@ -113,8 +113,8 @@ def _conflict(threads: _Threads, a: Access, b: Access, same_access: bool = False
     addr_b, key_b = threads.masked(b, by_warp)
     if addr_a.size == 0 or addr_b.size == 0:
         return False
-    lo = np.searchsorted(addr_a, addr_b, "left")
-    hi = np.searchsorted(addr_a, addr_b, "right")
+    lo = addr_a.searchsorted(addr_b, "left")
+    hi = addr_a.searchsorted(addr_b, "right")
     hit = hi > lo
     if not hit.any():
         return False

@@ -39,7 +39,7 @@ INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 
-@dataclass
+@dataclass(slots=True)
 class Val:
     arr: Array | int | None             # per-thread integer value (or one int for all), None if unknown
     level: int = UNIFORM
@@ -52,7 +52,7 @@ class Val:
 UNKNOWN = Val(None, UNIFORM)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Ctrl:
     kind: str                           # "if" | "loop"
     level: int
@@ -68,7 +68,7 @@ class _Ctrl:
     continued: Array | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Frame:
     returned: Array
     exit_level: int = UNIFORM
@@ -136,7 +136,7 @@ class Interpreter:
         self.ctrl: list[_Ctrl] = []
         self.env: dict[str, Val] = {}
         self.active = np.ones(self.n, dtype=bool)
-        self.frame = _Frame(np.zeros(self.n, dtype=bool))
+        self.frame = _Frame(_nobody(self.n))
         self.loop_ids = 0
         self.blocks: list[int] = [0]
         self.sync_seen: set[tuple[str, int]] = set()
@@ -175,7 +175,7 @@ class Interpreter:
         saved = dict(self.env)
         self.blocks.append(node.id)
         for child in node.named_children:
-            if not self.active.any() and not self._may_matter(child):
+            if not self._may_matter(child) and not self.active.any():
                 continue
             self._stmt(child)
         self.blocks.pop()
@@ -277,6 +277,8 @@ class Interpreter:
     def _split(self, cond: Val) -> tuple[Array, Array]:
         if cond.arr is None:
             return self.active, self.active
+        if not isinstance(cond.arr, np.ndarray):     # one truth value for the block: no masking
+            return (self.active, _nobody(self.n)) if int(cond.arr) != 0 else (_nobody(self.n), self.active)
         truth = self._full(cond.arr) != 0
         return self.active & truth, self.active & ~truth
 
@@ -314,12 +316,11 @@ class Interpreter:
                 running, _ = self._split(cond)
                 if cond.arr is not None and not running.any():
                     break
-            ctl.broken = np.zeros(self.n, dtype=bool)
-            ctl.continued = np.zeros(self.n, dtype=bool)
+            ctl.broken = ctl.continued = _nobody(self.n)
             self.active = running
             if body is not None:
                 self._stmt(body)
-            running = (self.active | ctl.continued) & ~ctl.broken & ~self.frame.returned
+            running = self._still_running(ctl)
             if update is not None:
                 self.active = running
                 self._expr(update)
@@ -331,7 +332,7 @@ class Interpreter:
                 if cond.arr is not None and not running.any():
                     break
         self.ctrl.pop()
-        self.active = entry & ~self.frame.returned
+        self.active = self._minus_returned(entry)
         if saved_env is not None:
             self.env = {k: self.env.get(k, v) for k, v in saved_env.items()}
 
@@ -368,7 +369,7 @@ class Interpreter:
         if level > self.frame.exit_level:
             self.frame.exit_level, self.frame.exit_node = level, node
         self.frame.returned = self.frame.returned | self.active
-        self.active = np.zeros(self.n, dtype=bool)
+        self.active = _nobody(self.n)
 
     def _break_continue(self, node: Node) -> None:
         loop = next((c for c in reversed(self.ctrl) if c.kind == "loop"), None)
@@ -381,7 +382,7 @@ class Interpreter:
             loop.broken = loop.broken | self.active
         else:
             loop.continued = loop.continued | self.active
-        self.active = np.zeros(self.n, dtype=bool)
+        self.active = _nobody(self.n)
 
     def _switch(self, node: Node) -> None:
         cond = self._cond(node.child_by_field_name("condition"))
@@ -393,9 +394,23 @@ class Interpreter:
             for stmt in case.named_children[1:] if case.type == "case_statement" else (case,):
                 self._stmt(stmt)
         self.ctrl.pop()
-        self.active = entry & ~self.frame.returned
+        self.active = self._minus_returned(entry)
 
     # -- control helpers ------------------------------------------------------------------------
+
+    def _still_running(self, ctl: _Ctrl) -> Array:
+        """Threads that go on to the loop's next iteration. Masks nobody set are the shared
+        empty mask, so the common loop without break/continue/return costs no array work."""
+        running, nobody = self.active, _nobody(self.n)
+        if ctl.continued is not nobody:
+            running = running | ctl.continued
+        if ctl.broken is not nobody:
+            running = running & ~ctl.broken
+        return self._minus_returned(running)
+
+    def _minus_returned(self, mask: Array) -> Array:
+        returned = self.frame.returned
+        return mask if returned is _nobody(self.n) else mask & ~returned
 
     def _control_level(self) -> int:
         level = max((c.level for c in self.ctrl), default=UNIFORM)
@@ -820,7 +835,7 @@ class Interpreter:
         for (pname, ptype, indirect), value in zip(callee.params, args):
             self.env[pname] = value if (value.arr is not None or value.mem is not None or value.level) \
                 else self._param_value(pname, ptype, indirect)
-        self.frame = _Frame(np.zeros(self.n, dtype=bool), depth=saved_frame.depth + 1)
+        self.frame = _Frame(_nobody(self.n), depth=saved_frame.depth + 1)
         entry = self.active
         self._stmt(callee.body)
         ret = self.frame.ret or Val(None, max((a.level for a in args), default=UNIFORM))
@@ -896,6 +911,14 @@ def _thread_ids(dims: tuple[int, int, int]) -> tuple[Array, dict[str, Array], Ar
     for arr in (t, warp_of, *tid.values()):
         arr.setflags(write=False)
     return t, tid, warp_of
+
+
+@lru_cache(maxsize=64)
+def _nobody(threads: int) -> Array:
+    """An all-false thread mask (read-only: masks are shared, never updated in place)."""
+    mask = np.zeros(threads, dtype=bool)
+    mask.setflags(write=False)
+    return mask
 
 
 def _int64(v: int | None) -> int | None:
@@ -1007,7 +1030,7 @@ def block_model(fn: Function, facts: FileFacts) -> BlockModel:
         return BlockModel((fn.launch_bounds, 1, 1), True)
     if not uses_y:
         return BlockModel((256, 1, 1), False)
-    for rows, cols in _shared_tiles(fn, facts):
+    for rows, cols in _shared_tiles(fn, facts) if b"__shared__" in body else ():
         width = cols if cols & (cols - 1) == 0 else cols - 1      # [32][33]: a padded 32-wide tile
         if 8 <= width <= 32:
             return BlockModel((width, max(1, min(rows, 1024 // width)), 1), False)

@@ -72,9 +72,8 @@ def operator(node: Node) -> str:
 
 
 def text(node: Node | None) -> str:
-    if node is None or node.text is None:
-        return ""
-    return node.text.decode("utf-8", errors="replace")
+    raw = node.text if node is not None else None     # each `.text` slices the source anew: read once
+    return raw.decode("utf-8", "replace") if raw else ""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ class LoopStep(NamedTuple):
     trip: int | None                    # constant trip count, when the loop is `v = a; v < b; ++v`
 
 
-@dataclass
+@dataclass(slots=True)
 class Access:
     mem: Memory
     kind: str                           # "r" | "w" | "atomic"
