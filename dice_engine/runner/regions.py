@@ -21,6 +21,8 @@ CHECKS = ("sanitize", "profile")
 # racecheck is left out: it needs a reduced grid, which only re-rendering the design could give.
 REGION_SANITIZER_TOOLS = ("memcheck", "synccheck", "initcheck")
 _LAUNCHER = re.compile(r'extern\s+"C"\s+void\s+(\w+_launch)\s*\(([^)]*)\)')
+# Instructions that exist only on the arch-specific target (sm_90a), as RenderedKernel.arch_suffix says.
+_ARCH_SPECIFIC = re.compile(r"\b(wgmma|setmaxnreg)\b")
 
 
 @dataclass
@@ -63,7 +65,8 @@ def region_kernel(site: IntentSite, lines: Sequence[str], problem: Problem) -> R
                 f"{len(params) + 1} (inputs, output, symbols, stream)")
     sketch = region.summary.split()[0] if region.summary.split() else "region"
     return RenderedKernel(sketch=sketch, tokens={}, source=body, kernel_names=[], launcher=launcher.group(1),
-                          params=params, launches=[], summary=region.summary)
+                          params=params, launches=[], summary=region.summary,
+                          arch_suffix="a" if _ARCH_SPECIFIC.search(body) else "")
 
 
 def _problem(site: IntentSite) -> Problem | str:

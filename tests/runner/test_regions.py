@@ -62,11 +62,18 @@ def test_the_region_text_itself_runs_with_the_launcher_abi_of_its_intent():
     rendered, problem, arch = runner.runs[0]
     assert rendered.source == BODY and rendered.launcher == "twice_launch" and arch == "sm_90"
     assert [(p.name, p.role) for p in rendered.params] == [("x", "input"), ("y", "output"), ("N", "symbol")]
-    assert problem.program.symbols == {"N": 1000}
+    assert problem.program.symbols == {"N": 1000} and rendered.compile_arch("sm_90") == "sm_90"
     assert check.status == "verified" and check.line == 1 and check.intent_hash == intent_hash(INTENT)
     assert check.figures() == {"gpu": "Fake H200", "status": "verified", "message": "ok: fake",
                                     "verified": True, "verdict": "ok", "time_us": 10.0, "gbps": 800.0,
                                     "tflops": None, "roofline_fraction": 0.25, "reference_time_us": 12.0}
+
+
+def test_a_region_using_wgmma_is_built_for_the_arch_specific_target():
+    runner = FakeRunner()
+    verify_file(document(body=BODY.replace("{\n", '{\n    asm volatile("wgmma.fence.sync.aligned;");\n', 1)),
+                "k.cu", "sm_90", runner)
+    assert runner.runs[0][0].compile_arch("sm_90") == "sm_90a"
 
 
 @pytest.mark.parametrize("source, words", [
