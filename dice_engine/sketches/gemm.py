@@ -3,9 +3,10 @@
 Each block computes a BM×BN tile of C, marching over K in BK-deep slices staged in shared
 memory: A transposed to As[k][m] (so a thread's column of A is a contiguous, conflict-free
 vector read) and B as Bs[k][n]. Each thread owns a TM×TN register tile made of 4×4 sub-tiles
-strided across the block tile (rows `c*4*THREADS_Y + ty*4 + i`), which keeps every 16-byte
-shared-memory read of a warp on distinct banks. With double buffering the next slice is read
-from global memory into registers while the current one is multiplied, and written to the
+strided across the block tile (rows `c*4*THREADS_Y + ty*4 + i`), and a warp is a 4×8 patch of
+the thread grid, so each 16-byte shared-memory read of a warp touches 64 B of As and 128 B of Bs
+(one wavefront each, on distinct banks). With double buffering the next slice is read from
+global memory into registers while the current one is multiplied, and written to the
 other shared-memory buffer afterwards (one barrier per slice); single-buffered, each slice
 goes straight to shared memory between two barriers. Edges and K tails are
 zero-filled by predicated loads; vector (float4/double2) loads need a literal leading
@@ -239,6 +240,8 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
     consts = (f"constexpr int BM = {p['block_m']}, BN = {p['block_n']}, BK = {p['block_k']};  // block tile\n"
               f"constexpr int TM = {p['thread_m']}, TN = {p['thread_n']};  // thread tile, in {_SUB}x{_SUB} sub-tiles\n"
               f"constexpr int THREADS_X = BN / TN, THREADS_Y = BM / TM, THREADS = THREADS_X * THREADS_Y;\n"
+              f"constexpr int WARPS_X = THREADS_X / 8;  // warps of 4 x 8 threads across the thread grid\n"
+              f"static_assert(THREADS_X % 8 == 0 && THREADS_Y % 4 == 0, \"warps tile the thread grid\");\n"
               f"constexpr int VEC = {vec};  // elements per global load\n"
               f"constexpr int A_LOADS = BM * BK / (VEC * THREADS), B_LOADS = BK * BN / (VEC * THREADS);\n"
               f"constexpr int PAD = {_PAD};  // smem row padding: conflict-free transposed stores, aligned rows\n"
@@ -298,7 +301,10 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
 __global__ void __launch_bounds__(THREADS, 1) {kernel}({kernel_params(gp)}) {{
     __shared__ __align__(16) {ctype} As[STAGES][BK][BM + PAD];   // A slice, transposed: As[k][m]
     __shared__ __align__(16) {ctype} Bs[STAGES][BK][BN + PAD];   // B slice: Bs[k][n]
-    const int tx = threadIdx.x % THREADS_X, ty = threadIdx.x / THREADS_X;
+    // A warp is 4 x 8 threads of the THREADS_Y x THREADS_X grid: its 16-byte fragment reads span
+    // 64 B of As and 128 B of Bs per sub-tile (one wavefront each) rather than a 2 x 16 strip's 32 B and 256 B.
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int tx = (warp % WARPS_X) * 8 + lane % 8, ty = (warp / WARPS_X) * 4 + lane / 8;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     {batch_pointer("const " + ctype, "A_b", gp.a.param, gp.a.batched, "M * K")}
     {batch_pointer("const " + ctype, "B_b", gp.b.param, gp.b.batched, "K * N")}

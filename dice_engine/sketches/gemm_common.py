@@ -28,7 +28,7 @@ cp_async_commit cp_async_wait BM BN BK TM TN WM WN MT NT VEC PAD STAGES THREADS 
 A_PITCH B_PITCH A_TILE B_TILE A_LOADS B_LOADS A_CHUNKS B_CHUNKS gm gn gk chunk upper smem_raw smem_base
 wg_m0 mn0 a_tile b_tile a_desc b_desc copy_tiles descriptor swizzled fence_proxy_async fence_registers
 wgmma_fence wgmma_commit wgmma_wait wgmma_m64k16 WARPGROUPS WG_M MI A_BYTES B_BYTES STAGE_BYTES TRANS_A
-TRANS_B A_LBO B_LBO SBO
+TRANS_B A_LBO B_LBO SBO WARPS_X
 """.split())
 _MAX_GRID_Y = _MAX_GRID_Z = 65535   # blocks along grid y (row tiles of >= 64) and z (batch)
 

@@ -1,6 +1,7 @@
 """The CUDA-core GEMM sketch: design space, rendered text, and nvcc/ptxas resources."""
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -126,3 +127,26 @@ def test_compiles_without_spills(text, arch_name, chosen):
     p, arch = problem(text), ARCHS[arch_name]
     rendered = SKETCH.render(p, arch, chosen or SKETCH.default_point(p, arch), "simt_compile")
     compile_clean(rendered.source, rendered.kernel_names[0], arch_name)
+
+
+@pytest.mark.parametrize("chosen", [point(128, 128, 8, 8, 8, vector=4, buffering=2),
+                                    point(128, 64, 16, 4, 8, vector=4, buffering=2),
+                                    point(64, 128, 8, 8, 4, vector=1, buffering=1)])
+def test_warps_are_4x8_thread_patches_reading_one_wavefront_per_fragment(chosen):
+    p, arch = problem("C = A @ B; A: f32[512, 512]; B: f32[512, 512]"), ARCHS["sm_90"]
+    source = SKETCH.render(p, arch, chosen, "simt_warps").source
+    match = re.search(r"const int tx = (.+), ty = (.+);", source)
+    assert match is not None
+    threads_x, threads_y = chosen["block_n"] // chosen["thread_n"], chosen["block_m"] // chosen["thread_m"]
+    env = {"WARPS_X": threads_x // 8}
+    grid = set()
+    for thread in range(threads_x * threads_y):
+        lane, warp = thread % 32, thread // 32
+        tx, ty = (eval(e.replace("/", "//"), {}, {**env, "lane": lane, "warp": warp})   # noqa: S307
+                  for e in match.groups())
+        grid.add((tx, ty))
+        if lane == 0:
+            first = (tx, ty)
+        # a warp's float4 reads of As (at ty*4) and Bs (at tx*4) span 64 B and 128 B
+        assert 0 <= tx - first[0] < 8 and 0 <= ty - first[1] < 4
+    assert grid == {(x, y) for x in range(threads_x) for y in range(threads_y)}
