@@ -19,9 +19,9 @@ from .race import race_findings
 from .report import render_lines, shift_lines
 from .simt import run_function
 from .sync import sync_findings
+from .syntax import FIELD, FileFacts, Function, Source, captures, encode, file_facts, functions, \
+    launch_blocks, new_parser, text
 from .types import Typer
-from .syntax import FileFacts, Function, Source, captures, encode, file_facts, functions, launch_blocks, \
-    new_parser, text
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ class _Outline:
 def _outline(found: dict[str, list], constants: dict[str, int]) -> _Outline:
     names: list[str] = []
     for call in found.get("call", ()):
-        name = text(call.child_by_field_name("function")).split("::")[-1]
+        name = text(call.child_by_field_id(FIELD.function)).split("::")[-1]
         if name not in names:
             names.append(name)
     return _Outline(tuple(names), launch_blocks(found, constants))

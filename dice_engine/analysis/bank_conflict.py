@@ -16,7 +16,7 @@ import numpy as np
 from .findings import Finding, Fix
 from .report import finding, replace
 from .trace import Access, Trace
-from .syntax import FileFacts, Source, int_literal
+from .syntax import FIELD, FileFacts, Source, int_literal
 
 BANKS = 32
 
@@ -124,14 +124,14 @@ def _padding_fix(src: Source, a: Access, all_of_mem: list[Access], elem: int) ->
 
 
 def _last_dimension(decl, name: str):
-    for d in decl.children_by_field_name("declarator"):
+    for d in decl.children_by_field_id(FIELD.declarator):
         if d.type == "init_declarator":
-            d = d.child_by_field_name("declarator")
+            d = d.child_by_field_id(FIELD.declarator)
         if d is not None and d.type == "array_declarator":
-            inner = d.child_by_field_name("declarator")
+            inner = d.child_by_field_id(FIELD.declarator)
             node = inner
             while node is not None and node.type == "array_declarator":
-                node = node.child_by_field_name("declarator")
+                node = node.child_by_field_id(FIELD.declarator)
             if node is not None and node.text.decode() == name:
-                return d.child_by_field_name("size")
+                return d.child_by_field_id(FIELD.size)
     return None

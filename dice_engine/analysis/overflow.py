@@ -13,7 +13,7 @@ from tree_sitter import Node
 
 from .findings import Finding, Fix, TextEdit
 from .report import finding, replace
-from .syntax import NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Source, const_eval, operator, \
+from .syntax import FIELD, NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Source, const_eval, operator, \
     text
 from .types import Typer
 
@@ -62,11 +62,11 @@ def overflow_findings(src: Source, facts: FileFacts, typer: Typer,
 def _index_definitions(declarations: list[Node]):
     """(declaration, name, type, initializer) for scalar variables with initializers."""
     for node in declarations:
-        t = " ".join(text(node.child_by_field_name("type")).split())
-        for d in node.children_by_field_name("declarator"):
+        t = " ".join(text(node.child_by_field_id(FIELD.type)).split())
+        for d in node.children_by_field_id(FIELD.declarator):
             if d.type == "init_declarator":
-                target = d.child_by_field_name("declarator")
-                value = d.child_by_field_name("value")
+                target = d.child_by_field_id(FIELD.declarator)
+                value = d.child_by_field_id(FIELD.value)
                 if target is not None and target.type == "identifier" and value is not None:
                     yield node, text(target), t, value
 
@@ -84,10 +84,10 @@ def _first_product(node: Node) -> Node | None:
 
 
 def _first_factor(product: Node) -> Node:
-    left = product.child_by_field_name("left")
+    left = product.child_by_field_id(FIELD.left)
     while left is not None and left.type == "binary_expression" and \
             operator(left) == "*":
-        left = left.child_by_field_name("left")
+        left = left.child_by_field_id(FIELD.left)
     return left if left is not None else product
 
 
@@ -98,13 +98,13 @@ def _narrow_grid_product(product: Node, typer: Typer) -> bool:
     while stack:
         n = stack.pop()
         if n.type == "binary_expression" and operator(n) == "*":
-            stack += [n.child_by_field_name("left"), n.child_by_field_name("right")]
+            stack += [n.child_by_field_id(FIELD.left), n.child_by_field_id(FIELD.right)]
         elif n.type == "parenthesized_expression" and n.named_children:
             stack.append(n.named_children[-1])
         else:
             factors.append(n)
     types = [typer.type_of(f) for f in factors]
-    grid = any(f.type == "field_expression" and text(f.child_by_field_name("argument")) in
+    grid = any(f.type == "field_expression" and text(f.child_by_field_id(FIELD.argument)) in
                ("blockIdx", "blockDim", "gridDim") for f in factors)
     return grid and all(t in NARROW_INTEGERS for t in types)
 
@@ -117,7 +117,7 @@ def _uses(found: dict[str, list[Node]], typer: Typer, facts: FileFacts):
     decremented: set[str] = set()
     for node in found.get("binary", ()):
         op = operator(node)
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        left, right = node.child_by_field_id(FIELD.left), node.child_by_field_id(FIELD.right)
         if op not in ("<", "<=", ">", ">=") or left is None or right is None:
             continue
         if op in (">", ">="):
@@ -131,10 +131,10 @@ def _uses(found: dict[str, list[Node]], typer: Typer, facts: FileFacts):
                 wide.setdefault(name, text(right))
     for node in found.get("update", ()):
         if operator(node) == "--":
-            decremented.add(text(node.child_by_field_name("argument")))
+            decremented.add(text(node.child_by_field_id(FIELD.argument)))
     for node in found.get("assign", ()):
         if operator(node) == "-=":
-            decremented.add(text(node.child_by_field_name("left")))
+            decremented.add(text(node.child_by_field_id(FIELD.left)))
     return bounds, wide, decremented
 
 
@@ -145,7 +145,7 @@ def _index_terms(node: Node) -> list[str]:
     if node.type == "parenthesized_expression" and node.named_children:
         return _index_terms(node.named_children[-1])
     if node.type == "binary_expression" and operator(node) in ("+", "-"):
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        left, right = node.child_by_field_id(FIELD.left), node.child_by_field_id(FIELD.right)
         return (_index_terms(left) if left else []) + (_index_terms(right) if right else [])
     return []
 
@@ -161,13 +161,13 @@ def _max_value(node: Node, facts: FileFacts, bounds: dict[str, int]) -> int | No
             return facts.constants[name]
         return bounds.get(name)
     if t == "field_expression":
-        return BUILTIN_MAX.get(text(node.child_by_field_name("argument")))
+        return BUILTIN_MAX.get(text(node.child_by_field_id(FIELD.argument)))
     if t in ("parenthesized_expression", "cast_expression") and node.named_children:
         return _max_value(node.named_children[-1], facts, bounds)
     if t == "binary_expression":
         op = operator(node)
-        a = _max_value(node.child_by_field_name("left"), facts, bounds)
-        b = _max_value(node.child_by_field_name("right"), facts, bounds)
+        a = _max_value(node.child_by_field_id(FIELD.left), facts, bounds)
+        b = _max_value(node.child_by_field_id(FIELD.right), facts, bounds)
         if a is None or b is None:
             return None
         if op == "+":
@@ -186,8 +186,8 @@ def _cast_edit(src: Source, product: Node, type_name: str) -> TextEdit:
 
 
 def _widen_fix(src: Source, decl: Node, init: Node, product: Node) -> Fix | None:
-    type_node = decl.child_by_field_name("type")
-    if type_node is None or len(decl.children_by_field_name("declarator")) != 1:
+    type_node = decl.child_by_field_id(FIELD.type)
+    if type_node is None or len(decl.children_by_field_id(FIELD.declarator)) != 1:
         return None
     return Fix("Widen the index to size_t",
                (replace(src, type_node, "size_t"), _cast_edit(src, product, "size_t")))

@@ -13,7 +13,7 @@ from tree_sitter import Node
 
 from .findings import Finding, Fix
 from .report import finding, replace
-from .syntax import LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, Function, Source, \
+from .syntax import FIELD, LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, Function, Source, \
     float_literal_type, int_literal, operator, text
 from .types import GENERIC_MATH, Typer, is_floating, is_integer
 
@@ -53,9 +53,9 @@ def _constant_double(typer: Typer, node: Node) -> list[Node] | None:
     if node.type == "parenthesized_expression" and node.named_children:
         return _constant_double(typer, node.named_children[-1])
     if node.type == "unary_expression":
-        return _constant_double(typer, node.child_by_field_name("argument"))
+        return _constant_double(typer, node.child_by_field_id(FIELD.argument))
     if node.type == "binary_expression":
-        parts = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+        parts = [node.child_by_field_id(FIELD.left), node.child_by_field_id(FIELD.right)]
         lits: list[Node] = []
         for p in parts:
             if p is None:
@@ -83,7 +83,7 @@ def _promoting_literals(src: Source, typer: Typer, node: Node) -> list[Finding]:
     op = operator(node)
     if op not in ARITHMETIC:
         return []
-    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    left, right = node.child_by_field_id(FIELD.left), node.child_by_field_id(FIELD.right)
     out = []
     for lit_side, other in ((left, right), (right, left)):
         if lit_side is None or other is None:
@@ -99,14 +99,14 @@ def _promoting_literals(src: Source, typer: Typer, node: Node) -> list[Finding]:
 
 def _compound_literal(src: Source, typer: Typer, node: Node) -> list[Finding]:
     op = operator(node)
-    right = node.child_by_field_name("right")
+    right = node.child_by_field_id(FIELD.right)
     if op not in COMPOUND or right is None:
         return []
     lits = _constant_double(typer, right)
-    target = typer.type_of(node.child_by_field_name("left"))
+    target = typer.type_of(node.child_by_field_id(FIELD.left))
     if not lits or not (target == "float" or target in LOW_PRECISION):
         return []
-    return [_literal_finding(src, right, lits, f"`{text(node.child_by_field_name('left'))}` ({target})")]
+    return [_literal_finding(src, right, lits, f"`{text(node.child_by_field_id(FIELD.left))}` ({target})")]
 
 
 def _literal_finding(src: Source, where: Node, lits: list[Node], operand: str) -> Finding:
@@ -119,7 +119,7 @@ def _literal_finding(src: Source, where: Node, lits: list[Node], operand: str) -
 
 
 def _math_call(src: Source, typer: Typer, node: Node) -> list[Finding]:
-    fnode = node.child_by_field_name("function")
+    fnode = node.child_by_field_id(FIELD.function)
     name = text(fnode).split("::")[-1] if fnode is not None else ""
     if name not in GENERIC_MATH or name in ("abs", "max", "min"):
         return []
@@ -170,8 +170,8 @@ def _pow_fix(src: Source, node: Node, args: list[Node]) -> Fix | None:
 
 
 def _low_precision_accumulator(src: Source, typer: Typer, node: Node, body: Node) -> list[Finding]:
-    left = node.child_by_field_name("left")
-    right = node.child_by_field_name("right")
+    left = node.child_by_field_id(FIELD.left)
+    right = node.child_by_field_id(FIELD.right)
     op = operator(node)
     if left is None or left.type != "identifier" or right is None:
         return []
@@ -192,7 +192,7 @@ def _low_precision_accumulator(src: Source, typer: Typer, node: Node, body: Node
 
 
 def _atomic_target(src: Source, typer: Typer, node: Node) -> list[Finding]:
-    fnode = node.child_by_field_name("function")
+    fnode = node.child_by_field_id(FIELD.function)
     if fnode is None or text(fnode) not in ("atomicAdd", "atomicAdd_block", "atomicAdd_system"):
         return []
     args = typer.args(node)
@@ -201,7 +201,7 @@ def _atomic_target(src: Source, typer: Typer, node: Node) -> list[Finding]:
     target_expr, value = args
     target = None
     if target_expr.type == "pointer_expression" and operator(target_expr) == "&":
-        target = typer.type_of(target_expr.child_by_field_name("argument"))
+        target = typer.type_of(target_expr.child_by_field_id(FIELD.argument))
     elif target_expr.type == "identifier":
         target = typer.pointers.get(text(target_expr))
     vtype = typer.type_of(value)

@@ -25,8 +25,8 @@ from typing import Callable
 import numpy as np
 from tree_sitter import Node
 
-from .syntax import FileFacts, Function, base_type, const_eval, float_literal_type, int_literal, operator, \
-    text
+from .syntax import FIELD, FileFacts, Function, base_type, const_eval, float_literal_type, int_literal, \
+    operator, text
 from .trace import LANE, UNIFORM, WARP, Access, Array, BlockModel, LoopStep, Memory, SyncEvent, Trace
 
 LOOP_ITERATIONS = 2          # unrolled iterations per loop entry
@@ -194,10 +194,10 @@ class Interpreter:
     def _declaration(self, node: Node) -> None:
         type_name = base_type(node)
         quals = {text(c) for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")}
-        for d in node.children_by_field_name("declarator"):
+        for d in node.children_by_field_id(FIELD.declarator):
             if d.type == "init_declarator":
-                target = d.child_by_field_name("declarator")
-                value_node = d.child_by_field_name("value")
+                target = d.child_by_field_id(FIELD.declarator)
+                value_node = d.child_by_field_id(FIELD.value)
                 if target is not None and target.type == "array_declarator":
                     self._declare_array(target, type_name, quals, node)
                     continue
@@ -228,9 +228,9 @@ class Interpreter:
         dims: list[int] = []
         node: Node | None = d
         while node is not None and node.type == "array_declarator":
-            size = node.child_by_field_name("size")
+            size = node.child_by_field_id(FIELD.size)
             dims.append(self._const(size) if size is not None else -1)
-            node = node.child_by_field_name("declarator")
+            node = node.child_by_field_id(FIELD.declarator)
         name = text(node)
         dims.reverse()
         known = tuple(dims) if all(x is not None and x > 0 for x in dims) else None
@@ -244,15 +244,15 @@ class Interpreter:
         return const_eval(text(node), self.facts.constants)
 
     def _if(self, node: Node) -> None:
-        cond = self._cond(node.child_by_field_name("condition"))
+        cond = self._cond(node.child_by_field_id(FIELD.condition))
         entry = self.active
         taken, not_taken = self._split(cond)
         level = self._refined_level(cond)
         self.ctrl.append(_Ctrl("if", level, cond.exact, node))
         self.active = taken
-        self._stmt(node.child_by_field_name("consequence"))
+        self._stmt(node.child_by_field_id(FIELD.consequence))
         after_then = self.active
-        alt = node.child_by_field_name("alternative")
+        alt = node.child_by_field_id(FIELD.alternative)
         self.active = not_taken
         if alt is not None:
             self._stmt(alt)
@@ -267,7 +267,7 @@ class Interpreter:
         if node is None:
             return Val(1, UNIFORM, exact=True)
         if node.type == "condition_clause":
-            inner = node.child_by_field_name("value") or _last_named(node)
+            inner = node.child_by_field_id(FIELD.value) or _last_named(node)
             for c in node.named_children:
                 if c is not inner:
                     self._stmt(c)
@@ -292,13 +292,13 @@ class Interpreter:
 
     def _loop(self, node: Node) -> None:
         kind = node.type
-        init = node.child_by_field_name("initializer")
+        init = node.child_by_field_id(FIELD.initializer)
         saved_env = dict(self.env) if kind == "for_statement" else None
         if init is not None:
             self._stmt(init)
-        cond_node = node.child_by_field_name("condition")
-        update = node.child_by_field_name("update")
-        body = node.child_by_field_name("body")
+        cond_node = node.child_by_field_id(FIELD.condition)
+        update = node.child_by_field_id(FIELD.update)
+        body = node.child_by_field_id(FIELD.body)
         entry = self.active
         self.loop_ids += 1
         ctl = _Ctrl("loop", UNIFORM, True, node, loop_id=self.loop_ids, tree=_is_tree_update(update),
@@ -340,7 +340,7 @@ class Interpreter:
         """`v = a; v < b; ++v` (or `v <= b`, `v++`, `v += 1`) with constant a and b."""
         if init is None or cond is None or update is None or cond.type != "binary_expression":
             return None
-        var = text(cond.child_by_field_name("left"))
+        var = text(cond.child_by_field_id(FIELD.left))
         op = operator(cond)
         step = text(update).replace(" ", "")
         if op not in ("<", "<=") or step not in (f"++{var}", f"{var}++", f"{var}+=1"):
@@ -349,7 +349,7 @@ class Interpreter:
         if first is None:
             return None
         start = const_eval(first.group(1), self.facts.constants)
-        bound = const_eval(text(cond.child_by_field_name("right")), self.facts.constants)
+        bound = const_eval(text(cond.child_by_field_id(FIELD.right)), self.facts.constants)
         if start is None or bound is None:
             return None
         return max(0, bound - start + (op == "<="))
@@ -385,10 +385,10 @@ class Interpreter:
         self.active = _nobody(self.n)
 
     def _switch(self, node: Node) -> None:
-        cond = self._cond(node.child_by_field_name("condition"))
+        cond = self._cond(node.child_by_field_id(FIELD.condition))
         self.ctrl.append(_Ctrl("if", cond.level, cond.exact, node))
         entry = self.active
-        body = node.child_by_field_name("body")
+        body = node.child_by_field_id(FIELD.body)
         for case in body.named_children if body is not None else ():
             self.active = entry
             for stmt in case.named_children[1:] if case.type == "case_statement" else (case,):
@@ -463,8 +463,8 @@ class Interpreter:
         return UNKNOWN
 
     def _field(self, node: Node) -> Val:
-        arg = node.child_by_field_name("argument")
-        fld = text(node.child_by_field_name("field"))
+        arg = node.child_by_field_id(FIELD.argument)
+        fld = text(node.child_by_field_id(FIELD.field))
         base = text(arg)
         if base == "threadIdx" and fld in self.tid:
             level = {"x": LANE, "y": self.y_level, "z": self.z_level}[fld]
@@ -482,8 +482,8 @@ class Interpreter:
 
     def _binary(self, node: Node) -> Val:
         op = operator(node)
-        a = self._expr(node.child_by_field_name("left"))
-        b = self._expr(node.child_by_field_name("right"))
+        a = self._expr(node.child_by_field_id(FIELD.left))
+        b = self._expr(node.child_by_field_id(FIELD.right))
         level, exact = max(a.level, b.level), a.exact and b.exact
         if a.mem is not None and b.mem is None and op in ("+", "-"):
             off = _arith(op, a.offset, b.arr)
@@ -516,7 +516,7 @@ class Interpreter:
 
     def _unary(self, node: Node) -> Val:
         op = operator(node)
-        v = self._expr(node.child_by_field_name("argument"))
+        v = self._expr(node.child_by_field_id(FIELD.argument))
         if v.arr is None:
             return Val(None, v.level, v.exact)
         if op == "-":
@@ -533,10 +533,10 @@ class Interpreter:
         return self._expr(inner[-1]) if inner else UNKNOWN
 
     def _cast(self, node: Node) -> Val:
-        v = self._expr(node.child_by_field_name("value"))
-        type_desc = node.child_by_field_name("type")
+        v = self._expr(node.child_by_field_id(FIELD.value))
+        type_desc = node.child_by_field_id(FIELD.type)
         if v.mem is not None and type_desc is not None and "*" in text(type_desc):
-            return self._retype_pointer(v, text(type_desc.child_by_field_name("type")))
+            return self._retype_pointer(v, text(type_desc.child_by_field_id(FIELD.type)))
         if type_desc is not None and text(type_desc) in ("float", "double", "half", "__half"):
             return Val(None, v.level, v.exact)
         return v
@@ -558,13 +558,13 @@ class Interpreter:
         return Val(None, v.level, mem=mem, offset=off)
 
     def _conditional(self, node: Node) -> Val:
-        cond = self._expr(node.child_by_field_name("condition"))
+        cond = self._expr(node.child_by_field_id(FIELD.condition))
         entry = self.active
         taken, not_taken = self._split(cond)
         self.active = taken
-        a = self._expr(node.child_by_field_name("consequence"))
+        a = self._expr(node.child_by_field_id(FIELD.consequence))
         self.active = not_taken
-        b = self._expr(node.child_by_field_name("alternative"))
+        b = self._expr(node.child_by_field_id(FIELD.alternative))
         self.active = entry
         level = max(cond.level, a.level, b.level)
         exact = cond.exact and a.exact and b.exact
@@ -581,16 +581,16 @@ class Interpreter:
         return v
 
     def _sizeof(self, node: Node) -> Val:
-        t = node.child_by_field_name("type")
-        size = self.facts.sizeof(text(t.child_by_field_name("type")) if t is not None else "")
+        t = node.child_by_field_id(FIELD.type)
+        size = self.facts.sizeof(text(t.child_by_field_id(FIELD.type)) if t is not None else "")
         return Val(size, UNIFORM, exact=True) if size else UNKNOWN
 
     # -- memory ---------------------------------------------------------------------------------
 
     def _location(self, node: Node) -> Val:
         """The pointer value an lvalue/rvalue subscript chain denotes (not an access)."""
-        base = node.child_by_field_name("argument")
-        idx_list = node.child_by_field_name("indices")
+        base = node.child_by_field_id(FIELD.argument)
+        idx_list = node.child_by_field_id(FIELD.indices)
         idx_nodes = _operands(idx_list)
         idx = self._expr(idx_nodes[0]) if idx_nodes else UNKNOWN
         for extra in idx_nodes[1:]:
@@ -666,7 +666,7 @@ class Interpreter:
 
     def _pointer_expr(self, node: Node, kind: str = "r", value: Val | None = None) -> Val:
         op = operator(node)
-        arg = node.child_by_field_name("argument")
+        arg = node.child_by_field_id(FIELD.argument)
         if op == "&":
             if arg is not None and arg.type == "subscript_expression":
                 return self._location(arg)
@@ -681,8 +681,8 @@ class Interpreter:
 
     def _assign(self, node: Node) -> Val:
         op = operator(node)
-        left = node.child_by_field_name("left")
-        value = self._expr(node.child_by_field_name("right"))
+        left = node.child_by_field_id(FIELD.left)
+        value = self._expr(node.child_by_field_id(FIELD.right))
         if op != "=":
             current = self._read_lvalue(left)
             fn = _BINARY.get(op[:-1])
@@ -724,9 +724,9 @@ class Interpreter:
         elif t == "subscript_expression":
             self._subscript(left, kind="w", value=value)
         elif t == "field_expression":
-            arg = left.child_by_field_name("argument")
+            arg = left.child_by_field_id(FIELD.argument)
             if arg is not None and arg.type == "subscript_expression":
-                self._subscript(arg, field_name=text(left.child_by_field_name("field")),
+                self._subscript(arg, field_name=text(left.child_by_field_id(FIELD.field)),
                                 field_node=left, kind="w", value=value)
             elif arg is not None and arg.type == "identifier":
                 name = text(arg)
@@ -741,7 +741,7 @@ class Interpreter:
                 self._write_lvalue(inner[-1], value)
 
     def _update(self, node: Node) -> Val:
-        arg = node.child_by_field_name("argument")
+        arg = node.child_by_field_id(FIELD.argument)
         op = operator(node)
         current = self._read_lvalue(arg)
         delta = 1 if op == "++" else -1
@@ -757,8 +757,8 @@ class Interpreter:
     # -- calls ----------------------------------------------------------------------------------
 
     def _call(self, node: Node) -> Val:
-        fnode = node.child_by_field_name("function")
-        args_node = node.child_by_field_name("arguments")
+        fnode = node.child_by_field_id(FIELD.function)
+        args_node = node.child_by_field_id(FIELD.arguments)
         arg_nodes = _operands(args_node)
         name = _callee_name(fnode)
         if any(c.type == "kernel_call_syntax" for c in node.named_children):
@@ -766,7 +766,7 @@ class Interpreter:
         if fnode is not None and fnode.type == "template_function" and name in (
                 "static_cast", "reinterpret_cast", "const_cast"):
             v = self._expr(arg_nodes[0]) if arg_nodes else UNKNOWN
-            target = fnode.child_by_field_name("arguments")
+            target = fnode.child_by_field_id(FIELD.arguments)
             tt = text(target).strip("<> ")
             if v.mem is not None and tt.endswith("*"):
                 return self._retype_pointer(v, tt.rstrip("*").replace("const", "").strip())
@@ -824,8 +824,8 @@ class Interpreter:
         if fnode is None:
             return False
         s = text(fnode)
-        if fnode.type == "field_expression" and text(fnode.child_by_field_name("field")) == "sync":
-            owner = text(fnode.child_by_field_name("argument")).lower()
+        if fnode.type == "field_expression" and text(fnode.child_by_field_id(FIELD.field)) == "sync":
+            owner = text(fnode.child_by_field_id(FIELD.argument)).lower()
             return "block" in owner or owner in ("cta", "g", "grp", "group")
         return s in ("cg::sync", "cooperative_groups::sync")
 
@@ -936,7 +936,7 @@ def _last_named(node: Node) -> Node | None:
 
 def _declared_name(d: Node | None) -> str:
     while d is not None and d.type not in ("identifier", "field_identifier"):
-        d = d.child_by_field_name("declarator")
+        d = d.child_by_field_id(FIELD.declarator)
     return text(d)
 
 
@@ -944,7 +944,7 @@ def _callee_name(fnode: Node | None) -> str:
     if fnode is None:
         return ""
     if fnode.type == "template_function":
-        fnode = fnode.child_by_field_name("name")
+        fnode = fnode.child_by_field_id(FIELD.name)
     return text(fnode).split("::")[-1]
 
 
@@ -1043,12 +1043,12 @@ def _shared_tiles(fn: Function, facts: FileFacts) -> list[tuple[int, int]]:
     while stack:
         node = stack.pop()
         if node.type == "declaration" and b"__shared__" in (node.text or b""):
-            for d in node.children_by_field_name("declarator"):
+            for d in node.children_by_field_id(FIELD.declarator):
                 dims = []
                 while d is not None and d.type == "array_declarator":
-                    size = d.child_by_field_name("size")
+                    size = d.child_by_field_id(FIELD.size)
                     dims.append(const_eval(text(size), facts.constants) if size is not None else None)
-                    d = d.child_by_field_name("declarator")
+                    d = d.child_by_field_id(FIELD.declarator)
                 if len(dims) == 2 and all(dims):
                     tiles.append((dims[1], dims[0]))       # declared [rows][cols]
         else:

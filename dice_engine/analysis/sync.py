@@ -6,7 +6,7 @@ from tree_sitter import Node
 
 from .findings import Finding, Fix, TextEdit
 from .report import finding, line_of
-from .syntax import Source, text
+from .syntax import FIELD, Source, text
 from .trace import SyncEvent, Trace
 
 
@@ -18,7 +18,7 @@ def _finding(src: Source, event: SyncEvent) -> Finding:
     call = text(event.node).split("(")[0]
     why = event.reason
     if event.code == "DICE-S001":
-        cond = why.child_by_field_name("condition") if why is not None else None
+        cond = why.child_by_field_id(FIELD.condition) if why is not None else None
         msg = (f"`{call}` runs only in threads for which `{text(cond).strip('()')}` (line {line_of(why)}) "
                "holds, and that condition depends on the thread: threads that skip the branch never "
                "arrive, so the block hangs or the barrier silently synchronizes the wrong threads "
@@ -52,16 +52,16 @@ def _hoist_fix(src: Source, barrier: Node, branch: Node | None) -> Fix | None:
     that did not now also arrive, which is what a barrier there needs. Hoisting above the `if`
     makes the condition run after the barrier, so that is only offered for a condition that
     reads no memory and calls nothing."""
-    if branch is None or branch.type != "if_statement" or branch.child_by_field_name("alternative"):
+    if branch is None or branch.type != "if_statement" or branch.child_by_field_id(FIELD.alternative):
         return None
     stmt = barrier.parent
-    body = branch.child_by_field_name("consequence")
+    body = branch.child_by_field_id(FIELD.consequence)
     if stmt is None or stmt.type != "expression_statement" or body is None or stmt.parent != body:
         return None
     stmts = [c for c in body.named_children if c.type != "comment"]
     if not stmts or stmt not in (stmts[0], stmts[-1]):
         return None
-    if stmt != stmts[-1] and _touches_memory(branch.child_by_field_name("condition")):
+    if stmt != stmts[-1] and _touches_memory(branch.child_by_field_id(FIELD.condition)):
         return None
     indent = _indent(src, branch)
     line_bytes = src.lines[stmt.start_point[0]]

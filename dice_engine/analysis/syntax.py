@@ -16,6 +16,38 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 LANGUAGE = Language(tree_sitter_cuda.language())
 
+
+def _field_id(name: str) -> int:
+    fid = LANGUAGE.field_id_for_name(name)
+    if fid is None:                 # a grammar upgrade renamed it: fail at import, not silently later
+        raise RuntimeError(f"tree-sitter-cuda has no field {name!r}")
+    return fid
+
+
+class FIELD:
+    """Field ids of the grammar: `node.child_by_field_id(FIELD.left)` skips the by-name lookup,
+    a scan of the grammar's field names on every call, in the analyses' hottest paths."""
+    alternative: int = _field_id("alternative")
+    argument: int = _field_id("argument")
+    arguments: int = _field_id("arguments")
+    body: int = _field_id("body")
+    condition: int = _field_id("condition")
+    consequence: int = _field_id("consequence")
+    declarator: int = _field_id("declarator")
+    field: int = _field_id("field")
+    function: int = _field_id("function")
+    indices: int = _field_id("indices")
+    initializer: int = _field_id("initializer")
+    left: int = _field_id("left")
+    name: int = _field_id("name")
+    operator: int = _field_id("operator")
+    parameters: int = _field_id("parameters")
+    right: int = _field_id("right")
+    size: int = _field_id("size")
+    type: int = _field_id("type")
+    update: int = _field_id("update")
+    value: int = _field_id("value")
+
 # The node kinds the analyses look for, found by tree-sitter in C rather than by walking in Python.
 _NODES = Query(LANGUAGE, """
 (call_expression) @call
@@ -67,7 +99,7 @@ class Source:
 def operator(node: Node) -> str:
     """The operator of a binary/unary/assignment/update expression (its node kind is the token,
     which is cheaper than decoding text)."""
-    op = node.child_by_field_name("operator")
+    op = node.child_by_field_id(FIELD.operator)
     return op.type if op is not None else ""
 
 
@@ -102,11 +134,11 @@ class Function:
     def params(self) -> list[tuple[str, str, bool]]:
         """(name, base type, is pointer/array/reference) per parameter."""
         out: list[tuple[str, str, bool]] = []
-        plist = self._declarator.child_by_field_name("parameters")
+        plist = self._declarator.child_by_field_id(FIELD.parameters)
         for p in plist.named_children if plist is not None else ():
             if p.type != "parameter_declaration":
                 continue
-            name, indirect = _declarator_name(p.child_by_field_name("declarator"))
+            name, indirect = _declarator_name(p.child_by_field_id(FIELD.declarator))
             if name:
                 out.append((name, base_type(p), indirect))
         return out
@@ -128,7 +160,7 @@ def _declarator_name(decl: Node | None) -> tuple[str, bool]:
         if decl.type in ("pointer_declarator", "array_declarator", "reference_declarator",
                          "abstract_pointer_declarator"):
             indirect = True
-        nxt = decl.child_by_field_name("declarator")
+        nxt = decl.child_by_field_id(FIELD.declarator)
         if nxt is None:
             nxt = next((c for c in decl.named_children if c.type in
                         ("identifier", "pointer_declarator", "array_declarator",
@@ -139,7 +171,7 @@ def _declarator_name(decl: Node | None) -> tuple[str, bool]:
 
 def base_type(decl_node: Node) -> str:
     """The declared base type, without qualifiers (`const float` → "float")."""
-    t = decl_node.child_by_field_name("type")
+    t = decl_node.child_by_field_id(FIELD.type)
     name = text(t)
     if t is not None and t.type == "sized_type_specifier":
         name = " ".join(name.split())
@@ -163,15 +195,15 @@ def functions(root: Node) -> list[Function]:
 
 
 def _function(node: Node) -> Function | None:
-    body = node.child_by_field_name("body")
-    decl = node.child_by_field_name("declarator")
+    body = node.child_by_field_id(FIELD.body)
+    decl = node.child_by_field_id(FIELD.declarator)
     while decl is not None and decl.type != "function_declarator":
-        decl = decl.child_by_field_name("declarator")
+        decl = decl.child_by_field_id(FIELD.declarator)
     if body is None or decl is None:
         return None
     head = (node.text or b"")[: decl.start_byte - node.start_byte]
     quals = frozenset(q for q in ("__global__", "__device__", "__host__") if q.encode() in head)
-    name_node = decl.child_by_field_name("declarator")
+    name_node = decl.child_by_field_id(FIELD.declarator)
     return Function(node, text(name_node).split("::")[-1], quals, body, decl)
 
 
@@ -284,7 +316,7 @@ def file_facts(root: Node, fns: list[Function] = ()) -> FileFacts:
         node = stack.pop()
         t = node.type
         if t == "preproc_def":
-            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            name, value = node.child_by_field_id(FIELD.name), node.child_by_field_id(FIELD.value)
             v = const_eval(text(value), facts.constants) if value is not None else None
             if v is not None:
                 facts.constants[text(name)] = v
@@ -305,26 +337,26 @@ def file_facts(root: Node, fns: list[Function] = ()) -> FileFacts:
 def _record_const_decl(node: Node, facts: FileFacts) -> None:
     quals = {text(c) for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")}
     if not quals & {"const", "constexpr"}:
-        spec = node.child_by_field_name("type")
+        spec = node.child_by_field_id(FIELD.type)
         if spec is not None and spec.type == "struct_specifier":
             _record_struct(spec, facts)
         return
-    for d in node.children_by_field_name("declarator"):
+    for d in node.children_by_field_id(FIELD.declarator):
         if d.type == "init_declarator":
-            v = const_eval(text(d.child_by_field_name("value")), facts.constants)
+            v = const_eval(text(d.child_by_field_id(FIELD.value)), facts.constants)
             if v is not None:
-                facts.constants[text(d.child_by_field_name("declarator"))] = v
+                facts.constants[text(d.child_by_field_id(FIELD.declarator))] = v
 
 
 def _record_struct(node: Node, facts: FileFacts) -> None:
     spec = node if node.type == "struct_specifier" else (
-        node.child_by_field_name("type") or node.named_children[0])
-    body = spec.child_by_field_name("body")
+        node.child_by_field_id(FIELD.type) or node.named_children[0])
+    body = spec.child_by_field_id(FIELD.body)
     if body is None:
         return
-    name = text(spec.child_by_field_name("name"))
+    name = text(spec.child_by_field_id(FIELD.name))
     if node.type == "type_definition":
-        decl = node.child_by_field_name("declarator")
+        decl = node.child_by_field_id(FIELD.declarator)
         name = name or text(decl)
     if not name:
         return
@@ -333,7 +365,7 @@ def _record_struct(node: Node, facts: FileFacts) -> None:
         if fd.type != "field_declaration":
             continue
         ft = base_type(fd)
-        for d in fd.children_by_field_name("declarator"):
+        for d in fd.children_by_field_id(FIELD.declarator):
             if d.type != "field_identifier":      # arrays, pointers, bitfields: layout unknown
                 return
             fields.append((text(d), ft))
@@ -348,10 +380,10 @@ def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> di
     if not events:                  # most functions launch nothing: skip reading their dim3s
         return out
     events += [(n.start_byte, "decl", n) for n in found.get("decl", ())
-               if text(n.child_by_field_name("type")) == "dim3"]
+               if text(n.child_by_field_id(FIELD.type)) == "dim3"]
     for _, kind, node in sorted(events, key=lambda e: e[0]):      # a dim3 precedes its launch
         if kind == "decl":
-            for d in node.children_by_field_name("declarator"):
+            for d in node.children_by_field_id(FIELD.declarator):
                 name, args = _dim3_parts(d)
                 vals = [const_eval(a, constants) for a in args]
                 if name and vals and all(v is not None for v in vals):
@@ -361,7 +393,7 @@ def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> di
         cfg = next((c for c in node.named_children if c.type == "kernel_call_syntax"), None)
         if cfg is None or len(cfg.named_children) < 2:
             continue
-        kernel = text(node.child_by_field_name("function")).split("::")[-1].split("<")[0]
+        kernel = text(node.child_by_field_id(FIELD.function)).split("::")[-1].split("<")[0]
         block = cfg.named_children[1]
         size = dims.get(text(block))
         if size is None:
@@ -369,7 +401,7 @@ def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> di
             size = (v, 1, 1) if v is not None else None
         if size is None and block.type == "call_expression" and text(block).startswith("dim3"):
             vals = [const_eval(text(a), constants)
-                    for a in block.child_by_field_name("arguments").named_children]
+                    for a in block.child_by_field_id(FIELD.arguments).named_children]
             if vals and all(v is not None for v in vals):
                 size = tuple((vals + [1, 1])[:3])   # type: ignore[assignment]
         if size is not None:
@@ -379,16 +411,16 @@ def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> di
 
 def _dim3_parts(d: Node) -> tuple[str, list[str]]:
     if d.type == "function_declarator":      # `dim3 block(TILE, ROWS);` parses as a declaration
-        params = d.child_by_field_name("parameters")
-        return text(d.child_by_field_name("declarator")), [
+        params = d.child_by_field_id(FIELD.parameters)
+        return text(d.child_by_field_id(FIELD.declarator)), [
             text(p) for p in (params.named_children if params is not None else ())]
     if d.type == "init_declarator":
-        name = text(d.child_by_field_name("declarator"))
-        value = d.child_by_field_name("value")
+        name = text(d.child_by_field_id(FIELD.declarator))
+        value = d.child_by_field_id(FIELD.value)
         if value is not None and value.type in ("argument_list", "initializer_list"):
             return name, [text(a) for a in value.named_children]
         if value is not None and value.type == "call_expression":
-            args = value.child_by_field_name("arguments")
+            args = value.child_by_field_id(FIELD.arguments)
             return name, [text(a) for a in args.named_children] if args is not None else []
     return "", []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from .syntax import LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Function, base_type, \
+from .syntax import FIELD, LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Function, base_type, \
     float_literal_type, operator, text
 
 FLOATING_RANK = {"double": 3, "long double": 3, "float": 2, "half": 1, "__half": 1,
@@ -27,7 +27,7 @@ class Typer:
             (self.pointers if indirect else self.vars)[name] = type_name
         for node in declarations:
             t = base_type(node)
-            for d in node.children_by_field_name("declarator"):
+            for d in node.children_by_field_id(FIELD.declarator):
                 self._declare(d, t)
 
     def _declare(self, d: Node, t: str) -> None:
@@ -35,7 +35,7 @@ class Typer:
         while d is not None and d.type != "identifier":
             if d.type in ("pointer_declarator", "array_declarator"):
                 indirect = True
-            d = d.child_by_field_name("declarator")
+            d = d.child_by_field_id(FIELD.declarator)
         if d is not None:
             (self.pointers if indirect else self.vars)[text(d)] = t
 
@@ -55,11 +55,11 @@ class Typer:
             inner = node.named_children
             return self.type_of(inner[-1]) if inner else None
         if t == "field_expression":
-            base = text(node.child_by_field_name("argument"))
+            base = text(node.child_by_field_id(FIELD.argument))
             if base in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
                 return "unsigned int"
-            owner = self._owner_type(node.child_by_field_name("argument"))
-            field = text(node.child_by_field_name("field"))
+            owner = self._owner_type(node.child_by_field_id(FIELD.argument))
+            field = text(node.child_by_field_id(FIELD.field))
             if owner in ("float2", "float3", "float4"):
                 return "float"
             if owner in ("double2",):
@@ -71,31 +71,31 @@ class Typer:
                     return ftype
             return None
         if t == "subscript_expression":
-            return self.element_type(node.child_by_field_name("argument"))
+            return self.element_type(node.child_by_field_id(FIELD.argument))
         if t == "pointer_expression":
             if operator(node) == "*":
-                return self.element_type(node.child_by_field_name("argument"))
+                return self.element_type(node.child_by_field_id(FIELD.argument))
             return None
         if t == "cast_expression":
-            td = node.child_by_field_name("type")
+            td = node.child_by_field_id(FIELD.type)
             return None if td is None or "*" in text(td) else " ".join(text(td).replace("const", "").split())
         if t in ("binary_expression",):
             op = operator(node)
             if op in ("<", ">", "<=", ">=", "==", "!=", "&&", "||"):
                 return "bool"
-            lt = self.type_of(node.child_by_field_name("left"))
-            rt = self.type_of(node.child_by_field_name("right"))
+            lt = self.type_of(node.child_by_field_id(FIELD.left))
+            rt = self.type_of(node.child_by_field_id(FIELD.right))
             return common_type(lt, rt)
         if t == "unary_expression":
             return "bool" if operator(node) == "!" else \
-                self.type_of(node.child_by_field_name("argument"))
+                self.type_of(node.child_by_field_id(FIELD.argument))
         if t in ("assignment_expression",):
-            return self.type_of(node.child_by_field_name("left"))
+            return self.type_of(node.child_by_field_id(FIELD.left))
         if t == "update_expression":
-            return self.type_of(node.child_by_field_name("argument"))
+            return self.type_of(node.child_by_field_id(FIELD.argument))
         if t == "conditional_expression":
-            return common_type(self.type_of(node.child_by_field_name("consequence")),
-                               self.type_of(node.child_by_field_name("alternative")))
+            return common_type(self.type_of(node.child_by_field_id(FIELD.consequence)),
+                               self.type_of(node.child_by_field_id(FIELD.alternative)))
         if t == "call_expression":
             return self.call_type(node)
         return None
@@ -109,7 +109,7 @@ class Typer:
 
     def element_type(self, node: Node | None) -> str | None:
         while node is not None and node.type == "subscript_expression":
-            node = node.child_by_field_name("argument")
+            node = node.child_by_field_id(FIELD.argument)
         if node is None:
             return None
         if node.type == "identifier":
@@ -117,16 +117,16 @@ class Typer:
         if node.type == "parenthesized_expression" and node.named_children:
             return self.element_type(node.named_children[-1])
         if node.type == "binary_expression":
-            return self.element_type(node.child_by_field_name("left")) or \
-                self.element_type(node.child_by_field_name("right"))
+            return self.element_type(node.child_by_field_id(FIELD.left)) or \
+                self.element_type(node.child_by_field_id(FIELD.right))
         return None
 
     def call_type(self, node: Node) -> str | None:
-        fnode = node.child_by_field_name("function")
+        fnode = node.child_by_field_id(FIELD.function)
         if fnode is not None and fnode.type == "template_function":
-            name = text(fnode.child_by_field_name("name"))
+            name = text(fnode.child_by_field_id(FIELD.name))
             if name in ("static_cast", "reinterpret_cast"):
-                target = text(fnode.child_by_field_name("arguments")).strip("<> ")
+                target = text(fnode.child_by_field_id(FIELD.arguments)).strip("<> ")
                 return None if "*" in target else target
             return None
         name = text(fnode).split("::")[-1]
@@ -149,7 +149,7 @@ class Typer:
 
     @staticmethod
     def args(node: Node) -> list[Node]:
-        a = node.child_by_field_name("arguments")
+        a = node.child_by_field_id(FIELD.arguments)
         return [c for c in a.named_children if c.type != "comment"] if a is not None else []
 
 
