@@ -136,6 +136,7 @@ class Interpreter:
         self.ctrl: list[_Ctrl] = []
         self.env: dict[str, Val] = {}
         self.active = np.ones(self.n, dtype=bool)
+        self._any_of: tuple[Array | None, bool] = (None, True)   # (mask, mask.any()) last asked
         self.frame = _Frame(_nobody(self.n))
         self.loop_ids = 0
         self.blocks: list[int] = [0]
@@ -175,12 +176,21 @@ class Interpreter:
         saved = dict(self.env)
         self.blocks.append(node.id)
         for child in node.named_children:
-            if not self._may_matter(child) and not self.active.any():
+            if not self._anyone_active() and not self._may_matter(child):
                 continue
             self._stmt(child)
         self.blocks.pop()
         # names declared inside go out of scope; updates to outer names stay
         self.env = {k: self.env.get(k, v) for k, v in saved.items()}
+
+    def _anyone_active(self) -> bool:
+        """`self.active.any()`, remembered for the mask object last asked about: masks are never
+        updated in place, and straight-line statements keep the same one."""
+        mask, anyone = self._any_of
+        if mask is not self.active:
+            anyone = bool(self.active.any())
+            self._any_of = (self.active, anyone)
+        return anyone
 
     @staticmethod
     def _may_matter(node: Node) -> bool:
@@ -193,13 +203,12 @@ class Interpreter:
 
     def _declaration(self, node: Node) -> None:
         type_name = base_type(node)
-        quals = {text(c) for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")}
         for d in node.children_by_field_id(FIELD.declarator):
             if d.type == "init_declarator":
                 target = d.child_by_field_id(FIELD.declarator)
                 value_node = d.child_by_field_id(FIELD.value)
                 if target is not None and target.type == "array_declarator":
-                    self._declare_array(target, type_name, quals, node)
+                    self._declare_array(target, type_name, node)
                     continue
                 name = _declared_name(target)
                 if value_node is None or value_node.type in ("initializer_list", "argument_list"):
@@ -214,8 +223,8 @@ class Interpreter:
                     value = self._retype_pointer(value, type_name)   # `const float4* v = ptr;`
                 self.env[name] = self._with_control(value)
             elif d.type == "array_declarator":
-                self._declare_array(d, type_name, quals, node)
-            elif "__shared__" in quals:
+                self._declare_array(d, type_name, node)
+            elif _is_shared(node):
                 name = _declared_name(d)
                 mem = Memory(name, "shared", type_name, (1,), node, scalar=True)
                 self.env[name] = Val(None, UNIFORM, True, mem=mem)
@@ -224,7 +233,7 @@ class Interpreter:
                 if name:
                     self.env[name] = Val(None, self._control_level())
 
-    def _declare_array(self, d: Node, type_name: str, quals: set[str], decl: Node) -> None:
+    def _declare_array(self, d: Node, type_name: str, decl: Node) -> None:
         dims: list[int] = []
         node: Node | None = d
         while node is not None and node.type == "array_declarator":
@@ -234,7 +243,7 @@ class Interpreter:
         name = text(node)
         dims.reverse()
         known = tuple(dims) if all(x is not None and x > 0 for x in dims) else None
-        space = "shared" if "__shared__" in quals else "local"
+        space = "shared" if _is_shared(decl) else "local"
         self.env[name] = Val(None, UNIFORM, True, mem=Memory(name, space, type_name, known, decl))
 
     def _const(self, node: Node) -> int | None:
@@ -629,10 +638,8 @@ class Interpreter:
         addr, indices = self._linear(mem, loc)
         mask = self.active
         if indices is not None and mem.dims is not None:
-            inside = np.ones(self.n, dtype=bool)
-            for i, extent in zip(indices, mem.dims):
-                inside &= (i >= 0) & (i < extent)
-            mask = mask & inside            # out-of-bounds threads are a memory error, not a race
+            for i, extent in zip(indices, mem.dims):    # out-of-bounds threads: a memory error,
+                mask = mask & (i >= 0) & (i < extent)   # not a race
         field_offset, access_size = 0, None
         if field_name is not None:
             fo = self.facts.field_offset(mem.elem, field_name)
@@ -924,6 +931,12 @@ def _nobody(threads: int) -> Array:
 def _int64(v: int | None) -> int | None:
     """Values beyond 64 bits are unknown (C would have wrapped or rejected them)."""
     return v if v is not None and INT64[0] <= v <= INT64[1] else None
+
+
+def _is_shared(decl: Node) -> bool:
+    """A `__shared__` declaration (asked only of arrays and uninitialized scalars)."""
+    return any(c.type in ("type_qualifier", "storage_class_specifier") and text(c) == "__shared__"
+               for c in decl.children)
 
 
 def _operands(node: Node | None) -> list[Node]:
