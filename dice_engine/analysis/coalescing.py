@@ -79,7 +79,8 @@ def _footprint(accesses: list[Access], facts: FileFacts):
     worst = None
     for w in range(min(2, accesses[0].addr.size // 32)):
         lanes = slice(32 * w, 32 * w + 32)
-        spans: set[tuple[int, int]] = set()
+        starts: list[np.ndarray] = []
+        ends: list[np.ndarray] = []
         stride = None
         for a in accesses:
             if not a.mask[lanes].any():
@@ -87,15 +88,17 @@ def _footprint(accesses: list[Access], facts: FileFacts):
             elem, size = _geometry(a, facts)
             # the address pattern of the whole warp: lanes switched off by a branch
             # (`if (tid % 2 == 0)`) are divergence, not an addressing problem
-            starts = (a.addr[lanes] * elem + a.field_offset).tolist()
-            spans.update((b, b + size) for b in starts)
+            first = a.addr[lanes] * elem + a.field_offset
+            starts.append(first)
+            ends.append(first + size)
             if stride is None:
                 steps = np.diff(a.addr[lanes])
                 stride = int(steps[0]) if steps.size and np.all(steps == steps[0]) else None
-        if not spans:
+        if not starts:
             continue
-        sectors = len({b // SECTOR for b, e in spans} | {(e - 1) // SECTOR for b, e in spans})
-        moved, runs = _merged(spans)
+        begin, end = np.concatenate(starts), np.concatenate(ends)
+        sectors = int(np.union1d(begin // SECTOR, (end - 1) // SECTOR).size)
+        moved, runs = _merged(begin, end)
         ideal = max(1, -(-moved // SECTOR))
         ratio = sectors / ideal
         if ratio >= WASTE_RATIO and sectors >= MIN_SECTORS and moved / runs < SECTOR / 2 \
@@ -104,19 +107,17 @@ def _footprint(accesses: list[Access], facts: FileFacts):
     return worst
 
 
-def _merged(spans: set[tuple[int, int]]) -> tuple[int, int]:
-    """Bytes covered and number of contiguous runs."""
-    moved = runs = 0
-    end = None
-    for b, e in sorted(spans):
-        if end is None or b > end:
-            runs += 1
-            moved += e - b
-            end = e
-        elif e > end:
-            moved += e - end
-            end = e
-    return moved, max(runs, 1)
+def _merged(begin: np.ndarray, end: np.ndarray) -> tuple[int, int]:
+    """Bytes covered by the byte ranges [begin, end) and the number of contiguous runs they form
+    (touching ranges join one run)."""
+    order = np.lexsort((end, begin))
+    begin, end = begin[order], end[order]
+    reach = np.maximum.accumulate(end)              # end of the run so far, before each range
+    opens = np.empty(begin.size, dtype=bool)
+    opens[0] = True
+    opens[1:] = begin[1:] > reach[:-1]
+    run_ends = np.maximum.reduceat(end, np.flatnonzero(opens))
+    return int((run_ends - begin[opens]).sum()), max(int(opens.sum()), 1)
 
 
 def _finding(src: Source, a: Access, facts: FileFacts, ratio: float, stride: int | None,
