@@ -9,6 +9,8 @@ variables are deliberate and never flagged.
 """
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from .findings import Finding, Fix
@@ -27,13 +29,24 @@ def precision_findings(src: Source, fn: Function, typer: Typer,
     """`found`: the function body's `syntax.captures`; `typer`: its types."""
     out: list[Finding] = []
     for node in found.get("binary", ()):
-        out += _promoting_literals(src, typer, node)
+        if _may_hold_floating_literal(node):
+            out += _promoting_literals(src, typer, node)
     for node in found.get("assign", ()):
-        out += _compound_literal(src, typer, node)
+        if _may_hold_floating_literal(node):
+            out += _compound_literal(src, typer, node)
         out += _low_precision_accumulator(src, typer, node, fn.body)
     for node in found.get("call", ()):
         out += _math_call(src, typer, node) + _atomic_target(src, typer, node)
     return out
+
+
+# every floating literal has a digit next to its point, exponent or binary exponent (`1.0`, `.5`,
+# `1e3`, `0x1p4`): text without one holds none, and most index arithmetic is such text
+_FLOATING_LITERAL_HINT = re.compile(rb"[0-9][.eEpP]|\.[0-9]")
+
+
+def _may_hold_floating_literal(node: Node) -> bool:
+    return _FLOATING_LITERAL_HINT.search(node.text or b"") is not None
 
 
 def _in_loop(node: Node, body: Node) -> bool:
