@@ -30,11 +30,7 @@ def coalescing_findings(src: Source, trace: Trace, facts: FileFacts) -> list[Fin
     for a in trace.accesses:
         if a.mem.space == "global" and a.kind != "atomic" and a.addr is not None:
             by_node[a.node.id].append(a)
-    # accesses to one array in the same loop iteration share the sectors they fetch
-    neighbours: dict[tuple, list[Access]] = defaultdict(list)
-    for accesses in by_node.values():
-        for a in accesses:
-            neighbours[(a.mem.name, a.kind, a.iterations)].append(a)
+    neighbours: dict[tuple, list[Access]] | None = None       # built for the first suspect only
     out: list[Finding] = []
     for accesses in by_node.values():
         first = accesses[0]
@@ -43,10 +39,20 @@ def coalescing_findings(src: Source, trace: Trace, facts: FileFacts) -> list[Fin
         worst = _footprint(accesses, facts)
         if worst is None:
             continue
+        neighbours = neighbours or _neighbours(by_node)
         group = _companions(accesses, neighbours)
         if len(group) > len(accesses) and _footprint(group, facts) is None:
             continue
         out.append(_finding(src, first, facts, *worst))
+    return out
+
+
+def _neighbours(by_node: dict[int, list[Access]]) -> dict[tuple, list[Access]]:
+    """Accesses by array, direction and loop iteration: those share the sectors they fetch."""
+    out: dict[tuple, list[Access]] = defaultdict(list)
+    for accesses in by_node.values():
+        for a in accesses:
+            out[(a.mem.name, a.kind, a.iterations)].append(a)
     return out
 
 
