@@ -422,8 +422,11 @@ class Interpreter:
         return mask if returned is _nobody(self.n) else mask & ~returned
 
     def _control_level(self) -> int:
-        level = max((c.level for c in self.ctrl), default=UNIFORM)
-        return max(level, self.frame.exit_level)
+        level = self.frame.exit_level
+        for c in self.ctrl:             # a plain loop: called for every assignment
+            if c.level > level:
+                level = c.level
+        return level
 
     def _with_control(self, v: Val) -> Val:
         level = self._control_level()
