@@ -31,10 +31,13 @@ def precision_findings(src: Source, fn: Function, typer: Typer,
     for node in found.get("binary", ()):
         if _may_hold_floating_literal(node):
             out += _promoting_literals(src, typer, node)
+    # only a variable declared half/bf16 can be a low-precision accumulator
+    low_precision_vars = any(t in LOW_PRECISION for t in typer.vars.values())
     for node in found.get("assign", ()):
         if _may_hold_floating_literal(node):
             out += _compound_literal(src, typer, node)
-        out += _low_precision_accumulator(src, typer, node, fn.body)
+        if low_precision_vars:
+            out += _low_precision_accumulator(src, typer, node, fn.body)
     for node in found.get("call", ()):
         out += _math_call(src, typer, node) + _atomic_target(src, typer, node)
     return out
