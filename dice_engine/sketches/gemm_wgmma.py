@@ -145,7 +145,8 @@ class WgmmaGemm(Sketch):
                     f"descriptors, fp32 accumulate), {point['block_m']}x{point['block_n']}x{BK} block tiles over "
                     f"{point['warpgroups']} warpgroup(s), {point['stages']}-stage cp.async ring in the 128-byte "
                     f"swizzle layout, A {major('A', gp.a)}-major, B {major('B', gp.b)}-major"
-                    f"{', fused epilogue' if gp.has_epilogue else ''}")
+                    f"{', fused epilogue' if gp.has_epilogue else ''}; "
+                    f"build for sm_90a (-gencode=arch=compute_90a,code=sm_90a)")
         source = frame(name=name, strategy=strategy, tokens=point, device_code=_device_code(gp, point, kernel),
                        launcher_code=launcher)
         grid = ((gp.hint(gp.N) + point["block_n"] - 1) // point["block_n"],

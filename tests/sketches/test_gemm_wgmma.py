@@ -88,6 +88,7 @@ def test_text_claims_match_the_code():
     assert "fence.proxy.async.shared::cta" in src and "cp.async.cg.shared.global" in src
     assert "(uint64_t(1) << 62)" in src        # 128-byte swizzle descriptors
     assert "cudaFuncAttributeMaxDynamicSharedMemorySize, 197632" in rendered.launcher
+    assert "build for sm_90a" in src.splitlines()[0]
     bf16 = problem("y = gelu(x @ W.T + b); x: bf16[512, 256]; W: bf16[512, 256]; b: bf16[512]")
     src = SKETCH.render(bf16, H100, SKETCH.default_point(bf16, H100), "wg_bf16").source
     assert ".f32.bf16.bf16" in src and "TRANS_A = 0, TRANS_B = 0" in src
