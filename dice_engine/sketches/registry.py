@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from . import conv, elementwise, gemm, gemm_tc, gemm_wgmma, norm, pool, reduction, scan, softmax, transpose
+from . import conv, elementwise, gemm, gemm_tc, gemm_wgmma, gemv, norm, pool, reduction, scan, softmax, transpose
 from .base import Sketch
 
 ALL_SKETCHES: list[Sketch] = [
     *elementwise.SKETCHES, *reduction.SKETCHES, *softmax.SKETCHES, *norm.SKETCHES, *scan.SKETCHES,
-    *transpose.SKETCHES, *gemm.SKETCHES, *gemm_tc.SKETCHES, *gemm_wgmma.SKETCHES,
+    *transpose.SKETCHES, *gemm.SKETCHES, *gemm_tc.SKETCHES, *gemm_wgmma.SKETCHES, *gemv.SKETCHES,
     *conv.SKETCHES, *pool.SKETCHES,
 ]
 

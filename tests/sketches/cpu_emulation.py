@@ -61,7 +61,7 @@ def host_source(rendered: RenderedKernel) -> str:
         grid, block = _split_top_level(m.group(2))[:2]
         return f"emu::launch(dim3({grid}), dim3({block}), [&] {{ {m.group(1)}({m.group(3)}); }});"
     body = "\n".join(line for line in rendered.source.splitlines() if not line.startswith("#include"))
-    return '#include "cuda_emu.h"\n' + re.sub(r"(\w+)<<<(.+?)>>>\((.*?)\);", launch, body)
+    return '#include "cuda_emu.h"\n' + re.sub(r"([\w:]+)<<<(.+?)>>>\((.*?)\);", launch, body)
 
 
 def _storage(dtype: DType) -> np.dtype:

@@ -115,6 +115,11 @@ T __shfl_up_sync(unsigned, T value, int delta) {
 template <class T>
 T __shfl_sync(unsigned, T value, int source) { return emu::exchange(value, source, true); }
 
+template <class T>
+T __shfl_xor_sync(unsigned, T value, int lane_mask) {
+    return emu::exchange(value, (emu::flat_thread() % 32) ^ lane_mask, true);
+}
+
 // WMMA: every lane holds the whole fragment (the real per-lane layout is opaque to the
 // kernels, which only load, multiply and store fragments); lane 0 alone stores.
 namespace nvcuda {
