@@ -175,7 +175,8 @@ COMPILE_CASES = [
     (gemm_wgmma.SAMPLE_INTENTS[6], point(64, 64, 1, 3)),              # col/col, odd tails
     (gemm_wgmma.SAMPLE_INTENTS[8], None),                             # bias + gelu, bf16 out
     (SQUARE_F16, point(256, 128, 2, 4)),                              # two m64 steps per warpgroup
-]
+] + [(SQUARE_F16, corner) for corner in (SKETCH.space(problem(SQUARE_F16), H100).corners()[0],
+                                         SKETCH.space(problem(SQUARE_F16), H100).corners()[-1])]
 
 
 @needs_nvcc
