@@ -35,7 +35,7 @@ if [[ $stage == all || $stage == tests ]]; then
   # tests do not depend on them.
   export DICE_SPOTCHECK_BUDGET_S=${DICE_SPOTCHECK_BUDGET_S:-200}
   export DICE_SPOTCHECK_CORNERS=${DICE_SPOTCHECK_CORNERS:-2}
-  timeout "${DICE_TESTS_TIMEOUT:-300}" python3 -m pytest -m gpu tests/ -q -s -rfEs -p no:cacheprovider \
+  timeout "${DICE_TESTS_TIMEOUT:-300}" python3 -m pytest -m gpu tests/ --ignore=tests/e2e -q -s -rfEs -p no:cacheprovider \
     --continue-on-collection-errors --junitxml="$out/gpu-tests.xml" 2>&1 | tee "$out/gpu-tests.log" \
     | grep -E "passed|failed|error|candidates, " | tail -5
   status=$(( status | ${PIPESTATUS[0]} ))

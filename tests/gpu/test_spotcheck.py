@@ -2,7 +2,8 @@
 rendered, compiled and verified against the reference on the GPU. Prints a table at the end.
 
 Compilation runs in parallel up front (nvcc is the slow part); DICE_SPOTCHECK_CORNERS caps the
-corners per (sketch, intent), DICE_SPOTCHECK_TRIALS sets the trials per candidate, and once
+corners per (sketch, intent), DICE_SPOTCHECK_TRIALS sets the trials per candidate,
+DICE_SPOTCHECK_ONLY (comma-separated sketch-name prefixes) narrows the sketches, and once
 DICE_SPOTCHECK_BUDGET_S seconds have passed the remaining cases are skipped (and say so), so that
 a session on a lent GPU ends with its table rather than being cut off."""
 from __future__ import annotations
@@ -28,6 +29,7 @@ ARCH = resolve("sm_90")
 MAX_CORNERS = int(os.environ.get("DICE_SPOTCHECK_CORNERS", "4"))
 TRIALS = int(os.environ.get("DICE_SPOTCHECK_TRIALS", "2"))
 BUDGET_S = float(os.environ.get("DICE_SPOTCHECK_BUDGET_S", "inf"))
+ONLY = tuple(p for p in os.environ.get("DICE_SPOTCHECK_ONLY", "").split(",") if p)
 STARTED = time.monotonic()
 
 
@@ -63,6 +65,8 @@ def _cases() -> list[Case]:
                 cases.append(Case(module.SKETCHES[0], intent, "parse", {}, f"{type(exc).__name__}: {exc}"))
                 continue
             for sketch in module.SKETCHES:
+                if ONLY and not sketch.name.startswith(ONLY):
+                    continue
                 try:
                     if sketch.pattern != problem.pattern or sketch.unsupported(problem, ARCH) is not None:
                         continue
