@@ -18,6 +18,7 @@ from .arch import resolve
 from .analysis import Finding
 from .compile import NvccNotFound, compile_cuda
 from .compile.nvcc import TEMP_SOURCE
+from .bench import command as bench_command
 from .intent import IntentError
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -50,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
 
     doctor = sub.add_parser("doctor", help="which tools DICE found (nvcc, GPU, pycuda, ncu, sanitizer)")
     doctor.add_argument("--format", choices=("text", "json"), default="text")
+
+    bench = sub.add_parser("bench", help="the benchmark suite against PyTorch on this GPU (RESULTS.md)")
+    bench_command.add_arguments(bench)
     return parser
 
 
@@ -60,6 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _generate(args)
         if args.command == "check":
             return _check(args)
+        if args.command == "bench":
+            return bench_command.run(args)
         return _doctor(args)
     except UsageError as e:
         print(f"dice {args.command}: error: {e}", file=sys.stderr)

@@ -108,6 +108,17 @@ def test_doctor_reports_the_toolchain():
     assert done.returncode == (0 if report["nvcc"]["found"] else 1)
 
 
+def test_bench_without_a_gpu_runner_says_so_and_exits_1(tmp_path):
+    from dice_engine.runner import GpuRunner
+    with GpuRunner() as runner:
+        if runner.available():
+            pytest.skip("a GPU runner is present: the benchmark would run")
+    done = dice("bench", "--out", str(tmp_path), "--cases", "relu_f32")
+    assert done.returncode == 1
+    assert "no GPU runner" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "RESULTS.md").exists()
+
+
 RACY = """\
 #include <cuda_runtime.h>
 __global__ void racy(int* out) {
