@@ -17,14 +17,15 @@ from ..arch import ArchSpec
 from ..ir.graph import Node
 from ..ir.patterns import Problem
 from .access import (SPLIT_ROW_PROLOGUE, chunk_loops, hint_int, pack_element, pack_loads, pack_step,
-                     scalar_element, words_per_element)
-from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
+                     scalar_element)
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, frame, launcher_params,
                    launcher_signature)
 from .expr import literal
 from .operands import describe, kernel_param_list, leaf_value, name_clash
-from .rowwise import RowwisePlan, row_cache_bytes, row_cache_declaration, rowwise_plan
+from .rowwise import (RowwisePlan, packs_per_thread, row_cache_bytes, row_cache_declaration, row_space,
+                      rowwise_plan, split_row_default, split_row_space)
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, dynamic_smem_lines, indent, min_blocks_per_sm,
-                   pow2_range, register_budget, tidy, wave_grid_cap, workspace_code)
+                   tidy, wave_grid_cap, workspace_code)
 
 BASE_REGISTERS = 40      # indices, statistics, weight/bias packs
 ROW_GRID_WAVES = 4
@@ -86,53 +87,11 @@ class RowNorm(Sketch):
         p = _plan(problem)
         return p if isinstance(p, str) else None
 
-    def _packs_per_thread(self, p: RowwisePlan, pt: Point) -> int:
-        row = p.view.reduced_int or 0
-        return max(1, -(-row // (pt["group"] * pt["vec"])))
-
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)
-        tokens = [
-            Token("group", pow2_range(4, 1024), "threads cooperating on one row"),
-            Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads/group rows per block)"),
-            Token("vec", tuple(sorted({1, _vec_width(p)})),
-                  "elements per access (16-byte packs when > 1)"),
-            Token("cache", ("registers", "shared", "none"),
-                  "row kept in registers or shared memory (one read), or streamed twice"),
-            Token("unroll", (1, 2, 4), "packs in flight per thread per step (streaming passes)"),
-        ]
-        value_words = 2 if p.ctype == "double" else 1
-
-        def shape_fits(pt: Point) -> str | None:
-            if pt["threads"] % pt["group"]:
-                return f"group={pt['group']} does not divide threads={pt['threads']}"
-            if pt["threads"] > arch.max_threads_per_block:
-                return f"{pt['threads']} threads exceed the block limit {arch.max_threads_per_block}"
-            row = p.view.reduced_int
-            if pt["vec"] > 1 and row is not None and row % pt["vec"]:
-                return f"the row length {row} is not a multiple of vec={pt['vec']}"
-            return None
-
-        def registers_fit(pt: Point) -> str | None:
-            budget = register_budget(arch, pt["threads"])
-            if pt["cache"] != "none" and p.view.reduced_int is None:
-                return f"cache={pt['cache']} needs a row length known when generating"
-            if pt["cache"] == "shared":
-                smem = row_cache_bytes(p, pt)
-                if smem + arch.smem_reserved_per_block > arch.smem_per_block_optin:
-                    return f"{smem} bytes of row cache exceed the shared memory per block"
-            if pt["cache"] == "registers":
-                if pt["unroll"] != 1:
-                    return "unroll only applies to the streaming passes (cache=shared/none)"
-                need = BASE_REGISTERS + self._packs_per_thread(p, pt) * pt["vec"] * value_words
-            else:
-                words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
-                need = BASE_REGISTERS + int(pt["unroll"] * pt["vec"] * max(words, 0.25)) + 3 * value_words
-            if need > budget:
-                return f"~{need} registers per thread needed, {budget} available at {pt['threads']} threads"
-            return None
-
-        return DesignSpace(tokens, [shape_fits, registers_fit])
+        # the streaming passes keep Welford's count, mean and M2
+        return row_space(p, arch, vec_width=_vec_width(p), base_registers=BASE_REGISTERS,
+                         stream_state_values=3)
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         p = _must_plan(problem)
@@ -173,7 +132,7 @@ class RowNorm(Sketch):
         cache_bytes = row_cache_bytes(p, point) if cached else 0
         partial_t = p.ctype if registers or p.anchor.op == "rms_norm" else "Welford"
         shared = f"    __shared__ {partial_t} warp_partials[kThreads / 32];\n" if group > 32 else ""
-        per_thread = (f"constexpr int kPacks = {self._packs_per_thread(p, point)};   "
+        per_thread = (f"constexpr int kPacks = {packs_per_thread(p, point)};   "
                       "// packs per thread: the whole row in registers"
                       if registers else
                       f"constexpr int kUnroll = {point['unroll']};   // packs in flight per thread per step")
@@ -529,45 +488,12 @@ class SplitRowNorm(Sketch):
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)
-        tokens = [
-            Token("threads", (128, 256, 512, 1024), "threads per block"),
-            Token("chunks", (2, 4, 8, 16, 32, 64, 128), "blocks per row"),
-            Token("vec", tuple(sorted({1, _vec_width(p)})),
-                  "elements per access (16-byte packs when > 1)"),
-            Token("unroll", (1, 2, 4), "packs in flight per thread per step"),
-        ]
-
-        def fits(pt: Point) -> str | None:
-            if pt["threads"] > arch.max_threads_per_block:
-                return f"{pt['threads']} threads exceed the block limit {arch.max_threads_per_block}"
-            row = p.view.reduced_int
-            if pt["vec"] > 1 and row is not None and row % pt["vec"]:
-                return f"the row length {row} is not a multiple of vec={pt['vec']}"
-            words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
-            need = BASE_REGISTERS + int(pt["unroll"] * pt["vec"] * max(words, 0.25)) + pt["vec"] + 6
-            if need > register_budget(arch, pt["threads"]):
-                return f"~{need} registers per thread needed"
-            return None
-
-        return DesignSpace(tokens, [fits])
+        return split_row_space(p, arch, vec_width=_vec_width(p), base_registers=BASE_REGISTERS,
+                               state_registers=lambda pt: pt["vec"] + 6)
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         p = _must_plan(problem)
-        vec = _vec_width(p)
-        if p.view.reduced_int is not None and p.view.reduced_int % vec:
-            vec = 1
-        rows = hint_int(problem.program, p.view.outer_dims)
-        row = hint_int(problem.program, p.view.reduced_dims)
-        # About two resident waves of 256-thread blocks, each thread keeping >= 8 packs.
-        want_blocks = 2 * arch.sms * (arch.max_threads_per_sm // 256)
-        chunks = 2
-        for c in self.space(problem, arch).token("chunks").choices:
-            if rows * c <= want_blocks and row // (c * 256 * vec) >= 8:
-                chunks = c
-        point = {"threads": 256, "chunks": chunks, "vec": vec, "unroll": 2}
-        if not self.space(problem, arch).is_legal(point):
-            point.update(unroll=1, vec=1)
-        return point
+        return split_row_default(p, arch, self.space(problem, arch), _vec_width(p))
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)

@@ -1,18 +1,21 @@
 """Row-wise fused operators (softmax along an axis, norms over the last axis): the plan shared
 by their sketches (view, compute type, prologue on the argument, epilogue on the result, which
-pointers must be aligned for packs) and the shared-memory row cache.
+pointers must be aligned for packs), the design spaces of their rows and split-rows sketches,
+and the shared-memory row cache.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
+from ..arch import ArchSpec
 from ..ir.graph import Node
 from ..ir.patterns import Problem
-from .access import Access, AxisView, axis_view, broadcast_offset, paren, plan_access
-from .base import Point, store_from_compute
+from .access import (Access, AxisView, axis_view, broadcast_offset, hint_int, paren, plan_access,
+                     words_per_element)
+from .base import DesignSpace, Point, Token, store_from_compute
 from .operands import emit_expression, expression_ctype, input_nodes
-from .warp import pack_width
+from .warp import pack_width, pow2_range, register_budget
 
 @dataclass
 class RowwisePlan:
@@ -72,6 +75,107 @@ def rowwise_plan(problem: Problem, dims: Sequence[int]) -> RowwisePlan | str:
     ctype = "double" if anchor.dtype.name == "f64" else "float"
     return RowwisePlan(problem, anchor, arg, view, ctype, expression_ctype(arg),
                        expression_ctype(problem.output, stop=anchor))
+
+
+# ---------------------------------------------------------------------------------------------
+# Design spaces: a group of threads per row (`*.rows`), `chunks` blocks per row (`*.split_rows`)
+
+def packs_per_thread(p: RowwisePlan, point: Point) -> int:
+    """Packs of the row each thread of a `*.rows` group holds (cache=registers)."""
+    row = p.view.reduced_int or 0
+    return max(1, -(-row // (point["group"] * point["vec"])))
+
+
+def row_space(p: RowwisePlan, arch: ArchSpec, *, vec_width: int, base_registers: int,
+              stream_state_values: int) -> DesignSpace:
+    """The `*.rows` space. `stream_state_values`: the running statistics a thread keeps in the
+    streaming passes (values of `p.ctype`), on top of `base_registers`."""
+    tokens = [
+        Token("group", pow2_range(4, 1024), "threads cooperating on one row"),
+        Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads/group rows per block)"),
+        Token("vec", tuple(sorted({1, vec_width})), "elements per access (16-byte packs when > 1)"),
+        Token("cache", ("registers", "shared", "none"),
+              "row kept in registers or shared memory (one read), or streamed twice"),
+        Token("unroll", (1, 2, 4), "packs in flight per thread per step (streaming passes)"),
+    ]
+    value_words = 2 if p.ctype == "double" else 1
+
+    def shape_fits(pt: Point) -> str | None:
+        if pt["threads"] % pt["group"]:
+            return f"group={pt['group']} does not divide threads={pt['threads']}"
+        if pt["threads"] > arch.max_threads_per_block:
+            return f"{pt['threads']} threads exceed the block limit {arch.max_threads_per_block}"
+        row = p.view.reduced_int
+        if pt["vec"] > 1 and row is not None and row % pt["vec"]:
+            return f"the row length {row} is not a multiple of vec={pt['vec']}"
+        return None
+
+    def registers_fit(pt: Point) -> str | None:
+        budget = register_budget(arch, pt["threads"])
+        if pt["cache"] != "none" and p.view.reduced_int is None:
+            return f"cache={pt['cache']} needs a row length known when generating"
+        if pt["cache"] == "shared":
+            smem = row_cache_bytes(p, pt)
+            if smem + arch.smem_reserved_per_block > arch.smem_per_block_optin:
+                return f"{smem} bytes of row cache exceed the shared memory per block"
+        if pt["cache"] == "registers":
+            if pt["unroll"] != 1:
+                return "unroll only applies to the streaming passes (cache=shared/none)"
+            need = base_registers + packs_per_thread(p, pt) * pt["vec"] * value_words
+        else:
+            words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
+            need = (base_registers + int(pt["unroll"] * pt["vec"] * max(words, 0.25))
+                    + stream_state_values * value_words)
+        if need > budget:
+            return f"~{need} registers per thread needed, {budget} available at {pt['threads']} threads"
+        return None
+
+    return DesignSpace(tokens, [shape_fits, registers_fit])
+
+
+def split_row_space(p: RowwisePlan, arch: ArchSpec, *, vec_width: int, base_registers: int,
+                    state_registers: Callable[[Point], int]) -> DesignSpace:
+    """The `*.split_rows` space. `state_registers(point)`: what a thread keeps beyond
+    `base_registers` and the packs in flight (its chunk's statistics)."""
+    tokens = [
+        Token("threads", (128, 256, 512, 1024), "threads per block"),
+        Token("chunks", (2, 4, 8, 16, 32, 64, 128), "blocks per row"),
+        Token("vec", tuple(sorted({1, vec_width})), "elements per access (16-byte packs when > 1)"),
+        Token("unroll", (1, 2, 4), "packs in flight per thread per step"),
+    ]
+
+    def fits(pt: Point) -> str | None:
+        if pt["threads"] > arch.max_threads_per_block:
+            return f"{pt['threads']} threads exceed the block limit {arch.max_threads_per_block}"
+        row = p.view.reduced_int
+        if pt["vec"] > 1 and row is not None and row % pt["vec"]:
+            return f"the row length {row} is not a multiple of vec={pt['vec']}"
+        words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
+        need = base_registers + int(pt["unroll"] * pt["vec"] * max(words, 0.25)) + state_registers(pt)
+        if need > register_budget(arch, pt["threads"]):
+            return f"~{need} registers per thread needed"
+        return None
+
+    return DesignSpace(tokens, [fits])
+
+
+def split_row_default(p: RowwisePlan, arch: ArchSpec, space: DesignSpace, vec_width: int) -> Point:
+    """The `*.split_rows` prior: enough chunks for about two resident waves of 256-thread
+    blocks while each thread keeps >= 8 packs."""
+    vec = vec_width
+    if p.view.reduced_int is not None and p.view.reduced_int % vec:
+        vec = 1
+    rows = hint_int(p.problem.program, p.view.outer_dims)
+    row = hint_int(p.problem.program, p.view.reduced_dims)
+    want_blocks = 2 * arch.sms * (arch.max_threads_per_sm // 256)
+    chunks = 2
+    for c in space.token("chunks").choices:
+        if rows * c <= want_blocks and row // (c * 256 * vec) >= 8:
+            chunks = c
+    point = {"threads": 256, "chunks": chunks, "vec": vec, "unroll": 2}
+    if not space.is_legal(point):
+        point.update(unroll=1, vec=1)
+    return point
 
 
 # ---------------------------------------------------------------------------------------------
