@@ -22,13 +22,12 @@ from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, frame, la
                    launcher_signature)
 from .expr import literal
 from .operands import describe, kernel_param_list, leaf_value, name_clash
-from .rowwise import (RowwisePlan, packs_per_thread, row_cache_bytes, row_cache_declaration, row_space,
+from .rowwise import (RowwisePlan, packs_per_thread, row_space, rows_rendered,
                       rowwise_plan, split_row_default, split_row_space)
-from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, dynamic_smem_lines, indent, min_blocks_per_sm,
-                   tidy, wave_grid_cap, workspace_code)
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm,
+                   tidy, workspace_code)
 
 BASE_REGISTERS = 40      # indices, statistics, weight/bias packs
-ROW_GRID_WAVES = 4
 FINFO_EPS = {"f64": 2.220446049250313e-16, "f32": 1.1920928955078125e-07,
              "f16": 0.0009765625, "bf16": 0.0078125}
 
@@ -121,17 +120,11 @@ class RowNorm(Sketch):
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)
-        group, threads, vec = point["group"], point["threads"], point["vec"]
         registers = point["cache"] == "registers"
-        params = launcher_params(problem)
-        kernel = f"{name}_kernel"
         weight, bias = _affine(p)
-        cached = point["cache"] == "shared"
         body = (self._registers_body(p, point) if registers
-                else self._streaming_body(p, point, cached=cached))
-        cache_bytes = row_cache_bytes(p, point) if cached else 0
+                else self._streaming_body(p, point, cached=point["cache"] == "shared"))
         partial_t = p.ctype if registers or p.anchor.op == "rms_norm" else "Welford"
-        shared = f"    __shared__ {partial_t} warp_partials[kThreads / 32];\n" if group > 32 else ""
         per_thread = (f"constexpr int kPacks = {packs_per_thread(p, point)};   "
                       "// packs per thread: the whole row in registers"
                       if registers else
@@ -142,67 +135,20 @@ class RowNorm(Sketch):
         affine = " * weight" + (" + bias" if bias is not None else "") if weight is not None else ""
         formula = ("(x - mean) * rsqrt(var + eps)" if p.anchor.op == "layer_norm"
                    else "x * rsqrt(mean(x^2) + eps)") + affine
-        device = f"""\
-constexpr int kThreads = {threads};
-constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
-constexpr int kGroup = {group};      // threads per row
-constexpr int kRowsPerBlock = kThreads / kGroup;
-constexpr int kVec = {vec};        // elements per access{" (16 bytes)" if vec > 1 else ""}
-{per_thread}
-constexpr {p.ctype} kEps = {literal(_eps(p), p.ctype)};
-
-{chr(10).join(helpers)}
-
-// {describe(problem)}
-// {p.anchor.op} over rows of {p.view.reduced} elements: y = {formula}.
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-{kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
-{shared}{row_cache_declaration(p) if cached else ''}    const long long rows = {p.view.outer};
-    const long long row_len = {p.view.reduced};
-    const int lane = threadIdx.x % kGroup;
-    // Uniform trip count for the whole block: group_reduce may hold barriers.
-    for (long long row0 = (long long)blockIdx.x * kRowsPerBlock; row0 < rows;
-         row0 += (long long)gridDim.x * kRowsPerBlock) {{
-        const long long row = row0 + threadIdx.x / kGroup;
-        const bool active = row < rows;
-        const long long row_start = row * row_len;
-{indent(body, 8)}
-    }}
-}}"""
-        ns = f"dice_{name}"
-        cap = wave_grid_cap(arch, threads, ROW_GRID_WAVES)
+        vec = point["vec"]
         packed = p.packed_check(vec, p.view.reduced)
         if vec > 1:
             for n in (weight, bias):
                 if n is not None:
                     packed += f" && reinterpret_cast<uintptr_t>({n.name}) % 16 == 0"
-        args = ", ".join([q.name for q in params] + ["packed"])
-        launcher = f"""\
-{launcher_signature(name, params)} {{
-    namespace kn = {ns};
-    const long long rows = {p.view.outer};
-    if (rows == 0) return;
-    const bool packed = {packed};
-    const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
-    // Past {ROW_GRID_WAVES} waves of resident blocks, the blocks stride over the rows.
-    const unsigned grid = (unsigned)(blocks < {cap} ? blocks : {cap});
-{dynamic_smem_lines(arch, kernel, cache_bytes)}
-    kn::{kernel}<<<grid, kn::kThreads, smem_bytes, stream>>>({args});
-}}"""
-        who = "sub-warp" if group < 32 else "one warp" if group == 32 else f"{group // 32} warps"
         how = {"registers": "row cached in registers, two-pass mean/variance",
                "shared": "row cached in shared memory by the statistics pass, then normalized",
                "none": "statistics pass + normalize pass (the row read twice)"}[point["cache"]]
-        strategy = f"{p.anchor.op} over rows, {group} threads per row ({who}), {how}, {vec}-element accesses"
-        rows_hint = hint_int(problem.program, p.view.outer_dims)
-        blocks = min(-(-rows_hint // (threads // group)), cap)
-        words = 3 if partial_t == "Welford" else 1
-        smem = (threads // 32) * words * (4 if p.ctype == "float" else 8) if group > 32 else 0
-        launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem + cache_bytes)
-        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
-                       launcher_code=launcher)
-        return RenderedKernel(self.name, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],
-                              f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items()))
+        return rows_rendered(
+            self.name, p, arch, point, name, launcher_params(problem),
+            constants=f"{per_thread}\nconstexpr {p.ctype} kEps = {literal(_eps(p), p.ctype)};\n",
+            helpers=helpers, operation=f": y = {formula}.", partial_type=partial_t,
+            partial_words=3 if partial_t == "Welford" else 1, body=body, packed_check=packed, how=how)
 
     # -- the two bodies ---------------------------------------------------------------------------
 

@@ -13,9 +13,13 @@ from ..ir.graph import Node
 from ..ir.patterns import Problem
 from .access import (Access, AxisView, axis_view, broadcast_offset, hint_int, paren, plan_access,
                      words_per_element)
-from .base import DesignSpace, Point, Token, store_from_compute
-from .operands import emit_expression, expression_ctype, input_nodes
-from .warp import pack_width, pow2_range, register_budget
+from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Token, frame, launcher_signature,
+                   store_from_compute)
+from .operands import describe, emit_expression, expression_ctype, input_nodes, kernel_param_list
+from .warp import (dynamic_smem_lines, indent, min_blocks_per_sm, pack_width, pow2_range, register_budget,
+                   tidy, wave_grid_cap)
+
+ROW_GRID_WAVES = 4       # grid-stride cap for the `*.rows` kernels, in waves of resident blocks
 
 @dataclass
 class RowwisePlan:
@@ -176,6 +180,75 @@ def split_row_default(p: RowwisePlan, arch: ArchSpec, space: DesignSpace, vec_wi
     if not space.is_legal(point):
         point.update(unroll=1, vec=1)
     return point
+
+
+# ---------------------------------------------------------------------------------------------
+# The `*.rows` kernel: kGroup threads per row, the block's rows strided over a capped grid
+
+def rows_rendered(sketch: str, p: RowwisePlan, arch: ArchSpec, point: Point, name: str,
+                  params: list[Param], *, constants: str, helpers: list[str], operation: str,
+                  partial_type: str, partial_words: int, body: str, packed_check: str,
+                  how: str) -> RenderedKernel:
+    """A `*.rows` kernel and its launcher around the sketch's per-row `body` (which sees `row`,
+    `active`, `row_start`, `row_len`, `lane`, `packed` and, for cache=shared, `row_cache`).
+    `constants`: the sketch's constexpr lines after kVec; `operation`: the kernel comment's
+    tail; `partial_type` × `partial_words`: one warp's partial in `warp_partials` (blocks of
+    several warps); `packed_check`: the launcher's condition for 16-byte packs."""
+    group, threads, vec = point["group"], point["threads"], point["vec"]
+    kernel = f"{name}_kernel"
+    cached = point["cache"] == "shared"
+    shared = f"    __shared__ {partial_type} warp_partials[kThreads / 32];\n" if group > 32 else ""
+    device = f"""\
+constexpr int kThreads = {threads};
+constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
+constexpr int kGroup = {group};      // threads per row
+constexpr int kRowsPerBlock = kThreads / kGroup;
+constexpr int kVec = {vec};        // elements per access{" (16 bytes)" if vec > 1 else ""}
+{constants}
+{chr(10).join(helpers)}
+
+// {describe(p.problem)}
+// {p.anchor.op} over rows of {p.view.reduced} elements{operation}
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+{kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
+{shared}{row_cache_declaration(p) if cached else ''}    const long long rows = {p.view.outer};
+    const long long row_len = {p.view.reduced};
+    const int lane = threadIdx.x % kGroup;
+    // Uniform trip count for the whole block: group_reduce may hold barriers.
+    for (long long row0 = (long long)blockIdx.x * kRowsPerBlock; row0 < rows;
+         row0 += (long long)gridDim.x * kRowsPerBlock) {{
+        const long long row = row0 + threadIdx.x / kGroup;
+        const bool active = row < rows;
+        const long long row_start = row * row_len;
+{indent(body, 8)}
+    }}
+}}"""
+    ns = f"dice_{name}"
+    cap = wave_grid_cap(arch, threads, ROW_GRID_WAVES)
+    cache_bytes = row_cache_bytes(p, point) if cached else 0
+    args = ", ".join([q.name for q in params] + ["packed"])
+    launcher = f"""\
+{launcher_signature(name, params)} {{
+    namespace kn = {ns};
+    const long long rows = {p.view.outer};
+    if (rows == 0) return;
+    const bool packed = {packed_check};
+    const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
+    // Past {ROW_GRID_WAVES} waves of resident blocks, the blocks stride over the rows.
+    const unsigned grid = (unsigned)(blocks < {cap} ? blocks : {cap});
+{dynamic_smem_lines(arch, kernel, cache_bytes)}
+    kn::{kernel}<<<grid, kn::kThreads, smem_bytes, stream>>>({args});
+}}"""
+    who = "sub-warp" if group < 32 else "one warp" if group == 32 else f"{group // 32} warps"
+    strategy = f"{p.anchor.op} over rows, {group} threads per row ({who}), {how}, {vec}-element accesses"
+    rows_hint = hint_int(p.problem.program, p.view.outer_dims)
+    blocks = min(-(-rows_hint // (threads // group)), cap)
+    smem = (threads // 32) * partial_words * (4 if p.ctype == "float" else 8) if group > 32 else 0
+    launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem + cache_bytes)
+    source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
+                   launcher_code=launcher)
+    return RenderedKernel(sketch, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],
+                          f"{sketch} " + " ".join(f"{k}={v}" for k, v in point.items()))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,13 +24,12 @@ from .access import (SPLIT_ROW_PROLOGUE, chunk_loops, hint_int, pack_element, pa
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
 from .operands import describe, kernel_param_list, name_clash
-from .rowwise import (RowwisePlan, packs_per_thread, row_cache_bytes, row_cache_declaration, row_space,
+from .rowwise import (RowwisePlan, packs_per_thread, row_space, rows_rendered,
                       rowwise_plan, split_row_default, split_row_space)
-from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, dynamic_smem_lines, indent, min_blocks_per_sm,
-                   register_budget, tidy, wave_grid_cap, workspace_code)
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm,
+                   register_budget, tidy, workspace_code)
 
 BASE_REGISTERS = 32
-ROW_GRID_WAVES = 4
 
 
 # Identifiers the kernels below declare (a tensor or symbol must not shadow them).
@@ -168,76 +167,23 @@ class RowSoftmax(Sketch):
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)
-        group, threads, vec = point["group"], point["threads"], point["vec"]
-        params = launcher_params(problem)
-        kernel = f"{name}_kernel"
-        body = (self._registers_body(p, point) if point["cache"] == "registers"
+        registers = point["cache"] == "registers"
+        body = (self._registers_body(p, point) if registers
                 else self._streaming_body(p, point, cached=point["cache"] == "shared"))
-        helpers = [PACK_HELPERS, SHUFFLE_HELPERS,
-                   _ops_code(p.ctype) if point["cache"] == "registers" else _online_code(p.ctype)]
-        partial_t = p.ctype if point["cache"] == "registers" else "MaxSum"
-        shared = f"    __shared__ {partial_t} warp_partials[kThreads / 32];\n" if group > 32 else ""
-        packs_line = (f"constexpr int kPacks = {packs_per_thread(p, point)};   "
-                      "// packs per thread: the whole row in registers\n"
-                      if point["cache"] == "registers" else
-                      f"constexpr int kUnroll = {point['unroll']};   // packs in flight per step\n")
-        cache_decl = row_cache_declaration(p) if point["cache"] == "shared" else ""
-        device = f"""\
-constexpr int kThreads = {threads};
-constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
-constexpr int kGroup = {group};      // threads per row
-constexpr int kRowsPerBlock = kThreads / kGroup;
-constexpr int kVec = {vec};        // elements per access{" (16 bytes)" if vec > 1 else ""}
-{packs_line}
-{chr(10).join(helpers)}
-
-// {describe(problem)}
-// {p.anchor.op} over rows of {p.view.reduced} elements; kGroup threads per row.
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-{kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
-{shared}{cache_decl}    const long long rows = {p.view.outer};
-    const long long row_len = {p.view.reduced};
-    const int lane = threadIdx.x % kGroup;
-    // Uniform trip count for the whole block: group_reduce may hold barriers.
-    for (long long row0 = (long long)blockIdx.x * kRowsPerBlock; row0 < rows;
-         row0 += (long long)gridDim.x * kRowsPerBlock) {{
-        const long long row = row0 + threadIdx.x / kGroup;
-        const bool active = row < rows;
-        const long long row_start = row * row_len;
-{indent(body, 8)}
-    }}
-}}"""
-        ns = f"dice_{name}"
-        cap = wave_grid_cap(arch, threads, ROW_GRID_WAVES)
-        cache_bytes = row_cache_bytes(p, point) if point["cache"] == "shared" else 0
-        args = ", ".join([q.name for q in params] + ["packed"])
-        launcher = f"""\
-{launcher_signature(name, params)} {{
-    namespace kn = {ns};
-    const long long rows = {p.view.outer};
-    if (rows == 0) return;
-    const bool packed = {p.packed_check(vec, p.view.reduced)};
-    const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
-    // Past {ROW_GRID_WAVES} waves of resident blocks, the blocks stride over the rows.
-    const unsigned grid = (unsigned)(blocks < {cap} ? blocks : {cap});
-{dynamic_smem_lines(arch, kernel, cache_bytes)}
-    kn::{kernel}<<<grid, kn::kThreads, smem_bytes, stream>>>({args});
-}}"""
-        who = "sub-warp" if group < 32 else "one warp" if group == 32 else f"{group // 32} warps"
+        constants = (f"constexpr int kPacks = {packs_per_thread(p, point)};   "
+                     "// packs per thread: the whole row in registers\n"
+                     if registers else
+                     f"constexpr int kUnroll = {point['unroll']};   // packs in flight per step\n")
         how = {"registers": "row cached in registers (one read)",
                "shared": "row cached in shared memory by the online max/sum pass, then written",
                "none": "online max/sum pass + write pass"}[point["cache"]]
-        strategy = f"{p.anchor.op} over rows, {group} threads per row ({who}), {how}, {vec}-element accesses"
-        rows_hint = hint_int(problem.program, p.view.outer_dims)
-        blocks = min(-(-rows_hint // (threads // group)), cap)
-        partial_bytes = (4 if p.ctype == "float" else 8) * (1 if point["cache"] == "registers" else 2)
-        smem = (threads // 32) * partial_bytes
-        smem = (smem if group > 32 else 0) + cache_bytes
-        launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem)
-        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
-                       launcher_code=launcher)
-        return RenderedKernel(self.name, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],
-                              f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items()))
+        return rows_rendered(
+            self.name, p, arch, point, name, launcher_params(problem), constants=constants,
+            helpers=[PACK_HELPERS, SHUFFLE_HELPERS,
+                     _ops_code(p.ctype) if registers else _online_code(p.ctype)],
+            operation="; kGroup threads per row.", partial_type=p.ctype if registers else "MaxSum",
+            partial_words=1 if registers else 2, body=body,
+            packed_check=p.packed_check(point["vec"], p.view.reduced), how=how)
 
     def _registers_body(self, p: RowwisePlan, point: Point) -> str:
         m = _math(p.ctype)
