@@ -16,16 +16,14 @@ from __future__ import annotations
 from ..arch import ArchSpec
 from ..ir.graph import Node
 from ..ir.patterns import Problem
-from .access import (SPLIT_ROW_PROLOGUE, chunk_loops, hint_int, pack_element, pack_loads, pack_step,
+from .access import (chunk_loops, hint_int, pack_element, pack_loads, pack_step,
                      scalar_element)
-from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, frame, launcher_params,
-                   launcher_signature)
+from .base import (DesignSpace, Point, RenderedKernel, Sketch, launcher_params)
 from .expr import literal
-from .operands import describe, kernel_param_list, leaf_value, name_clash
-from .rowwise import (RowwisePlan, packs_per_thread, row_space, rows_rendered,
-                      rowwise_plan, split_row_default, split_row_space)
-from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm,
-                   tidy, workspace_code)
+from .operands import leaf_value, name_clash
+from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, row_space, rows_rendered,
+                      rowwise_plan, split_row_default, split_row_space, split_rows_rendered)
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent)
 
 BASE_REGISTERS = 40      # indices, statistics, weight/bias packs
 FINFO_EPS = {"f64": 2.220446049250313e-16, "f32": 1.1920928955078125e-07,
@@ -443,10 +441,8 @@ class SplitRowNorm(Sketch):
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)
-        threads, chunks, vec, unroll = (point[k] for k in ("threads", "chunks", "vec", "unroll"))
+        vec, unroll = point["vec"], point["unroll"]
         params = launcher_params(problem)
-        signature = ", ".join(kernel_param_list(params))
-        stats_kernel, write_kernel = f"{name}_stats_kernel", f"{name}_write_kernel"
         accesses = p.accesses(vec)
         out_name, out_t, ct = problem.program.output_name, problem.output.dtype.c_type, p.ctype
         raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
@@ -479,76 +475,17 @@ class SplitRowNorm(Sketch):
             before_elements="\n".join(filter(None, [_affine_loads(p, "pack * kVec - row_start"),
                                                     f"Pack<{out_t}, kVec> out_pack;"])),
             after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
-        prologue = SPLIT_ROW_PROLOGUE.format(row_len=p.view.reduced)
         helpers = [PACK_HELPERS, SHUFFLE_HELPERS, _sum_code(ct)] + ([_welford_code(ct)] if layer else [])
-        device = f"""\
-constexpr int kThreads = {threads};
-constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
-constexpr int kChunks = {chunks};    // blocks per row
-constexpr int kVec = {vec};
-constexpr int kUnroll = {unroll};    // packs in flight per thread per step
-constexpr {ct} kEps = {literal(_eps(p), ct)};
-
-{chr(10).join(helpers)}
-
-// {describe(problem)}
-// {p.anchor.op} over rows of {p.view.reduced} elements, each split over kChunks blocks.
-// Stats: block (row, chunk) writes its chunk's statistics.
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-{stats_kernel}({signature}, bool packed, {stat_t}* __restrict__ partials) {{
-    __shared__ {stat_t} warp_partials[kThreads / 32];
-{prologue}
-    {stat_t} stats = {init};
-{indent(gather, 4)}
-    stats = group_reduce<kThreads>(stats, {merge}, warp_partials);
-    if (threadIdx.x == 0) partials[blockIdx.x] = stats;
-}}
-
-// Write: every block of a row merges the row's kChunks partials in the same fixed order (so
-// all agree bitwise), then rereads its chunk, normalizes and writes it.
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-{write_kernel}({signature}, bool packed, const {stat_t}* __restrict__ partials) {{
-    __shared__ {stat_t} warp_partials[kThreads / 32];
-{prologue}
-    {stat_t} stats = {init};
-    for (int part = threadIdx.x; part < kChunks; part += kThreads)
-        stats = {merge}(stats, partials[row * kChunks + part]);
-    stats = group_reduce<kThreads>(stats, {merge}, warp_partials);
-{indent(finish, 4)}
-{indent(write, 4)}
-}}
-
-{workspace_code(stat_t)}"""
-        ns = f"dice_{name}"
-        names = [q.name for q in params]
         packed = p.packed_check(vec, p.view.reduced)
         if vec > 1:
             packed += "".join(f" && reinterpret_cast<uintptr_t>({n.name}) % 16 == 0"
                               for n in _affine(p) if n is not None)
-        stat_host = "kn::Welford" if layer else ct
-        launcher = f"""\
-{launcher_signature(name, params)} {{
-    namespace kn = {ns};
-    const long long rows = {p.view.outer};
-    if (rows == 0) return;
-    const bool packed = {packed};
-    {stat_host}* partials = kn::workspace(rows * kn::kChunks);
-    if (partials == nullptr) return;
-    const unsigned grid = (unsigned)(rows * kn::kChunks);
-    kn::{stats_kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join(names + ["packed", "partials"])});
-    kn::{write_kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join(names + ["packed", "partials"])});
-}}"""
-        strategy = (f"{p.anchor.op} over rows split into {chunks} blocks of {threads} threads: a stats "
-                    f"kernel and a normalize-and-write kernel; {vec}-element accesses")
-        rows_hint = hint_int(problem.program, p.view.outer_dims)
-        stat_bytes = (3 if layer else 1) * (4 if ct == "float" else 8)
-        launches = [Launch(k, (rows_hint * chunks, 1, 1), (threads, 1, 1), threads // 32 * stat_bytes)
-                    for k in (stats_kernel, write_kernel)]
-        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
-                       launcher_code=launcher)
-        return RenderedKernel(self.name, dict(point), source, [f"{ns}::{k.kernel}" for k in launches],
-                              launcher, params, launches,
-                              f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items()))
+        return split_rows_rendered(
+            self.name, p, arch, point, name, params,
+            constants=f"constexpr {ct} kEps = {literal(_eps(p), ct)};\n", helpers="\n".join(helpers),
+            stats=ChunkStats(stat_t, 3 if layer else 1, init, merge, "statistics"), gather=gather,
+            finish=finish, write=write, writes=", normalizes and writes it", packed_check=packed,
+            kernels=" and a normalize-and-write kernel")
 
 
 SKETCHES: list[Sketch] = [RowNorm(), SplitRowNorm()]

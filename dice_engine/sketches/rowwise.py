@@ -11,13 +11,13 @@ from typing import Callable, Sequence
 from ..arch import ArchSpec
 from ..ir.graph import Node
 from ..ir.patterns import Problem
-from .access import (Access, AxisView, axis_view, broadcast_offset, hint_int, paren, plan_access,
-                     words_per_element)
+from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, hint_int, paren,
+                     plan_access, words_per_element)
 from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Token, frame, launcher_signature,
                    store_from_compute)
 from .operands import describe, emit_expression, expression_ctype, input_nodes, kernel_param_list
 from .warp import (dynamic_smem_lines, indent, min_blocks_per_sm, pack_width, pow2_range, register_budget,
-                   tidy, wave_grid_cap)
+                   tidy, wave_grid_cap, workspace_code)
 
 ROW_GRID_WAVES = 4       # grid-stride cap for the `*.rows` kernels, in waves of resident blocks
 
@@ -248,6 +248,97 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
                    launcher_code=launcher)
     return RenderedKernel(sketch, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],
+                          f"{sketch} " + " ".join(f"{k}={v}" for k, v in point.items()))
+
+
+# ---------------------------------------------------------------------------------------------
+# The `*.split_rows` kernels: a stats kernel per chunk, a write kernel merging a row's chunks
+
+@dataclass(frozen=True)
+class ChunkStats:
+    """The statistics a `*.split_rows` sketch keeps per chunk and merges across a row."""
+    c_type: str        # in device code ("MaxSum", "Welford", "float", ...)
+    words: int         # values of the plan's ctype it holds
+    init: str          # C initializer of an empty chunk's statistics
+    merge: str         # C functor merging two of them
+    what: str          # for the stats kernel's comment
+
+
+def split_rows_rendered(sketch: str, p: RowwisePlan, arch: ArchSpec, point: Point, name: str,
+                        params: list[Param], *, constants: str, helpers: str, stats: ChunkStats,
+                        gather: str, finish: str, write: str, writes: str, packed_check: str,
+                        kernels: str) -> RenderedKernel:
+    """The stats and write kernels of a `*.split_rows` sketch and their launcher. `gather`
+    folds the block's chunk into `stats`; `finish` turns the row's merged `stats` into what
+    `write` (rereading the chunk) needs; `constants`: constexpr lines after kUnroll;
+    `writes`/`kernels`: what the write kernel does (comment) and the two kernels (strategy)."""
+    threads, chunks, vec, unroll = (point[k] for k in ("threads", "chunks", "vec", "unroll"))
+    signature = ", ".join(kernel_param_list(params))
+    stats_kernel, write_kernel = f"{name}_stats_kernel", f"{name}_write_kernel"
+    prologue = SPLIT_ROW_PROLOGUE.format(row_len=p.view.reduced)
+    stat_t = stats.c_type
+    device = f"""\
+constexpr int kThreads = {threads};
+constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
+constexpr int kChunks = {chunks};    // blocks per row
+constexpr int kVec = {vec};
+constexpr int kUnroll = {unroll};    // packs in flight per thread per step
+{constants}
+{helpers}
+
+// {describe(p.problem)}
+// {p.anchor.op} over rows of {p.view.reduced} elements, each split over kChunks blocks.
+// Stats: block (row, chunk) writes its chunk's {stats.what}.
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+{stats_kernel}({signature}, bool packed, {stat_t}* __restrict__ partials) {{
+    __shared__ {stat_t} warp_partials[kThreads / 32];
+{prologue}
+    {stat_t} stats = {stats.init};
+{indent(gather, 4)}
+    stats = group_reduce<kThreads>(stats, {stats.merge}, warp_partials);
+    if (threadIdx.x == 0) partials[blockIdx.x] = stats;
+}}
+
+// Write: every block of a row merges the row's kChunks partials in the same fixed order (so
+// all agree bitwise), then rereads its chunk{writes}.
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+{write_kernel}({signature}, bool packed, const {stat_t}* __restrict__ partials) {{
+    __shared__ {stat_t} warp_partials[kThreads / 32];
+{prologue}
+    {stat_t} stats = {stats.init};
+    for (int part = threadIdx.x; part < kChunks; part += kThreads)
+        stats = {stats.merge}(stats, partials[row * kChunks + part]);
+    stats = group_reduce<kThreads>(stats, {stats.merge}, warp_partials);
+{indent(finish, 4)}
+{indent(write, 4)}
+}}
+
+{workspace_code(stat_t)}"""
+    ns = f"dice_{name}"
+    names = [q.name for q in params]
+    stat_host = stat_t if stat_t in ("float", "double") else f"kn::{stat_t}"
+    launcher = f"""\
+{launcher_signature(name, params)} {{
+    namespace kn = {ns};
+    const long long rows = {p.view.outer};
+    if (rows == 0) return;
+    const bool packed = {packed_check};
+    {stat_host}* partials = kn::workspace(rows * kn::kChunks);
+    if (partials == nullptr) return;
+    const unsigned grid = (unsigned)(rows * kn::kChunks);
+    kn::{stats_kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join(names + ["packed", "partials"])});
+    kn::{write_kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join(names + ["packed", "partials"])});
+}}"""
+    strategy = (f"{p.anchor.op} over rows split into {chunks} blocks of {threads} threads: a stats "
+                f"kernel{kernels}; {vec}-element accesses")
+    rows_hint = hint_int(p.problem.program, p.view.outer_dims)
+    stat_bytes = stats.words * (4 if p.ctype == "float" else 8)
+    launches = [Launch(k, (rows_hint * chunks, 1, 1), (threads, 1, 1), threads // 32 * stat_bytes)
+                for k in (stats_kernel, write_kernel)]
+    source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
+                   launcher_code=launcher)
+    return RenderedKernel(sketch, dict(point), source, [f"{ns}::{k.kernel}" for k in launches],
+                          launcher, params, launches,
                           f"{sketch} " + " ".join(f"{k}={v}" for k, v in point.items()))
 
 

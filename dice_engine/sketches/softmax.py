@@ -19,15 +19,15 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .access import (SPLIT_ROW_PROLOGUE, chunk_loops, hint_int, pack_element, pack_loads, pack_step,
+from .access import (chunk_loops, hint_int, pack_element, pack_loads, pack_step,
                      scalar_element)
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
 from .operands import describe, kernel_param_list, name_clash
-from .rowwise import (RowwisePlan, packs_per_thread, row_space, rows_rendered,
-                      rowwise_plan, split_row_default, split_row_space)
+from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, row_space, rows_rendered,
+                      rowwise_plan, split_row_default, split_row_space, split_rows_rendered)
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm,
-                   register_budget, tidy, workspace_code)
+                   register_budget, tidy)
 
 BASE_REGISTERS = 32
 
@@ -579,10 +579,8 @@ class SplitRowSoftmax(Sketch):
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)
-        threads, chunks, vec, unroll = (point[k] for k in ("threads", "chunks", "vec", "unroll"))
+        vec, unroll = point["vec"], point["unroll"]
         params = launcher_params(problem)
-        signature = ", ".join(kernel_param_list(params))
-        stats_kernel, write_kernel = f"{name}_stats_kernel", f"{name}_write_kernel"
         accesses = p.accesses(vec)
         out_name, out_t = problem.program.output_name, problem.output.dtype.c_type
         raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
@@ -597,73 +595,14 @@ class SplitRowSoftmax(Sketch):
             p.store_code(value, "row_start + col", f"{out_name}[row_start + col]"),
             before_elements=f"Pack<{out_t}, kVec> out_pack;",
             after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
-        prologue = SPLIT_ROW_PROLOGUE.format(row_len=p.view.reduced)
-        device = f"""\
-constexpr int kThreads = {threads};
-constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
-constexpr int kChunks = {chunks};    // blocks per row
-constexpr int kVec = {vec};
-constexpr int kUnroll = {unroll};    // packs in flight per thread per step
-
-{PACK_HELPERS}
-
-{SHUFFLE_HELPERS}
-
-{_online_code(p.ctype)}
-
-// {describe(problem)}
-// {p.anchor.op} over rows of {p.view.reduced} elements, each split over kChunks blocks.
-// Stats: block (row, chunk) writes its chunk's running max and sum of exponentials.
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-{stats_kernel}({signature}, bool packed, MaxSum* __restrict__ partials) {{
-    __shared__ MaxSum warp_partials[kThreads / 32];
-{prologue}
-    MaxSum stats = {{-INFINITY, 0}};
-{indent(gather, 4)}
-    stats = group_reduce<kThreads>(stats, MergeMaxSum(), warp_partials);
-    if (threadIdx.x == 0) partials[blockIdx.x] = stats;
-}}
-
-// Write: every block of a row merges the row's kChunks partials in the same fixed order (so
-// all agree bitwise), then rereads its chunk and writes the result.
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-{write_kernel}({signature}, bool packed, const MaxSum* __restrict__ partials) {{
-    __shared__ MaxSum warp_partials[kThreads / 32];
-{prologue}
-    MaxSum stats = {{-INFINITY, 0}};
-    for (int part = threadIdx.x; part < kChunks; part += kThreads)
-        stats = MergeMaxSum()(stats, partials[row * kChunks + part]);
-    stats = group_reduce<kThreads>(stats, MergeMaxSum(), warp_partials);
-{indent(_finish_stats(p, "stats"), 4)}
-{indent(write, 4)}
-}}
-
-{workspace_code("MaxSum")}"""
-        ns = f"dice_{name}"
-        names = [q.name for q in params]
-        launcher = f"""\
-{launcher_signature(name, params)} {{
-    namespace kn = {ns};
-    const long long rows = {p.view.outer};
-    if (rows == 0) return;
-    const bool packed = {p.packed_check(vec, p.view.reduced)};
-    kn::MaxSum* partials = kn::workspace(rows * kn::kChunks);
-    if (partials == nullptr) return;
-    const unsigned grid = (unsigned)(rows * kn::kChunks);
-    kn::{stats_kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join(names + ["packed", "partials"])});
-    kn::{write_kernel}<<<grid, kn::kThreads, 0, stream>>>({", ".join(names + ["packed", "partials"])});
-}}"""
-        strategy = (f"{p.anchor.op} over rows split into {chunks} blocks of {threads} threads: a stats "
-                    f"kernel (online max/sum per chunk) and a write kernel; {vec}-element accesses")
-        rows_hint = hint_int(problem.program, p.view.outer_dims)
-        stat_bytes = 8 if p.ctype == "float" else 16
-        launches = [Launch(k, (rows_hint * chunks, 1, 1), (threads, 1, 1), threads // 32 * stat_bytes)
-                    for k in (stats_kernel, write_kernel)]
-        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
-                       launcher_code=launcher)
-        return RenderedKernel(self.name, dict(point), source, [f"{ns}::{k.kernel}" for k in launches],
-                              launcher, params, launches,
-                              f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items()))
+        stats = ChunkStats("MaxSum", 2, "{-INFINITY, 0}", "MergeMaxSum()",
+                           "running max and sum of exponentials")
+        return split_rows_rendered(
+            self.name, p, arch, point, name, params, constants="",
+            helpers="\n\n".join([PACK_HELPERS, SHUFFLE_HELPERS, _online_code(p.ctype)]), stats=stats,
+            gather=gather, finish=_finish_stats(p, "stats"), write=write, writes=" and writes the result",
+            packed_check=p.packed_check(vec, p.view.reduced),
+            kernels=" (online max/sum per chunk) and a write kernel")
 
 
 SKETCHES: list[Sketch] = [RowSoftmax(), ColumnSoftmax(), SplitRowSoftmax()]
