@@ -21,8 +21,8 @@ from .access import (chunk_loops, hint_int, pack_element, pack_loads, pack_step,
 from .base import (DesignSpace, Point, RenderedKernel, Sketch, launcher_params)
 from .expr import literal
 from .operands import leaf_value, name_clash
-from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, row_space, rows_rendered,
-                      rowwise_plan, split_row_default, split_row_space, split_rows_rendered)
+from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_space,
+                      rows_rendered, rowwise_plan, split_row_default, split_row_space, split_rows_rendered)
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent)
 
 BASE_REGISTERS = 40      # indices, statistics, weight/bias packs
@@ -178,7 +178,6 @@ const {p.ctype} rstd = {rsqrt}(squares / ({p.ctype})row_len + kEps);"""
 
     def _registers_body(self, p: RowwisePlan, point: Point) -> str:
         accesses = p.accesses(point["vec"])
-        out_name, out_t = p.problem.program.output_name, p.problem.output.dtype.c_type
         raw_pack = {a.name: pack_element(a, "0", "elem", "pack * kVec + elem") for a in accesses}
         raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
         decl = [f"Pack<{a.c_type}, kVec> {a.name}_pack[1];" if a.packed else f"{a.c_type} {a.name}_first[1];"
@@ -217,28 +216,7 @@ for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
     }}
 }}
 {self._stats_code(p, partials)}
-#pragma unroll
-for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
-    const long long col0 = ((long long)reg_pack * kGroup + lane) * kVec;
-    if (!active || col0 >= row_len) continue;
-    if (packed) {{
-{indent(_affine_loads(p, "col0"), 8)}
-        Pack<{out_t}, kVec> out_pack;
-#pragma unroll
-        for (int elem = 0; elem < kVec; ++elem) {{
-{indent(p.store_code(packed_value, "row_start + col0 + elem", "out_pack.v[elem]"), 12)}
-        }}
-        store_pack<{out_t}, kVec>({out_name}, (row_start + col0) / kVec, out_pack);
-    }} else {{
-#pragma unroll
-        for (int elem = 0; elem < kVec; ++elem) {{
-            const long long col = col0 + elem;
-            if (col < row_len) {{
-{indent(p.store_code(scalar_value, "row_start + col", f"{out_name}[row_start + col]"), 16)}
-            }}
-        }}
-    }}
-}}"""
+{registers_write_code(p, packed_value, scalar_value, _affine_loads(p, "col0"))}"""
 
     def _streaming_body(self, p: RowwisePlan, point: Point, cached: bool) -> str:
         """Two passes over the row; with `cached`, the first keeps the row's values in this

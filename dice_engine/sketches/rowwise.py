@@ -182,6 +182,36 @@ def split_row_default(p: RowwisePlan, arch: ArchSpec, space: DesignSpace, vec_wi
     return point
 
 
+def registers_write_code(p: RowwisePlan, packed_value: str, scalar_value: str, pack_setup: str = "") -> str:
+    """The `*.rows` cache=registers write loop: each of the thread's kPacks packs of the row
+    through the epilogue to the output (a 16-byte store per pack when `packed`). The values are
+    C expressions of `reg_pack`, `elem` (and `col`); `pack_setup` runs before a packed store."""
+    out_name, out_t = p.problem.program.output_name, p.problem.output.dtype.c_type
+    return f"""\
+#pragma unroll
+for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
+    const long long col0 = ((long long)reg_pack * kGroup + lane) * kVec;
+    if (!active || col0 >= row_len) continue;
+    if (packed) {{
+{indent(pack_setup, 8)}
+        Pack<{out_t}, kVec> out_pack;
+#pragma unroll
+        for (int elem = 0; elem < kVec; ++elem) {{
+{indent(p.store_code(packed_value, "row_start + col0 + elem", "out_pack.v[elem]"), 12)}
+        }}
+        store_pack<{out_t}, kVec>({out_name}, (row_start + col0) / kVec, out_pack);
+    }} else {{
+#pragma unroll
+        for (int elem = 0; elem < kVec; ++elem) {{
+            const long long col = col0 + elem;
+            if (col < row_len) {{
+{indent(p.store_code(scalar_value, "row_start + col", f"{out_name}[row_start + col]"), 16)}
+            }}
+        }}
+    }}
+}}"""
+
+
 # ---------------------------------------------------------------------------------------------
 # The `*.rows` kernel: kGroup threads per row, the block's rows strided over a capped grid
 
