@@ -45,6 +45,12 @@ class DesignSpace:
     def is_legal(self, point: Point) -> bool:
         return not self.violations(point)
 
+    def require_legal(self, point: Point, sketch: str) -> None:
+        """Raise ValueError naming `sketch` and the violations when `point` is illegal."""
+        violations = self.violations(point)
+        if violations:
+            raise ValueError(f"illegal point for {sketch}: {'; '.join(violations)}")
+
     def points(self) -> Iterator[Point]:
         """Every legal point (the spaces are small enough to enumerate)."""
         names = [t.name for t in self.tokens]

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params, \
+from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params, \
     launcher_signature
-from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_args, kernel_params, \
-    read_problem, render_epilogue, size_guard, store
+from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_params, \
+    read_problem, render_epilogue, store, tiled_grid, tiled_launcher
 
 _SUB = 4   # thread sub-tile edge: one 16-byte (float4) shared-memory read per sub-tile row
 _PAD = 4   # shared-memory row padding (elements): keeps transposed stores conflict-free, rows 16-B aligned
@@ -119,26 +119,20 @@ class SimtGemm(Sketch):
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         gp = gemm_problem(problem)
-        violations = self.space(problem, arch).violations(point)
-        if violations:
-            raise ValueError(f"illegal point for {self.name}: {'; '.join(violations)}")
+        self.space(problem, arch).require_legal(point, self.name)
         kernel = f"{name}_kernel"
         threads = (point["block_m"] // point["thread_m"]) * (point["block_n"] // point["thread_n"])
         device = _device_code(gp, point, kernel)
         params = launcher_params(problem)
-        launcher = (f"{launcher_signature(name, params)} {{\n"
-                    f"{size_guard(gp)}"
-                    f"    const dim3 grid_dims(({dim_c(gp.N)} + {point['block_n']} - 1) / {point['block_n']}, "
-                    f"({dim_c(gp.M)} + {point['block_m']} - 1) / {point['block_m']}, {dim_c(gp.batch)});\n"
-                    f"    dice_{name}::{kernel}<<<grid_dims, {threads}, 0, stream>>>({kernel_args(gp)});\n}}\n")
+        # static shared memory only: the launch passes no dynamic bytes
+        launcher = tiled_launcher(gp, launcher_signature(name, params), f"dice_{name}::{kernel}", point, threads, 0)
         strategy = (f"{gp.in_dtype} GEMM on CUDA cores, {point['block_m']}x{point['block_n']}x{point['block_k']} "
                     f"block tiles, {point['thread_m']}x{point['thread_n']} per thread, "
                     f"{'double-buffered' if point['buffering'] == 2 else 'single-buffered'} shared memory, "
                     f"{point['vector']}-wide loads, A {gp.a.layout}-major, B {gp.b.layout}-major"
                     f"{', fused epilogue' if gp.has_epilogue else ''}")
         source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
-        grid = ((gp.hint(gp.N) + point["block_n"] - 1) // point["block_n"],
-                (gp.hint(gp.M) + point["block_m"] - 1) // point["block_m"], gp.hint(gp.batch))
+        grid = tiled_grid(gp, point)
         return RenderedKernel(
             sketch=self.name, tokens=dict(point), source=source, kernel_names=[f"dice_{name}::{kernel}"],
             launcher=launcher, params=params,

@@ -16,7 +16,7 @@ from ..ir.graph import Dim, Node
 from ..ir.ops import ELEMENTWISE
 from ..ir.patterns import Problem
 from . import expr
-from .base import compute_type, dim_c, load_as_compute, store_from_compute
+from .base import Point, compute_type, dim_c, load_as_compute, store_from_compute
 
 # Identifiers of the generated GEMM code (sizes, locals, tile constants, helpers): a tensor
 # called one of these is renamed in the kernel (the launcher keeps the intent's names).
@@ -197,6 +197,35 @@ def size_guard(gp: GemmProblem) -> str:
     """Launcher line returning early when the output is empty (symbolic sizes only; else "")."""
     dims = [dim_c(d) for d in (gp.M, gp.N, gp.batch) if isinstance(d, str)]
     return f"    if ({' || '.join(f'{d} <= 0' for d in dims)}) return;\n" if dims else ""
+
+
+DEFAULT_DYNAMIC_SMEM = 48 * 1024   # dynamic shared memory beyond this needs the opt-in attribute
+
+
+def tiled_launcher(gp: GemmProblem, signature: str, kernel: str, point: Point, threads: int,
+                   smem: int) -> str:
+    """The launcher body of a block-tiled GEMM: one block per block_m x block_n output tile
+    (grid x along N, y along M, z the batch), `smem` bytes of dynamic shared memory (opted in
+    once when above the default limit). `kernel`: the qualified kernel name."""
+    opt_in = ""
+    if smem > DEFAULT_DYNAMIC_SMEM:
+        opt_in = (f"    static bool smem_configured = false;   // more than 48 KiB of dynamic shared memory\n"
+                  f"    if (!smem_configured) {{\n"
+                  f"        cudaFuncSetAttribute({kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize, "
+                  f"{smem});\n"
+                  f"        smem_configured = true;\n"
+                  f"    }}\n")
+    return (f"{signature} {{\n"
+            f"{size_guard(gp)}{opt_in}"
+            f"    const dim3 grid_dims(({dim_c(gp.N)} + {point['block_n']} - 1) / {point['block_n']}, "
+            f"({dim_c(gp.M)} + {point['block_m']} - 1) / {point['block_m']}, {dim_c(gp.batch)});\n"
+            f"    {kernel}<<<grid_dims, {threads}, {smem}, stream>>>({kernel_args(gp)});\n}}\n")
+
+
+def tiled_grid(gp: GemmProblem, point: Point) -> tuple[int, int, int]:
+    """`tiled_launcher`'s grid at the problem's hint sizes."""
+    return ((gp.hint(gp.N) + point["block_n"] - 1) // point["block_n"],
+            (gp.hint(gp.M) + point["block_m"] - 1) // point["block_m"], gp.hint(gp.batch))
 
 
 def operand_geometry(which: str, op: Operand) -> dict[str, str]:

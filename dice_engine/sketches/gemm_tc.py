@@ -16,14 +16,13 @@ from dataclasses import dataclass
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params, \
+from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params, \
     launcher_signature
-from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_args, kernel_params, \
-    operand_geometry, pair_store, read_problem, render_epilogue, size_guard
+from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_params, \
+    operand_geometry, pair_store, read_problem, render_epilogue, tiled_grid, tiled_launcher
 
 _PAD = 8        # elements of padding per shared-memory row (16 bytes)
 _CHUNK = 8      # 16-bit elements per 16-byte copy
-_DEFAULT_SMEM = 48 * 1024   # dynamic shared memory beyond this needs the opt-in attribute
 
 
 def _tile_shape(which: str, op: Operand, p: Point) -> tuple[int, int]:
@@ -143,27 +142,14 @@ class TensorCoreGemm(Sketch):
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         gp = gemm_problem(problem)
-        violations = self.space(problem, arch).violations(point)
-        if violations:
-            raise ValueError(f"illegal point for {self.name}: {'; '.join(violations)}")
+        self.space(problem, arch).require_legal(point, self.name)
         kernel = f"{name}_kernel"
         threads = _threads(point)
         smem = _smem_bytes(gp, point)
         device = _device_code(gp, point, arch, kernel)
         params = launcher_params(problem)
         qualified = f"dice_{name}::{kernel}"
-        opt_in = ""
-        if smem > _DEFAULT_SMEM:
-            opt_in = (f"    static bool smem_configured = false;   // more than 48 KiB of dynamic shared memory\n"
-                      f"    if (!smem_configured) {{\n"
-                      f"        cudaFuncSetAttribute({qualified}, cudaFuncAttributeMaxDynamicSharedMemorySize, {smem});\n"
-                      f"        smem_configured = true;\n"
-                      f"    }}\n")
-        launcher = (f"{launcher_signature(name, params)} {{\n"
-                    f"{size_guard(gp)}{opt_in}"
-                    f"    const dim3 grid_dims(({dim_c(gp.N)} + {point['block_n']} - 1) / {point['block_n']}, "
-                    f"({dim_c(gp.M)} + {point['block_m']} - 1) / {point['block_m']}, {dim_c(gp.batch)});\n"
-                    f"    {qualified}<<<grid_dims, {threads}, {smem}, stream>>>({kernel_args(gp)});\n}}\n")
+        launcher = tiled_launcher(gp, launcher_signature(name, params), qualified, point, threads, smem)
         mma = "mma.sync m16n8k16" if arch.sm_number >= 80 else "mma.sync m16n8k8 (x2 per k16)"
         strategy = (f"{gp.in_dtype} GEMM on tensor cores ({mma}, fp32 accumulate), "
                     f"{point['block_m']}x{point['block_n']}x{point['block_k']} block tiles, "
@@ -171,8 +157,7 @@ class TensorCoreGemm(Sketch):
                     f"{_LOAD_WORDS[point['load']]}, ldmatrix from padded shared memory, "
                     f"A {gp.a.layout}-major, B {gp.b.layout}-major{', fused epilogue' if gp.has_epilogue else ''}")
         source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
-        grid = ((gp.hint(gp.N) + point["block_n"] - 1) // point["block_n"],
-                (gp.hint(gp.M) + point["block_m"] - 1) // point["block_m"], gp.hint(gp.batch))
+        grid = tiled_grid(gp, point)
         return RenderedKernel(
             sketch=self.name, tokens=dict(point), source=source, kernel_names=[qualified],
             launcher=launcher, params=params, launches=[Launch(kernel, grid, (threads, 1, 1), smem)],

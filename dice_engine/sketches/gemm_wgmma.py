@@ -18,15 +18,14 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params, \
+from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params, \
     launcher_signature
-from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_args, kernel_params, \
-    operand_geometry, pair_store, read_problem, render_epilogue, size_guard
+from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_params, \
+    operand_geometry, pair_store, read_problem, render_epilogue, tiled_grid, tiled_launcher
 
 BK = 64                 # K per stage: one 128-byte swizzle row of 16-bit elements
 _CHUNK = 8              # 16-bit elements per 16-byte copy
 _ALIGN = 1024           # the 128-byte swizzle pattern repeats every 8 rows: tiles start on 1024 B
-_DEFAULT_SMEM = 48 * 1024
 
 # Byte offset of 16-byte chunk `chunk` of tile row `row` in a tile of `rows` rows (see the module
 # doc): panels of 64 elements along the contiguous index, 128-byte rows, chunks XOR-swizzled.
@@ -121,26 +120,13 @@ class WgmmaGemm(Sketch):
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         gp = gemm_problem(problem)
-        violations = self.space(problem, arch).violations(point)
-        if violations:
-            raise ValueError(f"illegal point for {self.name}: {'; '.join(violations)}")
+        self.space(problem, arch).require_legal(point, self.name)
         kernel = f"{name}_kernel"
         threads = 128 * point["warpgroups"]
         smem = _smem_bytes(point)
         qualified = f"dice_{name}::{kernel}"
-        opt_in = ""
-        if smem > _DEFAULT_SMEM:
-            opt_in = (f"    static bool smem_configured = false;   // more than 48 KiB of dynamic shared memory\n"
-                      f"    if (!smem_configured) {{\n"
-                      f"        cudaFuncSetAttribute({qualified}, cudaFuncAttributeMaxDynamicSharedMemorySize, {smem});\n"
-                      f"        smem_configured = true;\n"
-                      f"    }}\n")
         params = launcher_params(problem)
-        launcher = (f"{launcher_signature(name, params)} {{\n"
-                    f"{size_guard(gp)}{opt_in}"
-                    f"    const dim3 grid_dims(({dim_c(gp.N)} + {point['block_n']} - 1) / {point['block_n']}, "
-                    f"({dim_c(gp.M)} + {point['block_m']} - 1) / {point['block_m']}, {dim_c(gp.batch)});\n"
-                    f"    {qualified}<<<grid_dims, {threads}, {smem}, stream>>>({kernel_args(gp)});\n}}\n")
+        launcher = tiled_launcher(gp, launcher_signature(name, params), qualified, point, threads, smem)
         strategy = (f"{gp.in_dtype} GEMM on Hopper tensor cores (wgmma.m64n{point['block_n']}k16 from shared-memory "
                     f"descriptors, fp32 accumulate), {point['block_m']}x{point['block_n']}x{BK} block tiles over "
                     f"{point['warpgroups']} warpgroup(s), {point['stages']}-stage cp.async ring in the 128-byte "
@@ -149,8 +135,7 @@ class WgmmaGemm(Sketch):
                     f"build for sm_90a (-gencode=arch=compute_90a,code=sm_90a)")
         source = frame(name=name, strategy=strategy, tokens=point, device_code=_device_code(gp, point, kernel),
                        launcher_code=launcher)
-        grid = ((gp.hint(gp.N) + point["block_n"] - 1) // point["block_n"],
-                (gp.hint(gp.M) + point["block_m"] - 1) // point["block_m"], gp.hint(gp.batch))
+        grid = tiled_grid(gp, point)
         return RenderedKernel(
             sketch=self.name, tokens=dict(point), source=source, kernel_names=[qualified],
             launcher=launcher, params=params, launches=[Launch(kernel, grid, (threads, 1, 1), smem)],

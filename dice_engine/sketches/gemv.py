@@ -61,9 +61,7 @@ class WarpPerRowGemv(Sketch):
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         gp = gemm_problem(problem)
-        violations = self.space(problem, arch).violations(point)
-        if violations:
-            raise ValueError(f"illegal point for {self.name}: {'; '.join(violations)}")
+        self.space(problem, arch).require_legal(point, self.name)
         kernel = f"{name}_kernel"
         warps = point["warps_per_block"]
         threads = 32 * warps
