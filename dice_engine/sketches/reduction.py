@@ -25,8 +25,8 @@ from ..arch import ArchSpec
 from ..ir.dtypes import DType
 from ..ir.graph import Node
 from ..ir.patterns import Problem
-from .access import (Access, AxisView, axis_view, broadcast_offset, hint_int, pack_element, pack_step,
-                     paren, plan_access, scalar_element, words_per_element)
+from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, chunk_loops, hint_int,
+                     pack_element, pack_step, paren, plan_access, scalar_element, words_per_element)
 from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Sketch, Token, frame,
                    launcher_params, launcher_signature, store_from_compute)
 from .operands import (describe, emit_expression, expression_ctype, input_nodes, kernel_param_list,
@@ -662,10 +662,10 @@ class SplitRowReduction(Sketch):
         signature = ", ".join(kernel_param_list(params))
         kernel, merge = f"{name}_kernel", f"{name}_merge_kernel"
         acc_t = p.reducer.acc_type
+        raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
         raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
-        step = _pack_step(p, accesses, unroll, "next_pack + slot * kThreads",
-                          "pack * kVec - row_start + elem")
-        tail_step = _pack_step(p, accesses, 1, "next_pack", "pack * kVec - row_start + elem")
+        fold = chunk_loops(accesses, unroll, p.fold_code(raw, "pack * kVec - row_start + elem"),
+                           p.fold_code(raw_scalar, "col"))
         device = f"""\
 constexpr int kThreads = {threads};
 constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
@@ -681,33 +681,9 @@ constexpr int kMergeThreads = 256;
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 {kernel}({signature}, bool packed, {acc_t}* __restrict__ partials) {{
     __shared__ {acc_t} warp_partials[kThreads / 32];
-    const long long row_len = {p.view.reduced};
-    const long long row = blockIdx.x / kChunks;
-    const int chunk = blockIdx.x % kChunks;
-    const long long row_start = row * row_len;
-    // Chunk boundaries fall on whole packs, so packs never straddle two chunks.
-    const long long chunk_len = ((row_len + kChunks - 1) / kChunks + kVec - 1) / kVec * kVec;
-    const long long begin = chunk * chunk_len < row_len ? chunk * chunk_len : row_len;
-    const long long end = begin + chunk_len < row_len ? begin + chunk_len : row_len;
+{SPLIT_ROW_PROLOGUE.format(row_len=p.view.reduced)}
     {acc_t} acc = {p.reducer.identity};
-    long long scalar_from = begin;
-    if (packed) {{   // row_len % kVec == 0 and the packed pointers are 16-byte aligned
-        const long long pack_end = (row_start + end) / kVec;
-        long long next_pack = (row_start + begin) / kVec + threadIdx.x;
-        #pragma unroll 1
-        for (; next_pack + (kUnroll - 1) * kThreads < pack_end; next_pack += kUnroll * kThreads) {{
-{indent(step, 12)}
-        }}
-        #pragma unroll 1
-        for (; next_pack < pack_end; next_pack += kThreads) {{
-{indent(tail_step, 12)}
-        }}
-        scalar_from = end;
-    }}
-    #pragma unroll 1
-    for (long long col = scalar_from + threadIdx.x; col < end; col += kThreads) {{
-{indent(p.fold_code(raw_scalar, "col"), 8)}
-    }}
+{indent(fold, 4)}
     acc = group_reduce<kThreads>(acc, Combine(), warp_partials);
     if (threadIdx.x == 0) partials[blockIdx.x] = acc;
 }}
