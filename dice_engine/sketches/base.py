@@ -49,7 +49,7 @@ class DesignSpace:
         """Raise ValueError naming `sketch` and the violations when `point` is illegal."""
         violations = self.violations(point)
         if violations:
-            raise ValueError(f"illegal point for {sketch}: {'; '.join(violations)}")
+            raise ValueError(f"illegal point {point} for {sketch}: {'; '.join(violations)}")
 
     def points(self) -> Iterator[Point]:
         """Every legal point (the spaces are small enough to enumerate)."""

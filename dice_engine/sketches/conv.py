@@ -22,8 +22,7 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import (INCLUDES, DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame,
                   launcher_params, launcher_signature, load_as_compute)
-from .fusion import (PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, require_legal,
-                    store_output)
+from .fusion import (PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, store_output)
 
 HINT = 64   # batch assumed for an unbound batch symbol when sizing launches
 
@@ -225,7 +224,7 @@ class ImplicitGemmConv(Sketch):
         return next(space.points())
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        require_legal(self, problem, arch, point)
+        self.space(problem, arch).require_legal(point, self.name)
         shape = ConvShape(problem)
         anchor = problem.anchor
         bm, bn, bk, tm, tn = (point[k] for k in ("block_m", "block_n", "block_k", "thread_m", "thread_n"))
@@ -386,7 +385,7 @@ class TensorCoreConv(Sketch):
         return point if space.is_legal(point) else next(space.points())
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        require_legal(self, problem, arch, point)
+        self.space(problem, arch).require_legal(point, self.name)
         shape = ConvShape(problem)
         anchor = problem.anchor
         bm, bn, bk, wm, wn = (point[k] for k in ("block_m", "block_n", "block_k", "warps_m", "warps_n"))

@@ -1,6 +1,6 @@
 """What the transpose, scan, conv and pool sketches share: fused elementwise prologues and
 epilogues (the anchor's operand computed from inputs, the output computed from the anchor),
-kernel signatures mirroring the launcher, vector packs, and the point-legality check.
+kernel signatures mirroring the launcher, and vector packs.
 
 Both are read element by element at one linear offset, so every tensor they touch must have
 the shape of the element being produced (the anchor's operand, or the output) or be rank 0.
@@ -14,8 +14,7 @@ from typing import Callable
 
 from ..ir.graph import Node
 from ..ir.patterns import Problem
-from ..arch import ArchSpec
-from .base import Point, Sketch, launcher_params, load_as_compute, store_from_compute
+from .base import launcher_params, load_as_compute, store_from_compute
 from .expr import Emitted, emit
 
 ANCHOR_LEAF = "__anchor__"
@@ -210,9 +209,3 @@ def fusion_note(problem: Problem, arg_index: int = 0) -> str:
     parts = [p for p, present in (("prologue", has_prologue(problem, arg_index)),
                                   ("epilogue", has_epilogue(problem))) if present]
     return (" with fused " + " and ".join(parts)) if parts else ""
-
-
-def require_legal(sketch: Sketch, problem: Problem, arch: ArchSpec, point: Point) -> None:
-    """Raise ValueError naming what is wrong when `point` is not in the sketch's legal space."""
-    if why := sketch.space(problem, arch).violations(point):
-        raise ValueError(f"illegal point {point} for {sketch.name}: {'; '.join(why)}")

@@ -17,7 +17,7 @@ from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
 from .fusion import (fusion_note, fusion_unsupported, kernel_args, kernel_params, load_operand,
-                    require_legal, store_output)
+                    store_output)
 
 HINT = 4096
 
@@ -56,7 +56,7 @@ class DirectPool(Sketch):
         return {"block_x": block_x, "block_y": max(1, min(8, 256 // block_x)), "outputs": 1}
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        require_legal(self, problem, arch, point)
+        self.space(problem, arch).require_legal(point, self.name)
         anchor = problem.anchor
         assert anchor is not None
         block_x, block_y, outputs = point["block_x"], point["block_y"], point["outputs"]

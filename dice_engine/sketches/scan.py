@@ -25,7 +25,7 @@ from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
 from .fusion import (PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, load_operand,
-                    require_legal, store_output, widest_bytes)
+                    store_output, widest_bytes)
 
 HINT = 4096    # extent assumed for unbound symbols when sizing launches for the cost model
 
@@ -211,7 +211,7 @@ class WarpRowScan(Sketch):
         raise AssertionError("unreachable")
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        require_legal(self, problem, arch, point)
+        self.space(problem, arch).require_legal(point, self.name)
         shape = ScanShape(problem)
         items, warps = point["items"], point["warps"]
         vector = _vector_ok(problem, items)
@@ -335,7 +335,7 @@ class BlockRowScan(Sketch):
         return _block_default(problem, shape.value(shape.length))
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        require_legal(self, problem, arch, point)
+        self.space(problem, arch).require_legal(point, self.name)
         shape = ScanShape(problem)
         threads, items = point["threads"], point["items"]
         vector = _vector_ok(problem, items)
@@ -385,7 +385,7 @@ class MultiBlockRowScan(Sketch):
         return {**point, "tile_chunks": 4}
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        require_legal(self, problem, arch, point)
+        self.space(problem, arch).require_legal(point, self.name)
         shape = ScanShape(problem)
         threads, items, tile_chunks = point["threads"], point["items"], point["tile_chunks"]
         tile_len = threads * items * tile_chunks
@@ -512,7 +512,7 @@ class ColumnScan(Sketch):
         return {"threads_x": threads_x, "split": split}
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        require_legal(self, problem, arch, point)
+        self.space(problem, arch).require_legal(point, self.name)
         shape = ScanShape(problem)
         threads_x, split = point["threads_x"], point["split"]
         kernel = f"{name}_kernel"

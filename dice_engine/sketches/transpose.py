@@ -25,7 +25,7 @@ from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature, load_as_compute, store_from_compute)
 from .fusion import (PACK, fusion_note, fusion_unsupported, has_epilogue, has_prologue, kernel_args,
-                    kernel_params, load_operand, require_legal, store_output, widest_bytes)
+                    kernel_params, load_operand, store_output, widest_bytes)
 
 HINT = 4096    # extent assumed for unbound symbols when sizing launches for the cost model
 
@@ -173,7 +173,7 @@ class TiledTranspose(Sketch):
         raise AssertionError("vec=1 is always legal")
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        require_legal(self, problem, arch, point)
+        self.space(problem, arch).require_legal(point, self.name)
         layout = simplify(problem)
         tile, vec, block_rows = point["tile"], point["vec"], point["block_rows"]
         pad = tile_padding(problem.anchor.dtype.size, vec)
@@ -346,7 +346,7 @@ class GatherCopy(Sketch):
         raise AssertionError("vec=1 is always legal")
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        require_legal(self, problem, arch, point)
+        self.space(problem, arch).require_legal(point, self.name)
         layout = simplify(problem)
         vec, threads, items = point["vec"], point["threads"], point["items"]
         anchor = problem.anchor
