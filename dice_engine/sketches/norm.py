@@ -47,6 +47,13 @@ def _plan(problem: Problem) -> RowwisePlan | str:
     return rowwise_plan(problem, [anchor.args[0].rank - 1])
 
 
+def _unsupported(problem: Problem) -> str | None:
+    if why := name_clash(problem, LOCALS):
+        return why
+    p = _plan(problem)
+    return p if isinstance(p, str) else None
+
+
 def _must_plan(problem: Problem) -> RowwisePlan:
     p = _plan(problem)
     if isinstance(p, str):
@@ -79,10 +86,7 @@ class RowNorm(Sketch):
     pattern = "norm"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        if why := name_clash(problem, LOCALS):
-            return why
-        p = _plan(problem)
-        return p if isinstance(p, str) else None
+        return _unsupported(problem)
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)
@@ -403,10 +407,7 @@ class SplitRowNorm(Sketch):
     pattern = "norm"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        if why := name_clash(problem, LOCALS):
-            return why
-        p = _plan(problem)
-        return p if isinstance(p, str) else None
+        return _unsupported(problem)
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)

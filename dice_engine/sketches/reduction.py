@@ -264,6 +264,17 @@ def _pack_step(p: ReductionPlan, accesses: list[Access], slots: int, pack_of_slo
     return pack_step(accesses, slots, pack_of_slot, p.fold_code(raw, index, acc))
 
 
+def _unsupported(problem: Problem, last_axis: bool, otherwise: str) -> str | None:
+    """Why a sketch for the innermost axis (`last_axis`), or for another one, cannot serve
+    `problem`: a name clash, no plan, or `otherwise` when the axis is the wrong one."""
+    if why := name_clash(problem, LOCALS):
+        return why
+    p = plan(problem)
+    if isinstance(p, str):
+        return p
+    return None if p.view.last_axis == last_axis else otherwise
+
+
 # ---------------------------------------------------------------------------------------------
 # reduction.rows
 
@@ -272,12 +283,8 @@ class RowReduction(Sketch):
     pattern = "reduction"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        if why := name_clash(problem, LOCALS):
-            return why
-        p = plan(problem)
-        if isinstance(p, str):
-            return p
-        return None if p.view.last_axis else "the reduced axes are not the innermost (rows sketch)"
+        return _unsupported(problem, last_axis=True,
+                            otherwise="the reduced axes are not the innermost (rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _plan(problem)
@@ -411,12 +418,8 @@ class ColumnReduction(Sketch):
     pattern = "reduction"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        if why := name_clash(problem, LOCALS):
-            return why
-        p = plan(problem)
-        if isinstance(p, str):
-            return p
-        return "the reduced axes are the innermost (use a rows sketch)" if p.view.last_axis else None
+        return _unsupported(problem, last_axis=False,
+                            otherwise="the reduced axes are the innermost (use a rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _plan(problem)
@@ -619,12 +622,8 @@ class SplitRowReduction(Sketch):
     pattern = "reduction"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        if why := name_clash(problem, LOCALS):
-            return why
-        p = plan(problem)
-        if isinstance(p, str):
-            return p
-        return None if p.view.last_axis else "the reduced axes are not the innermost (split-rows sketch)"
+        return _unsupported(problem, last_axis=True,
+                            otherwise="the reduced axes are not the innermost (split-rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _plan(problem)

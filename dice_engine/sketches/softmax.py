@@ -118,6 +118,17 @@ def _finish_stats(p: RowwisePlan, stats: str) -> str:
     return f"const {p.ctype} inv_sum = {m['one']} / {stats}.sum;"
 
 
+def _unsupported(problem: Problem, last_axis: bool, otherwise: str) -> str | None:
+    """Why a sketch for the innermost axis (`last_axis`), or for another one, cannot serve
+    `problem`: a name clash, no plan, or `otherwise` when the axis is the wrong one."""
+    if why := name_clash(problem, LOCALS):
+        return why
+    p = _plan(problem)
+    if isinstance(p, str):
+        return p
+    return None if p.view.last_axis == last_axis else otherwise
+
+
 # ---------------------------------------------------------------------------------------------
 # softmax.rows
 
@@ -126,12 +137,8 @@ class RowSoftmax(Sketch):
     pattern = "softmax"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        if why := name_clash(problem, LOCALS):
-            return why
-        p = _plan(problem)
-        if isinstance(p, str):
-            return p
-        return None if p.view.last_axis else "the softmax axis is not the innermost (rows sketch)"
+        return _unsupported(problem, last_axis=True,
+                            otherwise="the softmax axis is not the innermost (rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)
@@ -340,12 +347,8 @@ class ColumnSoftmax(Sketch):
     pattern = "softmax"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        if why := name_clash(problem, LOCALS):
-            return why
-        p = _plan(problem)
-        if isinstance(p, str):
-            return p
-        return "the softmax axis is the innermost (use softmax.rows)" if p.view.last_axis else None
+        return _unsupported(problem, last_axis=False,
+                            otherwise="the softmax axis is the innermost (use softmax.rows)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)
@@ -540,12 +543,8 @@ class SplitRowSoftmax(Sketch):
     pattern = "softmax"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        if why := name_clash(problem, LOCALS):
-            return why
-        p = _plan(problem)
-        if isinstance(p, str):
-            return p
-        return None if p.view.last_axis else "the softmax axis is not the innermost (split-rows sketch)"
+        return _unsupported(problem, last_axis=True,
+                            otherwise="the softmax axis is not the innermost (split-rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)
