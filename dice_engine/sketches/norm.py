@@ -22,7 +22,8 @@ from .base import (DesignSpace, Point, RenderedKernel, Sketch, launcher_params)
 from .expr import literal
 from .operands import leaf_value, name_clash
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_space,
-                      rows_rendered, rowwise_plan, split_row_default, split_row_space, split_rows_rendered)
+                      rows_rendered, rowwise_plan, split_row_default, split_row_space, split_rows_rendered,
+                      two_pass_body)
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent)
 
 BASE_REGISTERS = 40      # indices, statistics, weight/bias packs
@@ -223,13 +224,9 @@ for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
 {registers_write_code(p, packed_value, scalar_value, _affine_loads(p, "col0"))}"""
 
     def _streaming_body(self, p: RowwisePlan, point: Point, cached: bool) -> str:
-        """Two passes over the row; with `cached`, the first keeps the row's values in this
-        thread's slots of the shared-memory row cache (16-byte packs: no bank conflicts) and the
-        second reads them back from there (each thread rereads only what it wrote)."""
         accesses = p.accesses(point["vec"])
-        out_name, out_t, ct = p.problem.program.output_name, p.problem.output.dtype.c_type, p.ctype
+        ct = p.ctype
         raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
-        raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
         layer = p.anchor.op == "layer_norm"
         add = "welford_add(stats, val);" if layer else "squares += val * val;"
         fold = p.value_code(raw, "val")
@@ -244,74 +241,27 @@ for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
             fold += "\n" + add
         step = pack_step(accesses, point["unroll"], "next_pack + slot * kGroup", fold, **per_pack)
         tail = pack_step(accesses, 1, "next_pack", fold, **per_pack)
-        keep_scalar = "\nrow_cache[col] = val;" if cached else ""
         w_pack, b_pack = _affine_raw(p, True, "")
         w_col, b_col = _affine_raw(p, False, "col")
-        reread = f"const {ct} val = cached.v[elem];" if cached else p.value_code(raw, "val")
-        reread_scalar = f"const {ct} val = row_cache[col];" if cached else p.value_code(raw_scalar, "val")
-        write_elem = (reread + "\n" +
-                      p.store_code(_normalized(p, "val", w_pack, b_pack), "pack * kVec + elem",
-                                   "out_pack.v[elem]"))
-        reload = (f"const Pack<{ct}, kVec> cached = load_pack<{ct}, kVec>(row_cache, pack - first_pack);"
-                  if cached else "")
-        before = "\n".join(filter(None, [reload, _affine_loads(p, "pack * kVec - row_start"),
-                                         f"Pack<{out_t}, kVec> out_pack;"]))
-        write = pack_step([] if cached else accesses, 1, "next_pack", write_elem, before_elements=before,
-                          after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
-        source = "the shared-memory row cache" if cached else "the row again (mostly from L2)"
-        zero = literal(0.0, p.ctype)
-        rsqrt = "rsqrtf" if p.ctype == "float" else "rsqrt"
+        zero = literal(0.0, ct)
+        rsqrt = "rsqrtf" if ct == "float" else "rsqrt"
         if layer:
             init = f"Welford stats = {{{zero}, {zero}, {zero}}};"
             partials = "warp_partials" if point["group"] > 32 else "(Welford*)nullptr"
             finish = (f"stats = group_reduce<kGroup>(stats, MergeWelford(), {partials});\n"
-                      f"const {p.ctype} mean = stats.mean;\n"
-                      f"const {p.ctype} rstd = {rsqrt}(stats.m2 / ({p.ctype})row_len + kEps);")
+                      f"const {ct} mean = stats.mean;\n"
+                      f"const {ct} rstd = {rsqrt}(stats.m2 / ({ct})row_len + kEps);")
         else:
-            init = f"{p.ctype} squares = {zero};"
-            partials = "warp_partials" if point["group"] > 32 else f"({p.ctype}*)nullptr"
+            init = f"{ct} squares = {zero};"
+            partials = "warp_partials" if point["group"] > 32 else f"({ct}*)nullptr"
             finish = (f"squares = group_reduce<kGroup>(squares, SumOp(), {partials});\n"
-                      f"const {p.ctype} rstd = {rsqrt}(squares / ({p.ctype})row_len + kEps);")
-        return f"""\
-// Pass 1: the row's statistics in one read.
-{init}
-long long scalar_from = 0;
-const long long first_pack = row_start / kVec, pack_end = first_pack + row_len / kVec;
-if (active && packed) {{   // row_len % kVec == 0 and the packed pointers are 16-byte aligned
-    long long next_pack = first_pack + lane;
-    #pragma unroll 1
-    for (; next_pack + (kUnroll - 1) * kGroup < pack_end; next_pack += kUnroll * kGroup) {{
-{indent(step, 8)}
-    }}
-    #pragma unroll 1
-    for (; next_pack < pack_end; next_pack += kGroup) {{
-{indent(tail, 8)}
-    }}
-    scalar_from = row_len;
-}}
-if (active) {{
-    #pragma unroll 1
-    for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
-{indent(p.value_code(raw_scalar, "val") + keep_scalar, 8)}
-        {add}
-    }}
-}}
-{finish}
-// Pass 2: read {source}, normalize and write.
-if (active && packed) {{
-    #pragma unroll 1
-    for (long long next_pack = first_pack + lane; next_pack < pack_end; next_pack += kGroup) {{
-{indent(write, 8)}
-    }}
-}}
-if (active) {{
-    #pragma unroll 1
-    for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
-{indent(reread_scalar, 8)}
-{indent(p.store_code(_normalized(p, "val", w_col, b_col), "row_start + col",
-                     f"{out_name}[row_start + col]"), 8)}
-    }}
-}}"""
+                      f"const {ct} rstd = {rsqrt}(squares / ({ct})row_len + kEps);")
+        return two_pass_body(
+            p, point, cached, pass1="the row's statistics in one read.", init=init, step=step, tail=tail,
+            scalar_fold=add, finish=finish, pass2=", normalize and write.",
+            packed_value=_normalized(p, "val", w_pack, b_pack),
+            scalar_value=_normalized(p, "val", w_col, b_col),
+            pack_setup=_affine_loads(p, "pack * kVec - row_start"))
 
 
 def _normalized(p: RowwisePlan, value: str, weight_raw: str | None, bias_raw: str | None) -> str:

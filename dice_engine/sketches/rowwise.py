@@ -11,8 +11,8 @@ from typing import Callable, Sequence
 from ..arch import ArchSpec
 from ..ir.graph import Node
 from ..ir.patterns import Problem
-from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, hint_int, paren,
-                     plan_access, words_per_element)
+from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, hint_int,
+                     pack_element, pack_step, paren, plan_access, scalar_element, words_per_element)
 from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Token, frame, launcher_signature,
                    store_from_compute)
 from .operands import describe, emit_expression, expression_ctype, input_nodes, kernel_param_list
@@ -208,6 +208,71 @@ for (int reg_pack = 0; reg_pack < kPacks; ++reg_pack) {{
 {indent(p.store_code(scalar_value, "row_start + col", f"{out_name}[row_start + col]"), 16)}
             }}
         }}
+    }}
+}}"""
+
+
+def two_pass_body(p: RowwisePlan, point: Point, cached: bool, *, pass1: str, init: str, step: str,
+                  tail: str, scalar_fold: str, finish: str, pass2: str, packed_value: str,
+                  scalar_value: str, pack_setup: str = "") -> str:
+    """The `*.rows` streaming body (cache=shared/none): pass 1 folds the row into statistics
+    (`init`; `step`/`tail`: kUnroll packs and one pack, which with `cached` also fill the row
+    cache; `scalar_fold` after each scalar `val`), `finish` merges them across the group, pass 2
+    writes `packed_value`/`scalar_value` (C expressions of `val`), rereading the row from the
+    row cache or from memory. `pass1`/`pass2`: the passes' comments; `pack_setup` runs before
+    each packed write. Each thread rereads only the cache slots it wrote: no barrier needed."""
+    accesses = p.accesses(point["vec"])
+    ct = p.ctype
+    out_name, out_t = p.problem.program.output_name, p.problem.output.dtype.c_type
+    raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
+    raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
+    keep_scalar = "\nrow_cache[col] = val;" if cached else ""
+    reread = f"const {ct} val = cached.v[elem];" if cached else p.value_code(raw, "val")
+    reread_scalar = f"const {ct} val = row_cache[col];" if cached else p.value_code(raw_scalar, "val")
+    write_elem = reread + "\n" + p.store_code(packed_value, "pack * kVec + elem", "out_pack.v[elem]")
+    reload = (f"const Pack<{ct}, kVec> cached = load_pack<{ct}, kVec>(row_cache, pack - first_pack);"
+              if cached else "")
+    before = "\n".join(filter(None, [reload, pack_setup, f"Pack<{out_t}, kVec> out_pack;"]))
+    write = pack_step([] if cached else accesses, 1, "next_pack", write_elem, before_elements=before,
+                      after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
+    source = "the shared-memory row cache" if cached else "the row again (mostly from L2)"
+    return f"""\
+// Pass 1: {pass1}
+{init}
+long long scalar_from = 0;
+const long long first_pack = row_start / kVec, pack_end = first_pack + row_len / kVec;
+if (active && packed) {{   // row_len % kVec == 0 and the packed pointers are 16-byte aligned
+    long long next_pack = first_pack + lane;
+    #pragma unroll 1
+    for (; next_pack + (kUnroll - 1) * kGroup < pack_end; next_pack += kUnroll * kGroup) {{
+{indent(step, 8)}
+    }}
+    #pragma unroll 1
+    for (; next_pack < pack_end; next_pack += kGroup) {{
+{indent(tail, 8)}
+    }}
+    scalar_from = row_len;
+}}
+if (active) {{
+    #pragma unroll 1
+    for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
+{indent(p.value_code(raw_scalar, "val") + keep_scalar, 8)}
+{indent(scalar_fold, 8)}
+    }}
+}}
+{finish}
+// Pass 2: read {source}{pass2}
+if (active && packed) {{
+    #pragma unroll 1
+    for (long long next_pack = first_pack + lane; next_pack < pack_end; next_pack += kGroup) {{
+{indent(write, 8)}
+    }}
+}}
+if (active) {{
+    #pragma unroll 1
+    for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
+{indent(reread_scalar, 8)}
+{indent(p.store_code(scalar_value, "row_start + col", f"{out_name}[row_start + col]"), 8)}
     }}
 }}"""
 

@@ -25,7 +25,8 @@ from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, fr
                    launcher_signature)
 from .operands import describe, kernel_param_list, name_clash
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_space,
-                      rows_rendered, rowwise_plan, split_row_default, split_row_space, split_rows_rendered)
+                      rows_rendered, rowwise_plan, split_row_default, split_row_space, split_rows_rendered,
+                      two_pass_body)
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm,
                    register_budget, tidy)
 
@@ -253,13 +254,8 @@ row_sum = group_reduce<kGroup>(row_sum, SumOp(), {partials});
 {registers_write_code(p, final, final)}"""
 
     def _streaming_body(self, p: RowwisePlan, point: Point, cached: bool) -> str:
-        """Two passes over the row; with `cached`, the first keeps the row's values in this
-        thread's slots of the shared-memory row cache and the second reads them back from there
-        (each thread rereads only what it wrote: no barrier needed)."""
         accesses = p.accesses(point["vec"])
-        out_name, out_t = p.problem.program.output_name, p.problem.output.dtype.c_type
         raw = {a.name: pack_element(a, "slot", "elem", "pack * kVec + elem") for a in accesses}
-        raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
         ct = p.ctype
         keep_value = "\ncached.v[elem] = val;" if cached else ""
         fold = p.value_code(raw, "val") + keep_value + "\nonline_add(stats, val);"
@@ -270,59 +266,15 @@ row_sum = group_reduce<kGroup>(row_sum, SumOp(), {partials});
                         after_elements=f"store_pack<{ct}, kVec>(row_cache, pack - first_pack, cached);")
         step = pack_step(accesses, point["unroll"], "next_pack + slot * kGroup", fold, **keep)
         tail = pack_step(accesses, 1, "next_pack", fold, **keep)
-        keep_scalar = "\nrow_cache[col] = val;" if cached else ""
         value = _result(p, "val", "stats")
-        reread = f"const {ct} val = cached.v[elem];" if cached else p.value_code(raw, "val")
-        reread_scalar = f"const {ct} val = row_cache[col];" if cached else p.value_code(raw_scalar, "val")
-        write_elem = reread + "\n" + p.store_code(value, "pack * kVec + elem", "out_pack.v[elem]")
-        before = f"Pack<{out_t}, kVec> out_pack;"
-        if cached:
-            reload = f"load_pack<{ct}, kVec>(row_cache, pack - first_pack)"
-            before = f"const Pack<{ct}, kVec> cached = {reload};\n{before}"
-        write = pack_step([] if cached else accesses, 1, "next_pack", write_elem, before_elements=before,
-                          after_elements=f"store_pack<{out_t}, kVec>({out_name}, pack, out_pack);")
         partials = "warp_partials" if point["group"] > 32 else "(MaxSum*)nullptr"
-        source = "the shared-memory row cache" if cached else "the row again (mostly from L2)"
-        return f"""\
-// Pass 1: running max and sum of exponentials over the row (one read).
-MaxSum stats = {{-INFINITY, 0}};
-long long scalar_from = 0;
-const long long first_pack = row_start / kVec, pack_end = first_pack + row_len / kVec;
-if (active && packed) {{   // row_len % kVec == 0 and the packed pointers are 16-byte aligned
-    long long next_pack = first_pack + lane;
-    #pragma unroll 1
-    for (; next_pack + (kUnroll - 1) * kGroup < pack_end; next_pack += kUnroll * kGroup) {{
-{indent(step, 8)}
-    }}
-    #pragma unroll 1
-    for (; next_pack < pack_end; next_pack += kGroup) {{
-{indent(tail, 8)}
-    }}
-    scalar_from = row_len;
-}}
-if (active) {{
-    #pragma unroll 1
-    for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
-{indent(p.value_code(raw_scalar, "val") + keep_scalar, 8)}
-        online_add(stats, val);
-    }}
-}}
-stats = group_reduce<kGroup>(stats, MergeMaxSum(), {partials});
-{_finish_stats(p, "stats")}
-// Pass 2: read {source} and write the result.
-if (active && packed) {{
-    #pragma unroll 1
-    for (long long next_pack = first_pack + lane; next_pack < pack_end; next_pack += kGroup) {{
-{indent(write, 8)}
-    }}
-}}
-if (active) {{
-    #pragma unroll 1
-    for (long long col = scalar_from + lane; col < row_len; col += kGroup) {{
-{indent(reread_scalar, 8)}
-{indent(p.store_code(value, "row_start + col", f"{out_name}[row_start + col]"), 8)}
-    }}
-}}"""
+        return two_pass_body(
+            p, point, cached, pass1="running max and sum of exponentials over the row (one read).",
+            init="MaxSum stats = {-INFINITY, 0};", step=step, tail=tail,
+            scalar_fold="online_add(stats, val);",
+            finish=f"stats = group_reduce<kGroup>(stats, MergeMaxSum(), {partials});\n"
+                   + _finish_stats(p, "stats"),
+            pass2=" and write the result.", packed_value=value, scalar_value=value)
 
 
 def _declare_one(accesses) -> list[str]:
