@@ -16,14 +16,14 @@ from __future__ import annotations
 from ..arch import ArchSpec
 from ..ir.graph import Node
 from ..ir.patterns import Problem
-from .access import (chunk_loops, hint_int, pack_element, pack_loads, pack_step,
+from .access import (chunk_loops, pack_element, pack_loads, pack_step,
                      scalar_element)
 from .base import (DesignSpace, Point, RenderedKernel, Sketch, launcher_params)
 from .expr import literal
 from .operands import leaf_value, name_clash
-from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_space,
-                      rows_rendered, rowwise_plan, split_row_default, split_row_space, split_rows_rendered,
-                      two_pass_body)
+from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_group, row_space,
+                      row_vec, rows_rendered, rowwise_plan, split_row_default, split_row_space,
+                      split_rows_rendered, two_pass_body)
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent)
 
 BASE_REGISTERS = 40      # indices, statistics, weight/bias packs
@@ -97,18 +97,8 @@ class RowNorm(Sketch):
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         p = _must_plan(problem)
-        vec = _vec_width(p)
-        if p.view.reduced_int is not None and p.view.reduced_int % vec:
-            vec = 1
-        row = hint_int(problem.program, p.view.reduced_dims)
-        rows = hint_int(problem.program, p.view.outer_dims)
-        packs = max(1, -(-row // vec))
-        # ~4 packs per thread at most (the row in registers), wider groups while the GPU is not
-        # yet full and each thread keeps >= 2 packs.
-        group = min(1024, max(4, 1 << max(0, -(-packs // 4) - 1).bit_length()))
-        full = arch.sms * arch.max_threads_per_sm
-        while group < 1024 and rows * group < full and packs // (2 * group) >= 2:
-            group *= 2
+        vec = row_vec(p, _vec_width(p))
+        group = row_group(p, arch, vec, max_packs=4)
         space = self.space(problem, arch)
         in_registers = {"group": group, "threads": max(256, group), "vec": vec, "cache": "registers",
                         "unroll": 1}

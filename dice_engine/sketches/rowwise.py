@@ -90,6 +90,24 @@ def packs_per_thread(p: RowwisePlan, point: Point) -> int:
     return max(1, -(-row // (point["group"] * point["vec"])))
 
 
+def row_vec(p: RowwisePlan, vec_width: int) -> int:
+    """The prior's vec: `vec_width` unless a known row length is not a multiple of it."""
+    return 1 if p.view.reduced_int is not None and p.view.reduced_int % vec_width else vec_width
+
+
+def row_group(p: RowwisePlan, arch: ArchSpec, vec: int, max_packs: int) -> int:
+    """The prior's `*.rows` group: about `max_packs` packs per thread at most (the row in
+    registers), wider while the GPU is not yet full and each thread keeps >= 2 packs."""
+    row = hint_int(p.problem.program, p.view.reduced_dims)
+    rows = hint_int(p.problem.program, p.view.outer_dims)
+    packs = max(1, -(-row // vec))
+    group = min(1024, max(4, 1 << max(0, -(-packs // max_packs) - 1).bit_length()))
+    full = arch.sms * arch.max_threads_per_sm
+    while group < 1024 and rows * group < full and packs // (2 * group) >= 2:
+        group *= 2
+    return group
+
+
 def row_space(p: RowwisePlan, arch: ArchSpec, *, vec_width: int, base_registers: int,
               stream_state_values: int) -> DesignSpace:
     """The `*.rows` space. `stream_state_values`: the running statistics a thread keeps in the
@@ -166,9 +184,7 @@ def split_row_space(p: RowwisePlan, arch: ArchSpec, *, vec_width: int, base_regi
 def split_row_default(p: RowwisePlan, arch: ArchSpec, space: DesignSpace, vec_width: int) -> Point:
     """The `*.split_rows` prior: enough chunks for about two resident waves of 256-thread
     blocks while each thread keeps >= 8 packs."""
-    vec = vec_width
-    if p.view.reduced_int is not None and p.view.reduced_int % vec:
-        vec = 1
+    vec = row_vec(p, vec_width)
     rows = hint_int(p.problem.program, p.view.outer_dims)
     row = hint_int(p.problem.program, p.view.reduced_dims)
     want_blocks = 2 * arch.sms * (arch.max_threads_per_sm // 256)
