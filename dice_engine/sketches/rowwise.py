@@ -1,7 +1,8 @@
 """Row-wise fused operators (softmax along an axis, norms over the last axis): the plan shared
 by their sketches (view, compute type, prologue on the argument, epilogue on the result, which
-pointers must be aligned for packs), the design spaces of their rows and split-rows sketches,
-and the shared-memory row cache.
+pointers must be aligned for packs), the design spaces and priors of their rows and split-rows
+sketches, the kernels and launchers those render into (each family supplying its statistics
+and per-element code), and the shared-memory row cache.
 """
 from __future__ import annotations
 
@@ -197,6 +198,9 @@ def split_row_default(p: RowwisePlan, arch: ArchSpec, space: DesignSpace, vec_wi
         point.update(unroll=1, vec=1)
     return point
 
+
+# ---------------------------------------------------------------------------------------------
+# `*.rows` per-row bodies: the row in registers, or streamed in two passes
 
 def registers_write_code(p: RowwisePlan, packed_value: str, scalar_value: str, pack_setup: str = "") -> str:
     """The `*.rows` cache=registers write loop: each of the thread's kPacks packs of the row
