@@ -61,6 +61,21 @@ def test_tensor_core_code_uses_the_tensor_core_rate():
     assert tc.time_us * 4 < simt.time_us
 
 
+def test_on_hopper_only_wgmma_reaches_the_tensor_core_peak():
+    problem = _gemm()
+    h100 = resolve("sm_90")
+    warp_mma = estimate(problem, h100, *_candidate(128, 256, 128, 16384, source='asm("mma.sync.aligned");'))
+    wgmma = estimate(problem, h100, *_candidate(128, 256, 128, 16384, source='asm("wgmma.mma_async");'))
+    assert wgmma.compute_us < warp_mma.compute_us
+    # Before Hopper there is no wgmma, and mma.sync is the full-rate path.
+    a100_mma = estimate(problem, A100, *_candidate(128, 256, 128, 16384, source='asm("mma.sync.aligned");'))
+    assert math.isclose(a100_mma.compute_us, problem_flops_us(problem, A100.fp16_tc_tflops), rel_tol=1e-6)
+
+
+def problem_flops_us(problem, tflops: float) -> float:
+    return work(problem).flops / (tflops * 1e6)
+
+
 def test_spills_are_penalised():
     problem = _gemm()
     clean = estimate(problem, A100, *_candidate(128, 256, 128, 16384))
