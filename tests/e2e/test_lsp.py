@@ -101,7 +101,10 @@ async def test_static_diagnostics_are_not_published_for_a_version_already_left(s
         editor.type(uri, 7, 0, 7, 0, f"// {i}\n")
     await editor.diagnostics(uri, version=21)
     versions = [v for v, _ in editor.published[uri]]
-    assert versions == sorted(versions) and len([v for v in versions if 1 < v < 21]) < 19
+    # A result computed for a version the editor has left is dropped, so publications never go
+    # back in version. (How many intermediate versions get published depends on how fast the
+    # machine keeps up with the typing, so the test does not count them.)
+    assert versions == sorted(versions) and versions[-1] == 21
 
 
 async def test_malformed_intent_is_a_diagnostic_on_the_intent_line(session):
