@@ -20,12 +20,15 @@ Usage: python tests/corpus/harness/confirm.py [--only race,sync] [--arch sm_90] 
 from __future__ import annotations
 
 import argparse
+import csv
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +45,7 @@ from dice_engine.analysis.syntax import FileFacts, Function, file_facts, functio
 N = 1 << 16                     # value of integer size parameters
 ELEMENTS = 1 << 22              # elements per buffer: generous, so no kernel runs off the end
 TIMEOUT = 60                    # seconds per tool run; a divergent barrier may hang
+GPU_CATEGORIES = ("race", "sync", "coalescing", "bank-conflict")
 FLOAT_TYPES = {"float", "double", "half", "__half", "__nv_bfloat16", "float2", "float4", "__half2",
                "double2"}
 NCU_METRICS = ",".join([
@@ -88,7 +92,8 @@ def host_main(case: Case) -> str:
     """A translation unit that includes the corpus file and launches the kernel once."""
     model = block_model(case.kernel, case.facts)
     bx, by, bz = model.dims
-    grid = "dim3(8, 8)" if by > 1 else "dim3(64)"
+    # argv[1] = blocks per grid side; racecheck runs a tiny grid (it is ~10^5x slower)
+    grid = "dim3(side, side)" if by > 1 else "dim3(side * side)"
     decls, args = [], []
     for i, (_, type_name, indirect) in enumerate(case.kernel.params):
         if indirect:
@@ -121,7 +126,8 @@ static void fill(void* dev, size_t bytes, int floating, int elem) {{
     cudaMemcpy(dev, host.data(), bytes, cudaMemcpyHostToDevice);
 }}
 
-int main() {{
+int main(int argc, char** argv) {{
+    int side = argc > 1 ? atoi(argv[1]) : 8;
 {body}
     {case.kernel.name}<<<{grid}, dim3({bx}, {by}, {bz})>>>({", ".join(args)});
     cudaError_t err = cudaDeviceSynchronize();
@@ -156,7 +162,8 @@ def _lines_reported(log: str, path: Path) -> set[int]:
 
 
 def check_sanitizer(case: Case, exe: Path, tool: str, category: str) -> dict[Expectation, str]:
-    rc, log = _run(["compute-sanitizer", "--tool", tool, "--print-limit", "50", str(exe)])
+    side = "1" if tool == "racecheck" else "8"
+    rc, log = _run(["compute-sanitizer", "--tool", tool, "--print-limit", "50", str(exe), side])
     lines = _lines_reported(log, case.path)
     hung = log.startswith("TIMEOUT")
     out = {}
@@ -175,13 +182,9 @@ def check_sanitizer(case: Case, exe: Path, tool: str, category: str) -> dict[Exp
 
 
 def check_ncu(case: Case, exe: Path) -> dict[Expectation, str]:
-    rc, log = _run(["ncu", "--metrics", NCU_METRICS, "--kernel-name", case.kernel.name, "--csv",
-                    "--page", "raw", str(exe)], timeout=300)
-    values = {m.group(1): float(m.group(2).replace(",", "")) for m in
-              re.finditer(r'"(l1tex__[\w.]+)","[^"]*","([\d.,]+)"', log)}
-    if not values:
-        values = {m.group(1): float(m.group(2).replace(",", "")) for m in
-                  re.finditer(r"(l1tex__[\w.]+)\s+\S*\s+([\d.,]+)", log)}
+    rc, log = _run(["ncu", "--clock-control", "none", "--metrics", NCU_METRICS, "--kernel-name",
+                    case.kernel.name, "--csv", "--page", "details", str(exe)], timeout=300)
+    values = ncu_metrics(log)
     out = {}
     elem = 4
     for e in case.expected:
@@ -202,6 +205,23 @@ def check_ncu(case: Case, exe: Path) -> dict[Expectation, str]:
             out[e] = (f"CONFIRMED ({figures})" if worst >= 2 * ideal
                       else f"NOT SEEN ({figures}; ncu exit {rc})")
     return out
+
+
+def ncu_metrics(log: str) -> dict[str, float]:
+    """Metric name -> value from ncu's `--csv --page details` rows (values carry thousands commas)."""
+    values: dict[str, float] = {}
+    rows = csv.reader(line for line in log.splitlines() if line.startswith('"'))
+    header = next(rows, None)
+    if header is None or "Metric Name" not in header:
+        return values
+    name_at, value_at = header.index("Metric Name"), header.index("Metric Value")
+    for row in rows:
+        if len(row) > value_at and row[name_at].startswith("l1tex__"):
+            try:
+                values[row[name_at]] = values.get(row[name_at], 0.0) + float(row[value_at].replace(",", ""))
+            except ValueError:
+                continue
+    return values
 
 
 def check_ptx(case: Case, workdir: Path, arch: str) -> dict[Expectation, str]:
@@ -241,13 +261,17 @@ def main(argv: list[str] | None = None) -> int:
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="dice-confirm-"))
     workdir.mkdir(parents=True, exist_ok=True)
     tally: Counter[tuple[str, str]] = Counter()
-    for case in cases(only):
+    todo = cases(only)
+    gpu_cases = [c for c in todo if any(e.category in GPU_CATEGORIES for e in c.expected)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:   # nvcc runs dominate otherwise
+        built = pool.map(lambda c: build(c, workdir, args.arch), gpu_cases)
+        exes = dict(zip((id(c) for c in gpu_cases), built))
+    for case in todo:
         print(f"{case.path.name} :: {case.kernel.name}")
         results: dict[Expectation, str] = {}
         if any(e.category == "precision" for e in case.expected):
             results |= check_ptx(case, workdir, args.arch)
-        gpu_needed = any(e.category in ("race", "sync", "coalescing", "bank-conflict") for e in case.expected)
-        exe = build(case, workdir, args.arch) if gpu_needed else None
+        exe = exes.get(id(case))
         if exe is not None:
             if any(e.category == "race" for e in case.expected):
                 results |= check_sanitizer(case, exe, "racecheck", "race")
