@@ -23,6 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", action="store_true", help="let the engine's search pick each kernel")
     parser.add_argument("--budget", type=int, default=8, help="engine evaluations per case (--engine)")
     parser.add_argument("--max-candidates", type=int, default=6, help="candidates per case (registry mode)")
+    parser.add_argument("--explore", type=int, default=0,
+                        help="random legal points per sketch on top of the candidates (registry mode)")
     parser.add_argument("--time-budget", type=float, default=float("inf"),
                         help="seconds after which no further case starts (results are written after each)")
 
@@ -36,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
             print("no GPU runner: the benchmark needs nvcc, pycuda and an NVIDIA GPU", file=sys.stderr)
             return 1
         rows = run_suite(cases, runner=runner, engine=args.engine, budget=args.budget,
-                         max_candidates=args.max_candidates, torch_compile=args.torch_compile,
+                         max_candidates=args.max_candidates, explore=args.explore,
+                         torch_compile=args.torch_compile,
                          compile_budget_s=args.compile_budget, time_budget_s=args.time_budget,
                          on_row=lambda partial: write_results(partial, runner, args.out))
         md, js = write_results(rows, runner, args.out)

@@ -1,6 +1,9 @@
 """Which candidates the benchmark tries for a case: each serving sketch's default point and a
-few single-token neighbours of it (registry mode), or the engine's own pick (engine mode)."""
+few single-token neighbours of it, optionally random legal points on top (registry mode), or
+the engine's own pick (engine mode)."""
 from __future__ import annotations
+
+import random
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
@@ -26,8 +29,17 @@ def neighbours(sketch: Sketch, problem: Problem, arch: ArchSpec, default: Point,
     return found
 
 
+def explored(sketch: Sketch, problem: Problem, arch: ArchSpec, count: int, seed: int,
+             taken: list[Point]) -> list[Point]:
+    """`count` legal points drawn at random (fixed seed) from the sketch's space, none in `taken`."""
+    pool = [p for p in sketch.space(problem, arch).points() if p not in taken]
+    return random.Random(f"{seed}:{sketch.name}").sample(pool, min(count, len(pool)))
+
+
 def registry_candidates(problem: Problem, arch: ArchSpec, *, per_sketch: int = 2,
-                        limit: int = 6) -> list[tuple[Sketch, Point]]:
+                        limit: int = 6, explore: int = 0, seed: int = 0) -> list[tuple[Sketch, Point]]:
+    """Every serving sketch's default, then single-token neighbours, cut at `limit`; then
+    `explore` random legal points per sketch on top (a wider search for a tuning run)."""
     out: list[tuple[Sketch, Point]] = []
     for sketch in registry.candidates(problem, arch):
         default = sketch.default_point(problem, arch)
@@ -35,7 +47,11 @@ def registry_candidates(problem: Problem, arch: ArchSpec, *, per_sketch: int = 2
         out += [(sketch, p) for p in neighbours(sketch, problem, arch, default, per_sketch)]
     defaults = [c for c in out if c[1] == c[0].default_point(problem, arch)]
     rest = [c for c in out if c not in defaults]
-    return (defaults + rest)[:limit]     # every sketch's default first, then neighbours
+    chosen = (defaults + rest)[:limit]     # every sketch's default first, then neighbours
+    for sketch in registry.candidates(problem, arch) if explore else ():
+        chosen += [(sketch, p) for p in explored(sketch, problem, arch, explore, seed,
+                                                 [q for s, q in chosen if s is sketch])]
+    return chosen
 
 
 def sketch_named(name: str) -> Sketch:

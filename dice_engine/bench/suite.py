@@ -81,14 +81,14 @@ def _bound(problem: Problem, runner: GpuRunner) -> str:
 
 
 def _plan(case: BenchCase, problem: Problem, arch: ArchSpec, target: str, *, engine: bool, budget: int,
-          runner: GpuRunner, per_sketch: int, limit: int) -> list[Candidate]:
+          runner: GpuRunner, per_sketch: int, limit: int, explore: int) -> list[Candidate]:
     if engine:
         from ..api import CUDAGenerator   # the engine's own search, measured by this runner
 
         generator = CUDAGenerator(target, budget=budget, runner=runner)
         result = generator.generate_program(problem.program)
         return [Candidate(case, problem, sketch_named(result.sketch), result.tokens)]
-    chosen = registry_candidates(problem, arch, per_sketch=per_sketch, limit=limit)
+    chosen = registry_candidates(problem, arch, per_sketch=per_sketch, limit=limit, explore=explore)
     return [Candidate(case, problem, sketch, point) for sketch, point in chosen]
 
 
@@ -112,7 +112,8 @@ def _run(runner: GpuRunner, c: Candidate, trials: int) -> RunReport:
 
 
 def run_suite(cases: Sequence[BenchCase] = SUITE, *, runner: GpuRunner | None = None, engine: bool = False,
-              budget: int = 8, per_sketch: int = 2, max_candidates: int = 6, torch_compile: bool = False,
+              budget: int = 8, per_sketch: int = 2, max_candidates: int = 6, explore: int = 0,
+              torch_compile: bool = False,
               compile_budget_s: float = 300.0, time_budget_s: float = math.inf,
               log: Callable[[str], None] = print,
               on_row: Callable[[list[BenchRow]], None] | None = None) -> list[BenchRow]:
@@ -135,7 +136,7 @@ def run_suite(cases: Sequence[BenchCase] = SUITE, *, runner: GpuRunner | None = 
         spec = resolve(target)
     problems = {c.name: classify(parse_intent(c.intent)) for c in cases}
     plans = {c.name: _plan(c, problems[c.name], spec, target, engine=engine, budget=budget, runner=runner,
-                           per_sketch=per_sketch, limit=max_candidates) for c in cases}
+                           per_sketch=per_sketch, limit=max_candidates, explore=explore) for c in cases}
     everything = [(i, cand) for plan in plans.values() for i, cand in enumerate(plan)]
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:

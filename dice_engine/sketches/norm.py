@@ -98,7 +98,8 @@ class RowNorm(Sketch):
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         p = _must_plan(problem)
         vec = row_vec(p, _vec_width(p))
-        group = row_group(p, arch, vec, max_packs=4)
+        # about 16 values per thread: 4 packs of 4 floats, 2 packs of 8 halves
+        group = row_group(p, arch, vec, max_packs=16 // max(vec, 4))
         space = self.space(problem, arch)
         in_registers = {"group": group, "threads": max(256, group), "vec": vec, "cache": "registers",
                         "unroll": 1}

@@ -150,7 +150,8 @@ class RowSoftmax(Sketch):
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         p = _must_plan(problem)
         vec = row_vec(p, p.vec_width())
-        group = row_group(p, arch, vec, max_packs=8)
+        # about 32 values per thread: 8 packs of 4 floats, 4 packs of 8 halves
+        group = row_group(p, arch, vec, max_packs=32 // max(vec, 4))
         space = self.space(problem, arch)
         point = {"group": group, "threads": max(256, group), "vec": vec, "cache": "registers", "unroll": 1}
         if not space.is_legal(point):

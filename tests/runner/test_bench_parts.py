@@ -58,6 +58,17 @@ def test_the_plan_puts_every_sketch_default_first():
     assert len({(s.name, tuple(sorted(p.items()))) for s, p in plan}) == len(plan)
 
 
+def test_exploration_adds_distinct_legal_points_reproducibly():
+    problem = classify(parse_intent("y = softmax(x, dim=1); x: f16[4096, 8192]"))
+    arch = resolve("H200")
+    base = registry_candidates(problem, arch, per_sketch=2, limit=6)
+    wide = registry_candidates(problem, arch, per_sketch=2, limit=6, explore=5)
+    assert wide[:len(base)] == base and len(wide) == len(base) + 5 * len({s.name for s, _ in base})
+    assert all(sketch.space(problem, arch).is_legal(point) for sketch, point in wide)
+    assert len({(s.name, tuple(sorted(p.items()))) for s, p in wide}) == len(wide)
+    assert wide == registry_candidates(problem, arch, per_sketch=2, limit=6, explore=5)
+
+
 def _row(case: str, bound: str, dtype: str, dice: float, torch_us: float, **kw) -> BenchRow:
     return BenchRow(case, "f", "intent", "x[8]", dtype, bound, sketch="s", correct=True, verdict="ok",
                     dice_us=dice, torch_us=torch_us, **kw)

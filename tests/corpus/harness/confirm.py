@@ -11,7 +11,7 @@ expectation with the tool that can see it:
   coalescing      ncu: global sectors per request      (above the ideal for the element size)
   bank-conflict   ncu: shared-memory bank conflicts    (> 0 for the kernel)
   precision       the kernel's PTX converts float to double (needs only nvcc)
-  overflow        not run: it needs > 2^31-element buffers; reported as unchecked
+  overflow        a run past 2^31 elements (overflow_launch.py): a fault or a wrong element
 
 Prints one line per expectation (CONFIRMED / NOT SEEN / UNCHECKED) and a summary per category.
 Usage: python tests/corpus/harness/confirm.py [--only race,sync] [--arch sm_90] [--keep DIR]
@@ -35,14 +35,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from eval_corpus import CORPUS, Expectation, expectations  # noqa: E402
+from overflow_launch import LAUNCHES, host_program  # noqa: E402
 
 from dice_engine.analysis import check_source  # noqa: E402
 from dice_engine.analysis.simt import block_model  # noqa: E402
 from dice_engine.analysis.syntax import FileFacts, Function, file_facts, functions, new_parser  # noqa: E402
 
-N = 1 << 16                     # value of integer size parameters
+N = 1000                        # integer size parameters: not a multiple of any block size, so tail
+                                # blocks diverge; N * N elements still fit in a buffer
 ELEMENTS = 1 << 22              # elements per buffer: generous, so no kernel runs off the end
 TIMEOUT = 60                    # seconds per tool run; a divergent barrier may hang
 GPU_CATEGORIES = ("race", "sync", "coalescing", "bank-conflict")
@@ -116,10 +119,10 @@ static void fill(void* dev, size_t bytes, int floating, int elem) {{
     std::vector<unsigned char> host(bytes);
     if (floating && elem == 4) {{
         float* f = reinterpret_cast<float*>(host.data());
-        for (size_t i = 0; i < bytes / 4; ++i) f[i] = (float)(rand() % 1000) / 1000.0f;
+        for (size_t i = 0; i < bytes / 4; ++i) f[i] = (float)(rand() % 1000) / 1000.0f - 0.5f;
     }} else if (floating && elem == 8) {{
         double* f = reinterpret_cast<double*>(host.data());
-        for (size_t i = 0; i < bytes / 8; ++i) f[i] = (double)(rand() % 1000) / 1000.0;
+        for (size_t i = 0; i < bytes / 8; ++i) f[i] = (double)(rand() % 1000) / 1000.0 - 0.5;
     }} else {{
         for (size_t i = 0; i < bytes; ++i) host[i] = (unsigned char)(rand() % 64);   // small ints
     }}
@@ -163,7 +166,8 @@ def _lines_reported(log: str, path: Path) -> set[int]:
 
 def check_sanitizer(case: Case, exe: Path, tool: str, category: str) -> dict[Expectation, str]:
     side = "1" if tool == "racecheck" else "8"
-    rc, log = _run(["compute-sanitizer", "--tool", tool, "--print-limit", "50", str(exe), side])
+    extra = ["--racecheck-report", "all"] if tool == "racecheck" else []   # every hazard, both sides
+    rc, log = _run(["compute-sanitizer", "--tool", tool, *extra, "--print-limit", "200", str(exe), side])
     lines = _lines_reported(log, case.path)
     hung = log.startswith("TIMEOUT")
     out = {}
@@ -186,7 +190,8 @@ def check_ncu(case: Case, exe: Path) -> dict[Expectation, str]:
                     case.kernel.name, "--csv", "--page", "details", str(exe)], timeout=300)
     values = ncu_metrics(log)
     out = {}
-    elem = 4
+    # the narrowest pointed-to element sets the ideal: 32 lanes x elem bytes over 32-byte sectors
+    elem = min((case.facts.sizeof(t) or 4 for _, t, indirect in case.kernel.params if indirect), default=4)
     for e in case.expected:
         if e.category == "bank-conflict":
             conflicts = sum(v for k, v in values.items() if "bank_conflicts" in k)
@@ -200,7 +205,7 @@ def check_ncu(case: Case, exe: Path) -> dict[Expectation, str]:
                 if requests:
                     ratios.append(sectors / requests)
             worst = max(ratios, default=0.0)
-            ideal = 32 * elem / 32
+            ideal = max(1.0, 32 * elem / 32)
             figures = f"{worst:.1f} sectors per request, ideal {ideal:.0f}"
             out[e] = (f"CONFIRMED ({figures})" if worst >= 2 * ideal
                       else f"NOT SEEN ({figures}; ncu exit {rc})")
@@ -222,6 +227,28 @@ def ncu_metrics(log: str) -> dict[str, float]:
             except ValueError:
                 continue
     return values
+
+
+def check_overflow(case: Case, workdir: Path, arch: str) -> dict[Expectation, str]:
+    launch = LAUNCHES.get(case.path.name)
+    if launch is None:
+        return {e: "UNCHECKED (no launch written for this file in overflow_launch.py)" for e in case.expected}
+    src = workdir / f"{case.path.stem}_overflow.cu"
+    src.write_text(host_program(str(case.path.resolve()), case.kernel.name, launch))
+    exe = src.with_suffix("")
+    rc, log = _run(["nvcc", f"-arch={arch}", "-o", str(exe), str(src)], timeout=300)
+    if rc == 0:
+        rc, log = _run([str(exe)], timeout=120)
+    m = re.search(r"VERDICT (\w+): (.*)", log)
+    if m is None:
+        verdict = f"UNCHECKED (no verdict; exit {rc}: {log[-300:]})"
+    elif m.group(1) in ("fault", "wrong"):
+        verdict = f"CONFIRMED (run past 2^31 elements: {m.group(2)})"
+    elif m.group(1) == "correct":
+        verdict = f"NOT SEEN ({m.group(2)})"
+    else:
+        verdict = f"UNCHECKED ({m.group(2)})"
+    return {e: verdict for e in case.expected if e.category == "overflow"}
 
 
 def check_ptx(case: Case, workdir: Path, arch: str) -> dict[Expectation, str]:
@@ -271,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         results: dict[Expectation, str] = {}
         if any(e.category == "precision" for e in case.expected):
             results |= check_ptx(case, workdir, args.arch)
+        if any(e.category == "overflow" for e in case.expected):
+            results |= check_overflow(case, workdir, args.arch)
         exe = exes.get(id(case))
         if exe is not None:
             if any(e.category == "race" for e in case.expected):
