@@ -186,6 +186,7 @@ def _measure_case(row: BenchRow, plan: list[Candidate], problem: Problem, runner
         report = _run(runner, cand, trials=1)
         if report.verified and report.time_us:
             screened.append((report.time_us, cand))
+            log(f"  screened {row.case} {cand.sketch.name} {cand.point}: {report.time_us:.1f} us")
         else:
             row.detail = row.detail or f"{cand.sketch.name} {report.verdict}: {report.detail}"
     if not screened:
