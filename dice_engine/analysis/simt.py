@@ -137,13 +137,15 @@ class Interpreter:
         self.env: dict[str, Val] = {}
         self.active = np.ones(self.n, dtype=bool)
         self._any_of: tuple[Array | None, bool] = (None, True)   # (mask, mask.any()) last asked
+        self._all_of: tuple[Array | None, bool] = (None, True)   # (mask, mask.all()) last asked
         self.frame = _Frame(_nobody(self.n))
         self.loop_ids = 0
         self.blocks: list[int] = [0]
         self.sync_seen: set[tuple[str, int]] = set()
         self.depth = 0
-        self.y_level = LANE if bx < 32 else WARP
-        self.z_level = LANE if bx * by < 32 else WARP
+        self.thread_idx = {"x": Val(self.tid["x"], LANE, exact=True),
+                           "y": Val(self.tid["y"], LANE if bx < 32 else WARP, exact=True),
+                           "z": Val(self.tid["z"], LANE if bx * by < 32 else WARP, exact=True)}
 
     # -- entry ----------------------------------------------------------------------------------
 
@@ -191,6 +193,14 @@ class Interpreter:
             anyone = bool(self.active.any())
             self._any_of = (self.active, anyone)
         return anyone
+
+    def _everyone_active(self) -> bool:
+        """`self.active.all()`, remembered like `_anyone_active`."""
+        mask, everyone = self._all_of
+        if mask is not self.active:
+            everyone = bool(self.active.all())
+            self._all_of = (self.active, everyone)
+        return everyone
 
     @staticmethod
     def _may_matter(node: Node) -> bool:
@@ -454,10 +464,7 @@ class Interpreter:
         return value
 
     def _number(self, node: Node) -> Val:
-        s = text(node)
-        if float_literal_type(s) is not None:
-            return Val(None, UNIFORM, exact=True)
-        return Val(_int64(int_literal(s)), UNIFORM, exact=True)
+        return _literal(text(node))
 
     def _identifier(self, node: Node) -> Val:
         name = text(node)
@@ -478,9 +485,8 @@ class Interpreter:
         arg = node.child_by_field_id(FIELD.argument)
         fld = text(node.child_by_field_id(FIELD.field))
         base = text(arg)
-        if base == "threadIdx" and fld in self.tid:
-            level = {"x": LANE, "y": self.y_level, "z": self.z_level}[fld]
-            return Val(self.tid[fld], level, exact=True)
+        if base == "threadIdx" and fld in self.thread_idx:
+            return self.thread_idx[fld]
         if base == "blockDim" and fld in "xyz":
             return Val(self.model.dims["xyz".index(fld)], UNIFORM, exact=self.model.known)
         if base == "blockIdx":
@@ -641,8 +647,8 @@ class Interpreter:
         addr, indices = self._linear(mem, loc)
         mask = self.active
         if indices is not None and mem.dims is not None:
-            for i, extent in zip(indices, mem.dims):    # out-of-bounds threads: a memory error,
-                mask = mask & (i >= 0) & (i < extent)   # not a race
+            for i, extent in zip(indices, mem.dims):    # out-of-bounds threads: a memory error, not
+                mask = mask & (i.view(np.uint64) < extent)   # a race (negative: huge unsigned)
         field_offset, access_size = 0, None
         if field_name is not None:
             fo = self.facts.field_offset(mem.elem, field_name)
@@ -725,7 +731,7 @@ class Interpreter:
                 self._record(old.mem, "w", left, old, None, value)
                 return
             value = self._with_control(value)
-            if old is not None and not self.active.all():
+            if old is not None and not self._everyone_active():
                 arr = _merge(old.arr, value.arr, self.active)
                 mem = value.mem or old.mem
                 offset = _merge(old.offset, value.offset, self.active) if mem is not None else 0
@@ -929,6 +935,15 @@ def _nobody(threads: int) -> Array:
     mask = np.zeros(threads, dtype=bool)
     mask.setflags(write=False)
     return mask
+
+
+@lru_cache(maxsize=1024)
+def _literal(spelling: str) -> Val:
+    """A number literal's value: its integer, or unknown for a floating literal. One Val per
+    spelling serves every occurrence (Vals are never updated in place)."""
+    if float_literal_type(spelling) is not None:
+        return Val(None, UNIFORM, exact=True)
+    return Val(_int64(int_literal(spelling)), UNIFORM, exact=True)
 
 
 def _int64(v: int | None) -> int | None:
