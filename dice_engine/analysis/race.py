@@ -110,6 +110,8 @@ def _conflict(threads: _Threads, a: Access, b: Access, same_access: bool = False
     warp only count when no __syncwarp lies between)."""
     by_warp = a.warp_epoch != b.warp_epoch
     addr_a, key_a = threads.sorted(a, by_warp)
+    if same_access:                 # sorted by (element, key): neighbours with one element, two keys
+        return bool(np.any((addr_a[1:] == addr_a[:-1]) & (key_a[1:] != key_a[:-1])))
     addr_b, key_b = threads.masked(b, by_warp)
     if addr_a.size == 0 or addr_b.size == 0:
         return False
@@ -118,8 +120,6 @@ def _conflict(threads: _Threads, a: Access, b: Access, same_access: bool = False
     hit = hi > lo
     if not hit.any():
         return False
-    if same_access:
-        return bool(np.any(hi - lo > 1) and np.any(key_a[lo[hit]] != key_a[hi[hit] - 1]))
     first, last = key_a[lo[hit]], key_a[hi[hit] - 1]
     mine = key_b[hit]
     return bool(np.any((first != mine) | (last != mine)))

@@ -134,6 +134,7 @@ class Interpreter:
         self.warp_epoch = 0
         self.seq = 0
         self.ctrl: list[_Ctrl] = []
+        self._steps: tuple[LoopStep, ...] | None = None     # `_iterations()`, while valid
         self.env: dict[str, Val] = {}
         self.active = np.ones(self.n, dtype=bool)
         self._any_of: tuple[Array | None, bool] = (None, True)   # (mask, mask.any()) last asked
@@ -323,10 +324,12 @@ class Interpreter:
         ctl = _Ctrl("loop", UNIFORM, True, node, loop_id=self.loop_ids, tree=_is_tree_update(update),
                     trip=self._trip_count(init, cond_node, update) if kind == "for_statement" else None)
         self.ctrl.append(ctl)
+        self._steps = None
         running = self.active
         iterations = ctl.trip if ctl.trip is not None and ctl.trip <= SHORT_LOOP else LOOP_ITERATIONS
         for iteration in range(iterations):
             ctl.iteration = iteration
+            self._steps = None
             if kind != "do_statement" or iteration > 0:
                 self.active = running
                 cond = self._cond(cond_node)
@@ -351,6 +354,7 @@ class Interpreter:
                 if cond.arr is not None and not running.any():
                     break
         self.ctrl.pop()
+        self._steps = None
         self.active = self._minus_returned(entry)
         if saved_env is not None:
             self.env = {k: self.env.get(k, v) for k, v in saved_env.items()}
@@ -445,7 +449,12 @@ class Interpreter:
         return Val(v.arr, level, v.exact and all(c.exact for c in self.ctrl), v.mem, v.offset, v.indices)
 
     def _iterations(self) -> tuple[LoopStep, ...]:
-        return tuple(LoopStep(c.loop_id, c.iteration, c.tree, c.trip) for c in self.ctrl if c.kind == "loop")
+        """Where the current point sits in the enclosing loops; rebuilt only after a loop was
+        entered, left or advanced (the loops set `_steps` to None)."""
+        if self._steps is None:
+            self._steps = tuple(LoopStep(c.loop_id, c.iteration, c.tree, c.trip)
+                                for c in self.ctrl if c.kind == "loop")
+        return self._steps
 
     # -- expressions ----------------------------------------------------------------------------
 
@@ -857,6 +866,7 @@ class Interpreter:
         ret = self.frame.ret or Val(None, max((a.level for a in args), default=UNIFORM))
         self.env, self.frame = saved_env, saved_frame
         del self.ctrl[saved_ctrl_len:]
+        self._steps = None
         self.active = entry
         return ret
 
