@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from . import conv, elementwise, gemm, gemm_tc, gemm_wgmma, gemv, norm, pool, reduction, scan, softmax, transpose
+from . import (conv, elementwise, gemm, gemm_tc, gemm_wgmma, gemv, norm, pool, reduction, scan, softmax,
+               transpose)
 from .base import Sketch
 
 ALL_SKETCHES: list[Sketch] = [
