@@ -17,6 +17,7 @@ the run records (accesses, divergence events) is defined in `trace`.
 """
 from __future__ import annotations
 
+import operator as operator_
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -511,7 +512,8 @@ class Interpreter:
         op = operator(node)
         a = self._expr(node.child_by_field_id(FIELD.left))
         b = self._expr(node.child_by_field_id(FIELD.right))
-        level, exact = max(a.level, b.level), a.exact and b.exact
+        level = a.level if a.level > b.level else b.level
+        exact = a.exact and b.exact
         if a.mem is not None and b.mem is None and op in ("+", "-"):
             off = _arith(op, a.offset, b.arr)
             return Val(None, level, exact, mem=a.mem, offset=off)
@@ -520,6 +522,10 @@ class Interpreter:
         fn = _BINARY.get(op)
         if fn is None or a.arr is None or b.arr is None:
             return Val(None, level, exact)
+        if type(a.arr) is int and type(b.arr) is int:      # one value for the block
+            value = _uniform_int(op, a.arr, b.arr)
+            if value is not None:
+                return Val(value, level, exact)
         result = fn(a.arr, b.arr)              # int64 arrays wrap silently, as C does
         if isinstance(result, np.ndarray):
             result = result.astype(np.int64, copy=False)
@@ -954,6 +960,22 @@ def _literal(spelling: str) -> Val:
     if float_literal_type(spelling) is not None:
         return Val(None, UNIFORM, exact=True)
     return Val(_int64(int_literal(spelling)), UNIFORM, exact=True)
+
+
+_PYTHON_INT_OPS: dict[str, Callable[[int, int], int]] = {
+    "+": operator_.add, "-": operator_.sub, "*": operator_.mul, "&": operator_.and_,
+    "|": operator_.or_, "^": operator_.xor, "<": operator_.lt, ">": operator_.gt,
+    "<=": operator_.le, ">=": operator_.ge, "==": operator_.eq, "!=": operator_.ne,
+}
+
+
+def _uniform_int(op: str, a: int, b: int) -> int | None:
+    """`a op b` in Python ints when that is exactly what the int64 numpy operation gives: both
+    operands and the result within 64 bits (so nothing wraps). None: use numpy."""
+    fn = _PYTHON_INT_OPS.get(op)
+    if fn is None or not (INT64[0] <= a <= INT64[1] and INT64[0] <= b <= INT64[1]):
+        return None
+    return _int64(int(fn(a, b)))
 
 
 def _int64(v: int | None) -> int | None:
