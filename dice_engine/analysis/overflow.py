@@ -117,8 +117,10 @@ def _uses(found: dict[str, list[Node]], typer: Typer, facts: FileFacts):
     decremented: set[str] = set()
     for node in found.get("binary", ()):
         op = operator(node)
+        if op not in ("<", "<=", ">", ">="):        # most are arithmetic: their operands are not read
+            continue
         left, right = node.child_by_field_id(FIELD.left), node.child_by_field_id(FIELD.right)
-        if op not in ("<", "<=", ">", ">=") or left is None or right is None:
+        if left is None or right is None:
             continue
         if op in (">", ">="):
             left, right = right, left
