@@ -290,7 +290,7 @@ class Interpreter:
         if node.type == "condition_clause":
             inner = node.child_by_field_id(FIELD.value) or _last_named(node)
             for c in node.named_children:
-                if c is not inner:
+                if c != inner:     # tree-sitter hands out a new Node object per access: no `is`
                     self._stmt(c)
             return self._expr(inner) if inner is not None else Val(1, UNIFORM, exact=True)
         return self._expr(node)
