@@ -108,9 +108,19 @@ def _footprint(accesses: list[Access], facts: FileFacts):
         ideal = max(1, -(-moved // SECTOR))
         ratio = sectors / ideal
         if ratio >= WASTE_RATIO and sectors >= MIN_SECTORS and moved / runs < SECTOR / 2 \
-                and (worst is None or ratio > worst[0]):
+                and (worst is None or ratio > worst[0]) \
+                and any(_wasteful(b, e) for b, e in zip(starts, ends, strict=True)):
             worst = (ratio, stride, sectors, ideal)
     return worst
+
+
+def _wasteful(begin: np.ndarray, end: np.ndarray) -> bool:
+    """One execution alone needs at least twice its sectors. Executions far apart (a broadcast
+    load unrolled over grid strides) each fetch their own sector: that is no waste, however
+    many sectors they touch together."""
+    sectors = np.union1d(begin // SECTOR, (end - 1) // SECTOR).size
+    moved, _ = _merged(begin, end)
+    return sectors >= MIN_SECTORS and sectors >= WASTE_RATIO * max(1, -(-moved // SECTOR))
 
 
 def _merged(begin: np.ndarray, end: np.ndarray) -> tuple[int, int]:

@@ -96,6 +96,21 @@ __global__ void k(const float* a, float* b, const P* p, int n) {
     assert c1.data["stride"] == 3 and c1.data["sectors"] > c1.data["ideal_sectors"]
 
 
+def test_broadcast_read_unrolled_over_grid_strides_is_not_uncoalesced():
+    # each unrolled step's warp reads one or two elements of `s`; the steps lie a grid apart
+    src = """\
+__global__ void k(const float* x, const float* s, float* y, long long n) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int slot = 0; slot < 8; ++slot) {
+        const long long i = first + slot * stride;
+        if (i < n) y[i] = x[i] * s[i / 333];
+    }
+}
+"""
+    assert "DICE-C001" not in codes(check_source(src))
+
+
 def test_column_read_of_unpadded_tile_conflicts_and_the_padding_fix_removes_it():
     src = """\
 __global__ void k(const float* in, float* out) {

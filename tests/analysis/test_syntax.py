@@ -53,3 +53,15 @@ void host(float* x) { dim3 block(T, 4); a<<<1, block>>>(x); }
     assert block_model(by["b"], facts).dims == (128, 1, 1)
     assert block_model(by["c"], facts).dims == (16, 16, 1)
     assert block_model(by["d"], facts).dims == (256, 1, 1) and not block_model(by["d"], facts).known
+
+
+def test_block_model_reads_namespace_qualified_launch_constants():
+    fns, facts = _facts("""\
+namespace kn {
+constexpr int kTile = 16, kSplit = 32;
+__global__ void k(float* x) { x[threadIdx.x + threadIdx.y] = 0; }
+}
+void host(float* x) { const dim3 grid(4), block(kn::kTile, kn::kSplit); kn::k<<<grid, block>>>(x); }
+""")
+    model = block_model(fns[0], facts)
+    assert model.dims == (16, 32, 1) and model.known
