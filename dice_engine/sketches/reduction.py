@@ -31,8 +31,8 @@ from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Sketch, To
                    launcher_params, launcher_signature, store_from_compute)
 from .operands import (describe, emit_expression, expression_ctype, input_nodes, kernel_param_list,
                        name_clash)
-from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, pack_width, pow2_range,
-                   register_budget, tidy, wave_grid_cap, workspace_code)
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, pack_width,
+                   partials_row_pad, pow2_range, register_budget, tidy, wave_grid_cap, workspace_code)
 
 BASE_REGISTERS = 32      # indices, loop state and the accumulator's neighbours
 ROW_GRID_WAVES = 4       # grid-stride cap for the rows kernel, in waves of resident blocks
@@ -432,7 +432,8 @@ class ColumnReduction(Sketch):
         ]
 
         def smem_fits(pt: Point) -> str | None:
-            need = pt["split"] * pt["tile"] * pt["vec"] * 4 * p.acc_words()
+            row = pt["tile"] * pt["vec"] + partials_row_pad(pt["tile"], pt["vec"], 4 * p.acc_words())
+            need = pt["split"] * row * 4 * p.acc_words()
             if need > arch.smem_per_block_default:
                 return f"{need} bytes of shared memory exceed {arch.smem_per_block_default}"
             return None
@@ -477,6 +478,7 @@ class ColumnReduction(Sketch):
         signature = ", ".join(kernel_param_list(params))
         kernel, merge = f"{name}_kernel", f"{name}_merge_kernel"
         acc_t = p.reducer.acc_type
+        pad = partials_row_pad(tile, vec, 4 * p.acc_words())
         linear = "(base + red * inner)"
         pack_step = _pack_step(p, accesses, unroll, "(base + (red + slot * kSplit) * inner) / kVec",
                                "red + slot * kSplit", "acc[elem]")
@@ -520,7 +522,8 @@ constexpr int kChunks = {chunks};   // blocks along the reduced axis
 // Block (tile, chunk): threads walk the reduced axis of kVec adjacent columns, coalesced
 // across threadIdx.x; the kSplit partials of a column merge in shared memory in a fixed order.
 __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kernel_args)}) {{
-    __shared__ {acc_t} tile_partials[kSplit][kTile * kVec];
+    // [part][elem][lane], rows padded so that lanes of a warp in different parts use other banks
+    __shared__ {acc_t} tile_partials[kSplit][kVec * kTile + {pad}];
     const long long outer = {p.view.outer};
     const long long row_len = {p.view.reduced};
     const long long inner = {p.view.inner};
@@ -559,15 +562,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
         }}
     }}
 #pragma unroll
-    for (int elem = 0; elem < kVec; ++elem) tile_partials[threadIdx.y][threadIdx.x * kVec + elem] = acc[elem];
+    for (int elem = 0; elem < kVec; ++elem)
+        tile_partials[threadIdx.y][elem * kTile + threadIdx.x] = acc[elem];
     __syncthreads();
     if (threadIdx.y == 0) {{
 #pragma unroll
         for (int elem = 0; elem < kVec; ++elem) {{
             if (j0 + elem >= inner) break;
-            {acc_t} total = tile_partials[0][threadIdx.x * kVec + elem];
+            {acc_t} total = tile_partials[0][elem * kTile + threadIdx.x];
             for (int part = 1; part < kSplit; ++part)
-                total = Combine()(total, tile_partials[part][threadIdx.x * kVec + elem]);
+                total = Combine()(total, tile_partials[part][elem * kTile + threadIdx.x]);
             const long long out_index = outer_idx * inner + j0 + elem;
 {indent(finish, 12)}
         }}
@@ -606,7 +610,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
         inner_hint = hint_int(problem.program, p.view.inner_dims)
         outer_hint = hint_int(problem.program, p.view.outer_dims)
         tiles = outer_hint * -(-inner_hint // (tile * vec))
-        smem = split * tile * vec * 4 * p.acc_words()
+        smem = split * (tile * vec + pad) * 4 * p.acc_words()
         launches = [Launch(kernel, (tiles, chunks, 1), (tile, split, 1), smem)]
         if two_stage:
             launches.append(Launch(merge, (min(-(-outer_hint * inner_hint // 256),

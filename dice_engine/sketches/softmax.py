@@ -27,7 +27,7 @@ from .operands import describe, kernel_param_list, name_clash
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_group, row_space,
                       row_vec, rows_rendered, rowwise_plan, split_row_default, split_row_space,
                       split_rows_rendered, two_pass_body)
-from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm,
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, partials_row_pad,
                    register_budget, tidy)
 
 BASE_REGISTERS = 32
@@ -268,6 +268,11 @@ row_sum = group_reduce<kGroup>(row_sum, SumOp(), {partials});
             pass2=" and write the result.", packed_value=value, scalar_value=value)
 
 
+def _stat_bytes(p: RowwisePlan) -> int:
+    """Bytes of one MaxSum (a max and a sum in the compute type)."""
+    return 8 if p.ctype == "float" else 16
+
+
 def _declare_one(accesses) -> list[str]:
     out = []
     for a in accesses:
@@ -300,7 +305,7 @@ class ColumnSoftmax(Sketch):
             Token("split", (1, 2, 4, 8, 16, 32), "threads along the softmax axis"),
             Token("vec", tuple(sorted({1, p.vec_width()})), "adjacent columns per thread (16-byte packs)"),
         ]
-        stat_bytes = 8 if p.ctype == "float" else 16
+        stat_bytes = _stat_bytes(p)
 
         def fits(pt: Point) -> str | None:
             threads = pt["tile"] * pt["split"]
@@ -308,7 +313,8 @@ class ColumnSoftmax(Sketch):
                 return f"{threads} threads exceed the block limit {arch.max_threads_per_block}"
             if threads % arch.warp_size:
                 return f"{threads} threads is not a whole number of warps"
-            smem = pt["split"] * pt["tile"] * pt["vec"] * stat_bytes
+            row = pt["tile"] * pt["vec"] + partials_row_pad(pt["tile"], pt["vec"], stat_bytes)
+            smem = pt["split"] * row * stat_bytes
             if smem > arch.smem_per_block_default:
                 return f"{smem} bytes of shared memory exceed {arch.smem_per_block_default}"
             inner = p.view.inner_int
@@ -346,6 +352,7 @@ class ColumnSoftmax(Sketch):
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)
         tile, split, vec = point["tile"], point["split"], point["vec"]
+        stat_bytes = _stat_bytes(p)
         threads = tile * split
         params = launcher_params(problem)
         kernel = f"{name}_kernel"
@@ -386,7 +393,8 @@ constexpr int kVec = {vec};
 // the kSplit running max/sums of a column merge in shared memory in a fixed order.
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 {kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
-    __shared__ MaxSum column_stats[kSplit][kTile * kVec];
+    // [part][elem][lane], rows padded so that lanes of a warp in different parts use other banks
+    __shared__ MaxSum column_stats[kSplit][kVec * kTile + {partials_row_pad(tile, vec, stat_bytes)}];
     const long long row_len = {p.view.reduced};
     const long long inner = {p.view.inner};
     const long long tiles_per_outer = (inner + kTile * kVec - 1) / (kTile * kVec);
@@ -416,22 +424,22 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     }}
 #pragma unroll
     for (int elem = 0; elem < kVec; ++elem)
-        column_stats[threadIdx.y][threadIdx.x * kVec + elem] = stats[elem];
+        column_stats[threadIdx.y][elem * kTile + threadIdx.x] = stats[elem];
     __syncthreads();
     if (threadIdx.y == 0) {{
 #pragma unroll
         for (int elem = 0; elem < kVec; ++elem) {{
-            MaxSum total = column_stats[0][threadIdx.x * kVec + elem];
+            MaxSum total = column_stats[0][elem * kTile + threadIdx.x];
             for (int part = 1; part < kSplit; ++part)
-                total = MergeMaxSum()(total, column_stats[part][threadIdx.x * kVec + elem]);
-            column_stats[0][threadIdx.x * kVec + elem] = total;
+                total = MergeMaxSum()(total, column_stats[part][elem * kTile + threadIdx.x]);
+            column_stats[0][elem * kTile + threadIdx.x] = total;
         }}
     }}
     __syncthreads();
     {p.ctype} {per_elem_const}[kVec];
 #pragma unroll
     for (int elem = 0; elem < kVec; ++elem) {{
-        stats[elem] = column_stats[0][threadIdx.x * kVec + elem];
+        stats[elem] = column_stats[0][elem * kTile + threadIdx.x];
         {finish}
     }}
     if (!active) return;   // no barrier follows
@@ -467,8 +475,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
         inner_hint = hint_int(problem.program, p.view.inner_dims)
         outer_hint = hint_int(problem.program, p.view.outer_dims)
         tiles = outer_hint * -(-inner_hint // (tile * vec))
-        stat_bytes = 8 if p.ctype == "float" else 16
-        launch = Launch(kernel, (tiles, 1, 1), (tile, split, 1), split * tile * vec * stat_bytes)
+        launch = Launch(kernel, (tiles, 1, 1), (tile, split, 1),
+                        split * (tile * vec + partials_row_pad(tile, vec, stat_bytes)) * stat_bytes)
         source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
                        launcher_code=launcher)
         return RenderedKernel(self.name, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],

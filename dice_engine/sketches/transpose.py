@@ -150,11 +150,18 @@ class TiledTranspose(Sketch):
             need = p["tile"] * (p["tile"] + tile_padding(elem, p["vec"])) * elem
             return None if need <= arch.smem_per_block_default else f"tile needs {need} B of shared memory"
 
+        def conflict_free(p: Point) -> str | None:
+            # Packs wider than a word, or a warp split over two tile rows, leave lanes of one
+            # column read (or row write) in one bank on different words, whatever the padding.
+            if p["vec"] == 1 or (p["vec"] * elem <= 4 and p["tile"] // p["vec"] >= 32):
+                return None
+            return f"vec={p['vec']} on a {p['tile']}-wide tile of {elem}-byte elements: shared bank conflicts"
+
         return DesignSpace(
             [Token("tile", (32, 64), "edge of the square tile staged in shared memory"),
              Token("block_rows", (2, 4, 8, 16), "thread rows per block; each sweeps tile/block_rows rows"),
              Token("vec", (1, 2, 4), "consecutive elements per thread per global access")],
-            [vector_fits, threads_fit, smem_fits])
+            [vector_fits, threads_fit, smem_fits, conflict_free])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         layout = simplify(problem)
@@ -163,12 +170,11 @@ class TiledTranspose(Sketch):
         small = min(_value(problem, rows), _value(problem, cols)) < 64
         tile = 32 if small or elem == 8 else 64
         space = self.space(problem, arch)
-        # The widest access of at most 4 bytes that keeps a full warp on one tile row: with
-        # 4-byte elements 1 per lane already makes 128-byte warp accesses, and a warp split
-        # over two rows (or wider 4-byte accesses) would cost bank conflicts on the tile.
+        # The widest access the space allows (conflict_free: at most 4 bytes, a full warp on one
+        # tile row); with 4-byte elements 1 per lane already makes 128-byte warp accesses.
         for vec in (4, 2, 1):
             point = {"tile": tile, "vec": vec, "block_rows": 256 * vec // tile}
-            if (vec == 1 or vec * elem <= 4) and tile // vec >= 32 and space.is_legal(point):
+            if space.is_legal(point):
                 return point
         raise AssertionError("vec=1 is always legal")
 

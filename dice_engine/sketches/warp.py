@@ -155,6 +155,15 @@ def dynamic_smem_lines(arch: ArchSpec, kernel: str, smem_bytes: int) -> str:
 # ---------------------------------------------------------------------------------------------
 # Generated-code text
 
+def partials_row_pad(tile: int, vec: int, elem_bytes: int) -> int:
+    """Padding elements per row of a shared [split][vec * tile] array of partials written at
+    [threadIdx.y][elem * tile + threadIdx.x]. When one wavefront's lanes span several rows
+    (tile below its slots: 32 four-byte banks, 16 eight-byte slots, ...), rows must start `tile`
+    slots apart modulo the banks, or lanes of different rows share banks."""
+    slots = 128 // elem_bytes
+    return 0 if tile >= slots else (tile - vec * tile) % slots
+
+
 def indent(code: str, spaces: int) -> str:
     pad = " " * spaces
     return "\n".join(pad + line if line.strip() else "" for line in code.splitlines())

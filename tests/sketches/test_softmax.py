@@ -65,7 +65,7 @@ def test_non_innermost_axis_uses_columns():
     p = problem("y = softmax(x, dim=0); x: f32[1000, 512]")
     assert ROWS.unsupported(p, SM90) and COLUMNS.unsupported(p, SM90) is None
     src = COLUMNS.render(p, SM90, COLUMNS.default_point(p, SM90), "col").source
-    assert "column_stats[kSplit][kTile * kVec]" in src and "MergeMaxSum" in src
+    assert "column_stats[kSplit][kVec * kTile + 0]" in src and "MergeMaxSum" in src
 
 
 def test_constraints_reject_illegal_points():

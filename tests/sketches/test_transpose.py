@@ -165,7 +165,7 @@ def test_design_space_points_compile_without_spills(text):
 @needs_emulator
 @pytest.mark.parametrize("sketch, text, point", [
     (TILED, "y = x.T; x: f32[100, 70]", {"tile": 32, "vec": 1, "block_rows": 8}),
-    (TILED, "y = transpose(x, 0, 2) * 3.0; x: f16[64, B, 96]; B=3", {"tile": 32, "vec": 2, "block_rows": 8}),
+    (TILED, "y = transpose(x, 0, 2) * 3.0; x: f16[64, B, 96]; B=3", {"tile": 64, "vec": 2, "block_rows": 8}),
     (TILED, "y = relu(x.T) + b; x: f32[N, 40]; b: f32[40, N]; N=77", None),
     (TILED, "y = x.T; x: u8[64, 128]", None),
     (GATHER, "y = transpose(x, 1, 2); x: bf16[B, 5, 3, 16]; B=2", None),
