@@ -20,7 +20,7 @@ from .access import (chunk_loops, pack_element, pack_loads, pack_step,
                      scalar_element)
 from .base import (DesignSpace, Point, RenderedKernel, Sketch, launcher_params)
 from .expr import literal
-from .operands import leaf_value, name_clash
+from .operands import axis_unsupported, leaf_value
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_group, row_space,
                       row_vec, rows_rendered, rowwise_plan, split_row_default, split_row_space,
                       split_rows_rendered, two_pass_body)
@@ -46,13 +46,6 @@ def _plan(problem: Problem) -> RowwisePlan | str:
     if any(a.op != "input" for a in anchor.args[1:]):
         return "weight and bias must be input tensors"
     return rowwise_plan(problem, [anchor.args[0].rank - 1])
-
-
-def _unsupported(problem: Problem) -> str | None:
-    if why := name_clash(problem, LOCALS):
-        return why
-    p = _plan(problem)
-    return p if isinstance(p, str) else None
 
 
 def _must_plan(problem: Problem) -> RowwisePlan:
@@ -87,7 +80,7 @@ class RowNorm(Sketch):
     pattern = "norm"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        return _unsupported(problem)
+        return axis_unsupported(problem, LOCALS, _plan)
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)
@@ -349,7 +342,7 @@ class SplitRowNorm(Sketch):
     pattern = "norm"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        return _unsupported(problem)
+        return axis_unsupported(problem, LOCALS, _plan)
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)

@@ -5,7 +5,7 @@ type of an expression, its inputs, loaded elements as values, scalar code throug
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from ..ir.dtypes import DType
 from ..ir.graph import Node, Shape
@@ -99,6 +99,19 @@ COMMON_NAMES = frozenset("""
 """.split())
 
 _GENERATED = re.compile(r"(k[A-Z]\w*|(pro|epi|expr_|val_)\d+|\w+_(pack|first))$")
+
+def axis_unsupported(problem: Problem, locals_: frozenset[str], plan_of: Callable[[Problem], Any],
+                     last_axis: bool | None = None, otherwise: str = "") -> str | None:
+    """Why a sketch of a reduced axis cannot serve `problem`: a name clash with its `locals_`,
+    the refusal `plan_of` returns (a str), or `otherwise` when the plan's axis is innermost and
+    the sketch is not for that (`last_axis`; None: either axis)."""
+    if why := name_clash(problem, locals_):
+        return why
+    p = plan_of(problem)
+    if isinstance(p, str):
+        return p
+    return None if last_axis is None or p.view.last_axis == last_axis else otherwise
+
 
 def name_clash(problem: Problem, locals_: frozenset[str]) -> str | None:
     """Why a tensor or symbol name cannot be a kernel parameter next to `locals_`, or None."""

@@ -29,8 +29,8 @@ from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_
                      pack_element, pack_step, paren, plan_access, scalar_element, words_per_element)
 from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Sketch, Token, frame,
                    launcher_params, launcher_signature, store_from_compute)
-from .operands import (describe, emit_expression, expression_ctype, input_nodes, kernel_param_list,
-                       name_clash)
+from .operands import (axis_unsupported, describe, emit_expression, expression_ctype, input_nodes,
+                       kernel_param_list)
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, pack_width,
                    partials_row_pad, pow2_range, register_budget, tidy, wave_grid_cap, workspace_code)
 
@@ -264,17 +264,6 @@ def _pack_step(p: ReductionPlan, accesses: list[Access], slots: int, pack_of_slo
     return pack_step(accesses, slots, pack_of_slot, p.fold_code(raw, index, acc))
 
 
-def _unsupported(problem: Problem, last_axis: bool, otherwise: str) -> str | None:
-    """Why a sketch for the innermost axis (`last_axis`), or for another one, cannot serve
-    `problem`: a name clash, no plan, or `otherwise` when the axis is the wrong one."""
-    if why := name_clash(problem, LOCALS):
-        return why
-    p = plan(problem)
-    if isinstance(p, str):
-        return p
-    return None if p.view.last_axis == last_axis else otherwise
-
-
 # ---------------------------------------------------------------------------------------------
 # reduction.rows
 
@@ -283,7 +272,7 @@ class RowReduction(Sketch):
     pattern = "reduction"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        return _unsupported(problem, last_axis=True,
+        return axis_unsupported(problem, LOCALS, plan, last_axis=True,
                             otherwise="the reduced axes are not the innermost (rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
@@ -418,7 +407,7 @@ class ColumnReduction(Sketch):
     pattern = "reduction"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        return _unsupported(problem, last_axis=False,
+        return axis_unsupported(problem, LOCALS, plan, last_axis=False,
                             otherwise="the reduced axes are the innermost (use a rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
@@ -626,7 +615,7 @@ class SplitRowReduction(Sketch):
     pattern = "reduction"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        return _unsupported(problem, last_axis=True,
+        return axis_unsupported(problem, LOCALS, plan, last_axis=True,
                             otherwise="the reduced axes are not the innermost (split-rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:

@@ -23,7 +23,7 @@ from .access import (chunk_loops, hint_int, pack_element, pack_loads, pack_step,
                      scalar_element)
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
-from .operands import describe, kernel_param_list, name_clash
+from .operands import axis_unsupported, describe, kernel_param_list
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_group, row_space,
                       row_vec, rows_rendered, rowwise_plan, split_row_default, split_row_space,
                       split_rows_rendered, two_pass_body)
@@ -119,17 +119,6 @@ def _finish_stats(p: RowwisePlan, stats: str) -> str:
     return f"const {p.ctype} inv_sum = {m['one']} / {stats}.sum;"
 
 
-def _unsupported(problem: Problem, last_axis: bool, otherwise: str) -> str | None:
-    """Why a sketch for the innermost axis (`last_axis`), or for another one, cannot serve
-    `problem`: a name clash, no plan, or `otherwise` when the axis is the wrong one."""
-    if why := name_clash(problem, LOCALS):
-        return why
-    p = _plan(problem)
-    if isinstance(p, str):
-        return p
-    return None if p.view.last_axis == last_axis else otherwise
-
-
 # ---------------------------------------------------------------------------------------------
 # softmax.rows
 
@@ -138,7 +127,7 @@ class RowSoftmax(Sketch):
     pattern = "softmax"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        return _unsupported(problem, last_axis=True,
+        return axis_unsupported(problem, LOCALS, _plan, last_axis=True,
                             otherwise="the softmax axis is not the innermost (rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
@@ -295,7 +284,7 @@ class ColumnSoftmax(Sketch):
     pattern = "softmax"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        return _unsupported(problem, last_axis=False,
+        return axis_unsupported(problem, LOCALS, _plan, last_axis=False,
                             otherwise="the softmax axis is the innermost (use softmax.rows)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
@@ -494,7 +483,7 @@ class SplitRowSoftmax(Sketch):
     pattern = "softmax"
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        return _unsupported(problem, last_axis=True,
+        return axis_unsupported(problem, LOCALS, _plan, last_axis=True,
                             otherwise="the softmax axis is not the innermost (split-rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
