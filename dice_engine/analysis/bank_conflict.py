@@ -36,6 +36,10 @@ def bank_conflict_findings(src: Source, trace: Trace, facts: FileFacts) -> list[
         if elem <= 4 and all(a.unit_stride() for a in accesses):
             continue
         degree = max(_degree(a.addr, a, elem, size) for a, size in _as_issued(accesses, elem))
+        if degree >= 2 and elem <= 4:      # rare: only suspects pay for the neighbour search
+            degree = max((_degree(a.addr, a, elem, size)
+                          for a, size in _merged_neighbours(accesses, by_mem[accesses[0].mem.name], elem)),
+                         default=1)
         if degree < 2:
             continue
         a = accesses[0]
@@ -72,6 +76,43 @@ def _as_issued(accesses: list[Access], elem: int) -> list[tuple[Access, int]]:
             for k, a in enumerate(group)) and not np.any(first.addr[live] % trip)
         out += [(first, elem * trip)] if vector else [(a, a.access_size or elem) for a in group]
     return out
+
+
+def _merged_neighbours(accesses: list[Access], same_array: list[Access],
+                       elem: int) -> list[tuple[Access, int]]:
+    """The executions of one access, with the statement's other accesses of the same array at
+    neighbouring elements: `s[2 * tid] + s[2 * tid + 1]` (2 * tid even) compiles to one 8-byte
+    access (ptxas merges them; a single LDS.64 on sm_90) and is judged as one. The execution that
+    starts such an aligned run carries its size; the others are served by it and left out."""
+    out: list[tuple[Access, int]] = []
+    for a in accesses:
+        size = a.access_size or elem
+        live = a.mask
+        if a.addr is not None and not a.field_offset and np.count_nonzero(live):
+            statement = _statement(a.node)
+            peers = [b.addr[live] for b in same_array
+                     if b.node.id != a.node.id and b.kind == a.kind and not b.field_offset
+                     and b.addr is not None and b.iterations == a.iterations
+                     and np.array_equal(b.mask, live) and _statement(b.node) == statement]
+            base = a.addr[live]
+            for n in (4, 2):
+                first = int(base[0]) % n
+                if elem * n not in (8, 16) or np.any(base % n != first):
+                    continue
+                if all(any(np.array_equal(p, base + k) for p in peers)
+                       for k in range(-first, n - first) if k):
+                    size = elem * n if first == 0 else 0
+                    break
+        if size:
+            out.append((a, size))
+    return out
+
+
+def _statement(node):
+    """The innermost statement or declaration holding `node` (its byte range, comparable)."""
+    while node is not None and node.type not in ("expression_statement", "declaration", "return_statement"):
+        node = node.parent
+    return None if node is None else (node.start_byte, node.end_byte)
 
 
 def _degree(addr: np.ndarray, a: Access, elem: int, size: int | None = None) -> int:
