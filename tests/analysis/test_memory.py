@@ -111,6 +111,28 @@ __global__ void k(const float* x, const float* s, float* y, long long n) {
     assert "DICE-C001" not in codes(check_source(src))
 
 
+def test_aligned_neighbours_in_one_statement_are_one_wide_access():
+    src = """\
+__global__ void k(const float* in, float* out) {
+    __shared__ float s[1024];
+    int tid = threadIdx.x;
+    s[tid] = in[tid]; s[tid + 256] = in[tid + 256];
+    __syncthreads();
+    out[tid] = s[2 * tid];
+    out[tid + 256] = s[2 * tid + 1] * s[2 * tid + 3];
+    out[tid + 512] = s[4 * tid] + s[4 * tid + 1] + s[4 * tid + 2] + s[4 * tid + 3];
+    out[tid + 768] = s[2 * tid + 1] + s[2 * tid + 2];
+    out[tid] += s[2 * tid] + s[2 * tid + 1];
+}
+"""
+    findings = check_source(src)
+    assert at_line(findings, 6) == ["DICE-B001"]                  # even elements alone: 2-way
+    assert at_line(findings, 7) == ["DICE-B001", "DICE-B001"]     # 2t+1 and 2t+3: no pair
+    assert at_line(findings, 8) == []                              # one 16-byte load
+    assert at_line(findings, 9) == ["DICE-B001", "DICE-B001"]     # an odd-aligned pair stays apart
+    assert at_line(findings, 10) == []                             # one 8-byte load
+
+
 def test_column_read_of_unpadded_tile_conflicts_and_the_padding_fix_removes_it():
     src = """\
 __global__ void k(const float* in, float* out) {
