@@ -385,7 +385,7 @@ def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> di
         if kind == "decl":
             for d in node.children_by_field_id(FIELD.declarator):
                 name, args = _dim3_parts(d)
-                vals = [const_eval(_unqualified(a), constants) for a in args]
+                vals = [const_eval(a, constants) for a in args]
                 if name and vals and all(v is not None for v in vals):
                     vals = (vals + [1, 1])[:3]
                     dims[name] = (vals[0], vals[1], vals[2])   # type: ignore[assignment]
@@ -397,24 +397,16 @@ def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> di
         block = cfg.named_children[1]
         size = dims.get(text(block))
         if size is None:
-            v = const_eval(_unqualified(text(block)), constants)
+            v = const_eval(text(block), constants)
             size = (v, 1, 1) if v is not None else None
         if size is None and block.type == "call_expression" and text(block).startswith("dim3"):
-            vals = [const_eval(_unqualified(text(a)), constants)
+            vals = [const_eval(text(a), constants)
                     for a in block.child_by_field_id(FIELD.arguments).named_children]
             if vals and all(v is not None for v in vals):
                 size = tuple((vals + [1, 1])[:3])   # type: ignore[assignment]
         if size is not None:
             out.setdefault(kernel, size)
     return out
-
-
-def _unqualified(expr: str) -> str:
-    """`kn::kTile` -> `kTile`: file constants are recorded by their plain names, namespaces aside."""
-    return _QUALIFIER_RE.sub("", expr) if "::" in expr else expr
-
-
-_QUALIFIER_RE = re.compile(r"\b\w+\s*::\s*")
 
 
 def _dim3_parts(d: Node) -> tuple[str, list[str]]:
@@ -433,12 +425,15 @@ def _dim3_parts(d: Node) -> tuple[str, list[str]]:
     return "", []
 
 
+_QUALIFIER_RE = re.compile(r"\b\w+\s*::\s*")
 _TOKEN_RE = re.compile(r"\s*(0[xX][0-9a-fA-F]+|\d+|[A-Za-z_]\w*|<<|>>|[-+*/%()&|^~])")
 
 
 @lru_cache(maxsize=4096)
 def _tokens(expr: str) -> tuple[str, ...] | None:
     expr = re.sub(r"(?<=\d)[uUlL]+\b", "", expr.strip())
+    if "::" in expr:     # `kn::kTile` is `kTile`: constants are recorded by plain name, namespaces aside
+        expr = _QUALIFIER_RE.sub("", expr)
     out, pos = [], 0
     while pos < len(expr):
         m = _TOKEN_RE.match(expr, pos)
