@@ -32,7 +32,8 @@ from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Sketch, To
 from .operands import (axis_unsupported, describe, emit_expression, expression_ctype, input_nodes,
                        kernel_param_list)
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, pack_width,
-                   partials_row_pad, pow2_range, register_budget, tidy, wave_grid_cap, workspace_code)
+                   partials_row_pad, partials_smem_bytes, pow2_range, register_budget, tidy, wave_grid_cap,
+                   workspace_code)
 
 BASE_REGISTERS = 32      # indices, loop state and the accumulator's neighbours
 ROW_GRID_WAVES = 4       # grid-stride cap for the rows kernel, in waves of resident blocks
@@ -421,8 +422,7 @@ class ColumnReduction(Sketch):
         ]
 
         def smem_fits(pt: Point) -> str | None:
-            row = pt["tile"] * pt["vec"] + partials_row_pad(pt["tile"], pt["vec"], 4 * p.acc_words())
-            need = pt["split"] * row * 4 * p.acc_words()
+            need = partials_smem_bytes(pt["split"], pt["tile"], pt["vec"], 4 * p.acc_words())
             if need > arch.smem_per_block_default:
                 return f"{need} bytes of shared memory exceed {arch.smem_per_block_default}"
             return None
@@ -599,7 +599,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
         inner_hint = hint_int(problem.program, p.view.inner_dims)
         outer_hint = hint_int(problem.program, p.view.outer_dims)
         tiles = outer_hint * -(-inner_hint // (tile * vec))
-        smem = split * (tile * vec + pad) * 4 * p.acc_words()
+        smem = partials_smem_bytes(split, tile, vec, 4 * p.acc_words())
         launches = [Launch(kernel, (tiles, chunks, 1), (tile, split, 1), smem)]
         if two_stage:
             launches.append(Launch(merge, (min(-(-outer_hint * inner_hint // 256),

@@ -28,7 +28,7 @@ from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write
                       row_vec, rows_rendered, rowwise_plan, split_row_default, split_row_space,
                       split_rows_rendered, two_pass_body)
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, partials_row_pad,
-                   register_budget, tidy)
+                   partials_smem_bytes, register_budget, tidy)
 
 BASE_REGISTERS = 32
 
@@ -302,8 +302,7 @@ class ColumnSoftmax(Sketch):
                 return f"{threads} threads exceed the block limit {arch.max_threads_per_block}"
             if threads % arch.warp_size:
                 return f"{threads} threads is not a whole number of warps"
-            row = pt["tile"] * pt["vec"] + partials_row_pad(pt["tile"], pt["vec"], stat_bytes)
-            smem = pt["split"] * row * stat_bytes
+            smem = partials_smem_bytes(pt["split"], pt["tile"], pt["vec"], stat_bytes)
             if smem > arch.smem_per_block_default:
                 return f"{smem} bytes of shared memory exceed {arch.smem_per_block_default}"
             inner = p.view.inner_int
@@ -342,6 +341,7 @@ class ColumnSoftmax(Sketch):
         p = _must_plan(problem)
         tile, split, vec = point["tile"], point["split"], point["vec"]
         stat_bytes = _stat_bytes(p)
+        pad = partials_row_pad(tile, vec, stat_bytes)
         threads = tile * split
         params = launcher_params(problem)
         kernel = f"{name}_kernel"
@@ -383,7 +383,7 @@ constexpr int kVec = {vec};
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 {kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
     // [part][elem][lane], rows padded so that lanes of a warp in different parts use other banks
-    __shared__ MaxSum column_stats[kSplit][kVec * kTile + {partials_row_pad(tile, vec, stat_bytes)}];
+    __shared__ MaxSum column_stats[kSplit][kVec * kTile + {pad}];
     const long long row_len = {p.view.reduced};
     const long long inner = {p.view.inner};
     const long long tiles_per_outer = (inner + kTile * kVec - 1) / (kTile * kVec);
@@ -465,7 +465,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
         outer_hint = hint_int(problem.program, p.view.outer_dims)
         tiles = outer_hint * -(-inner_hint // (tile * vec))
         launch = Launch(kernel, (tiles, 1, 1), (tile, split, 1),
-                        split * (tile * vec + partials_row_pad(tile, vec, stat_bytes)) * stat_bytes)
+                        partials_smem_bytes(split, tile, vec, stat_bytes))
         source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
                        launcher_code=launcher)
         return RenderedKernel(self.name, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],

@@ -164,6 +164,11 @@ def partials_row_pad(tile: int, vec: int, elem_bytes: int) -> int:
     return 0 if tile >= slots else (tile - vec * tile) % slots
 
 
+def partials_smem_bytes(split: int, tile: int, vec: int, elem_bytes: int) -> int:
+    """Shared memory of that [split][vec * tile + pad] array of `elem_bytes` partials."""
+    return split * (tile * vec + partials_row_pad(tile, vec, elem_bytes)) * elem_bytes
+
+
 def indent(code: str, spaces: int) -> str:
     pad = " " * spaces
     return "\n".join(pad + line if line.strip() else "" for line in code.splitlines())
