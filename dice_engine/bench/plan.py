@@ -40,15 +40,15 @@ def registry_candidates(problem: Problem, arch: ArchSpec, *, per_sketch: int = 2
                         limit: int = 6, explore: int = 0, seed: int = 0) -> list[tuple[Sketch, Point]]:
     """Every serving sketch's default, then single-token neighbours, cut at `limit`; then
     `explore` random legal points per sketch on top (a wider search for a tuning run)."""
-    out: list[tuple[Sketch, Point]] = []
-    for sketch in registry.candidates(problem, arch):
+    sketches = registry.candidates(problem, arch)
+    defaults: list[tuple[Sketch, Point]] = []
+    rest: list[tuple[Sketch, Point]] = []
+    for sketch in sketches:
         default = sketch.default_point(problem, arch)
-        out.append((sketch, default))
-        out += [(sketch, p) for p in neighbours(sketch, problem, arch, default, per_sketch)]
-    defaults = [c for c in out if c[1] == c[0].default_point(problem, arch)]
-    rest = [c for c in out if c not in defaults]
+        defaults.append((sketch, default))
+        rest += [(sketch, p) for p in neighbours(sketch, problem, arch, default, per_sketch)]
     chosen = (defaults + rest)[:limit]     # every sketch's default first, then neighbours
-    for sketch in registry.candidates(problem, arch) if explore else ():
+    for sketch in sketches if explore else ():
         chosen += [(sketch, p) for p in explored(sketch, problem, arch, explore, seed,
                                                  [q for s, q in chosen if s is sketch])]
     return chosen
