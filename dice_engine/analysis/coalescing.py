@@ -102,10 +102,7 @@ def _footprint(accesses: list[Access], facts: FileFacts):
                 stride = int(steps[0]) if steps.size and np.all(steps == steps[0]) else None
         if not starts:
             continue
-        begin, end = np.concatenate(starts), np.concatenate(ends)
-        sectors = int(np.union1d(begin // SECTOR, (end - 1) // SECTOR).size)
-        moved, runs = _merged(begin, end)
-        ideal = max(1, -(-moved // SECTOR))
+        sectors, ideal, moved, runs = _sector_use(np.concatenate(starts), np.concatenate(ends))
         ratio = sectors / ideal
         if ratio >= WASTE_RATIO and sectors >= MIN_SECTORS and moved / runs < SECTOR / 2 \
                 and (worst is None or ratio > worst[0]) \
@@ -118,9 +115,16 @@ def _wasteful(begin: np.ndarray, end: np.ndarray) -> bool:
     """One execution alone needs at least twice its sectors. Executions far apart (a broadcast
     load unrolled over grid strides) each fetch their own sector: that is no waste, however
     many sectors they touch together."""
-    sectors = np.union1d(begin // SECTOR, (end - 1) // SECTOR).size
-    moved, _ = _merged(begin, end)
-    return sectors >= MIN_SECTORS and sectors >= WASTE_RATIO * max(1, -(-moved // SECTOR))
+    sectors, ideal, _, _ = _sector_use(begin, end)
+    return sectors >= MIN_SECTORS and sectors >= WASTE_RATIO * ideal
+
+
+def _sector_use(begin: np.ndarray, end: np.ndarray) -> tuple[int, int, int, int]:
+    """For the byte ranges [begin, end): the 32-byte sectors touched, the sectors their bytes
+    would fill if packed, the bytes covered and the contiguous runs they form."""
+    sectors = int(np.union1d(begin // SECTOR, (end - 1) // SECTOR).size)
+    moved, runs = _merged(begin, end)
+    return sectors, max(1, -(-moved // SECTOR)), moved, runs
 
 
 def _merged(begin: np.ndarray, end: np.ndarray) -> tuple[int, int]:
