@@ -84,16 +84,17 @@ def _merged_neighbours(accesses: list[Access], same_array: list[Access],
     neighbouring elements: `s[2 * tid] + s[2 * tid + 1]` (2 * tid even) compiles to one 8-byte
     access (ptxas merges them; a single LDS.64 on sm_90) and is judged as one. The execution that
     starts such an aligned run carries its size; the others are served by it and left out."""
+    node = accesses[0].node
+    statement = _statement(node)
+    neighbours = [b for b in same_array if b.node.id != node.id and not b.field_offset
+                  and b.addr is not None and _statement(b.node) == statement]
     out: list[tuple[Access, int]] = []
     for a in accesses:
         size = a.access_size or elem
         live = a.mask
         if a.addr is not None and not a.field_offset and np.count_nonzero(live):
-            statement = _statement(a.node)
-            peers = [b.addr[live] for b in same_array
-                     if b.node.id != a.node.id and b.kind == a.kind and not b.field_offset
-                     and b.addr is not None and b.iterations == a.iterations
-                     and np.array_equal(b.mask, live) and _statement(b.node) == statement]
+            peers = [b.addr[live] for b in neighbours
+                     if b.kind == a.kind and b.iterations == a.iterations and np.array_equal(b.mask, live)]
             base = a.addr[live]
             for n in (4, 2):
                 first = int(base[0]) % n
