@@ -26,8 +26,8 @@ from typing import Callable
 import numpy as np
 from tree_sitter import Node
 
-from .syntax import FIELD, FileFacts, Function, base_type, const_eval, float_literal_type, int_literal, \
-    operator, text
+from .syntax import FIELD, PRIMITIVE_SIZES, VECTOR_COMPONENTS, FileFacts, Function, base_type, const_eval, \
+    float_literal_type, int_literal, operator, text
 from .trace import LANE, UNIFORM, WARP, Access, Array, BlockModel, LoopStep, Memory, SyncEvent, Trace
 
 LOOP_ITERATIONS = 2          # unrolled iterations per loop entry
@@ -667,8 +667,8 @@ class Interpreter:
         field_offset, access_size = 0, None
         if field_name is not None:
             fo = self.facts.field_offset(mem.elem, field_name)
-            if fo is None and mem.elem in ("float2", "float3", "float4", "int2", "int4", "double2"):
-                width = 8 if mem.elem == "double2" else 4
+            if fo is None and mem.elem in VECTOR_COMPONENTS:
+                width = PRIMITIVE_SIZES[VECTOR_COMPONENTS[mem.elem]]
                 pos = "xyzw".find(field_name)
                 fo = (pos * width, width) if pos >= 0 else None
             if fo is None:

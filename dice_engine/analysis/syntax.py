@@ -256,6 +256,9 @@ PRIMITIVE_SIZES = {
     "float3": 12, "int3": 12, "float4": 16, "int4": 16, "double2": 16, "uint4": 16,
 }
 PRIMITIVE_ALIGN = {"float3": 4, "int3": 4, "char4": 4, "uchar4": 4}   # others: their size
+# vector types whose .x/.y/.z/.w the analyses read as fields of this component type
+VECTOR_COMPONENTS = {"float2": "float", "float3": "float", "float4": "float", "double2": "double",
+                     "int2": "int", "int3": "int", "int4": "int"}
 WIDE_INTEGERS = frozenset({"long", "unsigned long", "long long", "unsigned long long", "int64_t",
                            "uint64_t", "size_t", "ptrdiff_t", "long int", "long long int",
                            "unsigned long long int", "long unsigned int", "ssize_t"})

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from .syntax import FIELD, LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Function, base_type, \
-    float_literal_type, operator, text
+from .syntax import FIELD, LOW_PRECISION, NARROW_INTEGERS, VECTOR_COMPONENTS, WIDE_INTEGERS, FileFacts, \
+    Function, base_type, float_literal_type, operator, text
 
 FLOATING_RANK = {"double": 3, "long double": 3, "float": 2, "half": 1, "__half": 1,
                  "__nv_bfloat16": 1, "nv_bfloat16": 1}
@@ -60,12 +60,8 @@ class Typer:
                 return "unsigned int"
             owner = self._owner_type(node.child_by_field_id(FIELD.argument))
             field = text(node.child_by_field_id(FIELD.field))
-            if owner in ("float2", "float3", "float4"):
-                return "float"
-            if owner in ("double2",):
-                return "double"
-            if owner in ("int2", "int3", "int4"):
-                return "int"
+            if owner in VECTOR_COMPONENTS:
+                return VECTOR_COMPONENTS[owner]
             for fname, ftype in self.facts.structs.get(owner or "", ()):
                 if fname == field:
                     return ftype

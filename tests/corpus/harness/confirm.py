@@ -42,7 +42,8 @@ from overflow_launch import LAUNCHES, host_program  # noqa: E402
 
 from dice_engine.analysis import check_source  # noqa: E402
 from dice_engine.analysis.simt import block_model  # noqa: E402
-from dice_engine.analysis.syntax import FileFacts, Function, file_facts, functions, new_parser  # noqa: E402
+from dice_engine.analysis.syntax import (PRIMITIVE_SIZES, VECTOR_COMPONENTS, FileFacts, Function,  # noqa: E402
+                                         file_facts, functions, new_parser)
 
 N = 1000                        # integer size parameters: not a multiple of any block size, so tail
                                 # blocks diverge; N * N elements still fit in a buffer
@@ -213,14 +214,10 @@ def check_ncu(case: Case, exe: Path) -> dict[Expectation, str]:
     return out
 
 
-VECTOR_COMPONENTS = {"float2": 4, "float3": 4, "float4": 4, "int2": 4, "int3": 4, "int4": 4, "uint4": 4,
-                     "double2": 8, "__half2": 2, "half2": 2, "__nv_bfloat162": 2, "char4": 1, "uchar4": 1}
-
-
 def scalar_size(facts: FileFacts, type_name: str) -> int:
     """Bytes of the narrowest scalar inside `type_name` (a struct's fields, a vector's components)."""
     if type_name in VECTOR_COMPONENTS:
-        return VECTOR_COMPONENTS[type_name]
+        return PRIMITIVE_SIZES[VECTOR_COMPONENTS[type_name]]
     fields = facts.structs.get(type_name)
     if fields:
         return min(scalar_size(facts, ft) for _, ft in fields)
