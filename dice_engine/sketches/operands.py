@@ -100,6 +100,7 @@ COMMON_NAMES = frozenset("""
 
 _GENERATED = re.compile(r"(k[A-Z]\w*|(pro|epi|expr_|val_)\d+|\w+_(pack|first))$")
 
+
 def axis_unsupported(problem: Problem, locals_: frozenset[str], plan_of: Callable[[Problem], Any],
                      last_axis: bool | None = None, otherwise: str = "") -> str | None:
     """Why a sketch of a reduced axis cannot serve `problem`: a name clash with its `locals_`,

@@ -274,7 +274,7 @@ class RowReduction(Sketch):
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
         return axis_unsupported(problem, LOCALS, plan, last_axis=True,
-                            otherwise="the reduced axes are not the innermost (rows sketch)")
+                                otherwise="the reduced axes are not the innermost (rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _plan(problem)
@@ -409,7 +409,7 @@ class ColumnReduction(Sketch):
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
         return axis_unsupported(problem, LOCALS, plan, last_axis=False,
-                            otherwise="the reduced axes are the innermost (use a rows sketch)")
+                                otherwise="the reduced axes are the innermost (use a rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _plan(problem)
@@ -616,7 +616,7 @@ class SplitRowReduction(Sketch):
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
         return axis_unsupported(problem, LOCALS, plan, last_axis=True,
-                            otherwise="the reduced axes are not the innermost (split-rows sketch)")
+                                otherwise="the reduced axes are not the innermost (split-rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _plan(problem)

@@ -128,7 +128,7 @@ class RowSoftmax(Sketch):
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
         return axis_unsupported(problem, LOCALS, _plan, last_axis=True,
-                            otherwise="the softmax axis is not the innermost (rows sketch)")
+                                otherwise="the softmax axis is not the innermost (rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)
@@ -285,7 +285,7 @@ class ColumnSoftmax(Sketch):
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
         return axis_unsupported(problem, LOCALS, _plan, last_axis=False,
-                            otherwise="the softmax axis is the innermost (use softmax.rows)")
+                                otherwise="the softmax axis is the innermost (use softmax.rows)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)
@@ -484,7 +484,7 @@ class SplitRowSoftmax(Sketch):
 
     def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
         return axis_unsupported(problem, LOCALS, _plan, last_axis=True,
-                            otherwise="the softmax axis is not the innermost (split-rows sketch)")
+                                otherwise="the softmax axis is not the innermost (split-rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)
