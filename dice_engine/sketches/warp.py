@@ -152,9 +152,6 @@ def dynamic_smem_lines(arch: ArchSpec, kernel: str, smem_bytes: int) -> str:
             f"    if (!opted_in) return;")
 
 
-# ---------------------------------------------------------------------------------------------
-# Generated-code text
-
 def partials_row_pad(tile: int, vec: int, elem_bytes: int) -> int:
     """Padding elements per row of a shared [split][vec * tile] array of partials written at
     [threadIdx.y][elem * tile + threadIdx.x]. When one wavefront's lanes span several rows
@@ -168,6 +165,9 @@ def partials_smem_bytes(split: int, tile: int, vec: int, elem_bytes: int) -> int
     """Shared memory of that [split][vec * tile + pad] array of `elem_bytes` partials."""
     return split * (tile * vec + partials_row_pad(tile, vec, elem_bytes)) * elem_bytes
 
+
+# ---------------------------------------------------------------------------------------------
+# Generated-code text
 
 def indent(code: str, spaces: int) -> str:
     pad = " " * spaces
