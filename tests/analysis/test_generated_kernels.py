@@ -2,9 +2,9 @@
 
 Every sketch of the registry renders its default point and its design space's corners for every
 sample intent of its family (the points a search may pick); the static analyses must report
-nothing. KNOWN_KERNEL_ISSUES lists the findings on generated
-code that were judged real (the kernel, not the analysis, is wrong); the sketch owners remove an
-entry when they fix the kernel, and any other finding fails this test.
+nothing. KNOWN_KERNEL_ISSUES lists the findings on generated code that were judged real (the
+kernel, not the analysis, is wrong); the sketch owners remove an entry when they fix the kernel,
+and any other finding fails this test.
 """
 from __future__ import annotations
 
