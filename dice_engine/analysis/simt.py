@@ -26,8 +26,8 @@ from typing import Callable
 import numpy as np
 from tree_sitter import Node
 
-from .syntax import FIELD, PRIMITIVE_SIZES, VECTOR_COMPONENTS, FileFacts, Function, base_type, const_eval, \
-    float_literal_type, int_literal, operator, text
+from .syntax import FIELD, PRIMITIVE_SIZES, VECTOR_COMPONENTS, FileFacts, Function, base_type, captures, \
+    const_eval, float_literal_type, int_literal, operator, text
 from .trace import LANE, UNIFORM, WARP, Access, Array, BlockModel, LoopStep, Memory, SyncEvent, Trace
 
 LOOP_ITERATIONS = 2          # unrolled iterations per loop entry
@@ -104,7 +104,8 @@ def _c_mod(a, b):
 
 
 def _shift(a, b, left: bool):
-    b = np.clip(b, 0, 62)
+    # shift counts clamped to [0, 62]; np.clip costs ~4 us on a scalar, min/max a fraction
+    b = min(max(int(b), 0), 62) if not isinstance(b, np.ndarray) else np.minimum(np.maximum(b, 0), 62)
     return np.left_shift(a, b) if left else np.right_shift(a, b)
 
 
@@ -1101,21 +1102,19 @@ def block_model(fn: Function, facts: FileFacts) -> BlockModel:
 
 
 def _shared_tiles(fn: Function, facts: FileFacts) -> list[tuple[int, int]]:
+    """The 2-D `__shared__` tiles of `fn`, last declared first."""
     tiles = []
-    stack = [fn.body]
-    while stack:
-        node = stack.pop()
-        if node.type == "declaration" and b"__shared__" in (node.text or b""):
-            for d in node.children_by_field_id(FIELD.declarator):
-                dims = []
-                while d is not None and d.type == "array_declarator":
-                    size = d.child_by_field_id(FIELD.size)
-                    dims.append(const_eval(text(size), facts.constants) if size is not None else None)
-                    d = d.child_by_field_id(FIELD.declarator)
-                if len(dims) == 2 and all(dims):
-                    tiles.append((dims[1], dims[0]))       # declared [rows][cols]
-        else:
-            stack.extend(node.named_children)
+    for node in reversed(captures(fn.body).get("decl", [])):
+        if b"__shared__" not in (node.text or b""):
+            continue
+        for d in node.children_by_field_id(FIELD.declarator):
+            dims = []
+            while d is not None and d.type == "array_declarator":
+                size = d.child_by_field_id(FIELD.size)
+                dims.append(const_eval(text(size), facts.constants) if size is not None else None)
+                d = d.child_by_field_id(FIELD.declarator)
+            if len(dims) == 2 and all(dims):
+                tiles.append((dims[1], dims[0]))       # declared [rows][cols]
     return tiles
 
 
