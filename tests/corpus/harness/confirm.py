@@ -10,7 +10,9 @@ expectation with the tool that can see it:
   sync            compute-sanitizer --tool synccheck   (barrier error, or the launch hangs)
   coalescing      ncu: global sectors per request      (above the ideal for the element size)
   bank-conflict   ncu: shared-memory bank conflicts    (> 0 for the kernel)
-  precision       the kernel's PTX converts float to double (needs only nvcc)
+  precision       the kernel's PTX converts float to double (needs only nvcc); half/bf16
+                  accumulators and lossy atomics: a numeric run against a float64 reference
+                  (precision_numeric.py), the kernel's error at least 10x its fixed twin's
   overflow        a run past 2^31 elements (overflow_launch.py): a fault or a wrong element
 
 Prints one line per expectation (CONFIRMED / NOT SEEN / UNCHECKED) and a summary per category.
@@ -38,6 +40,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from eval_corpus import CORPUS, Expectation, expectations  # noqa: E402
+import precision_numeric  # noqa: E402
 from overflow_launch import LAUNCHES, host_program  # noqa: E402
 
 from dice_engine.analysis import check_source  # noqa: E402
@@ -286,6 +289,29 @@ def check_ptx(case: Case, workdir: Path, arch: str) -> dict[Expectation, str]:
     return out
 
 
+def check_numeric(case: Case, workdir: Path, arch: str) -> dict[Expectation, str]:
+    """Precision expectations without a PTX signature, by running the kernel and its fixed twin."""
+    check = precision_numeric.CHECKS.get(case.path.name)
+    if check is None:
+        return {}
+    src = workdir / f"{case.path.stem}_numeric.cu"
+    src.write_text(precision_numeric.host_program(str(case.path.resolve()), check))
+    exe = src.with_suffix("")
+    rc, log = _run(["nvcc", f"-arch={arch}", "-o", str(exe), str(src)], timeout=300)
+    if rc == 0:
+        rc, log = _run([str(exe)], timeout=120)
+    m = re.search(r"VERDICT (\w+): (.*)", log)
+    if m is None:
+        verdict = f"UNCHECKED (no verdict; exit {rc}: {log[-300:]})"
+    elif m.group(1) == "lossy":
+        verdict = f"CONFIRMED ({m.group(2)})"
+    elif m.group(1) == "accurate":
+        verdict = f"NOT SEEN ({m.group(2)})"
+    else:
+        verdict = f"UNCHECKED ({m.group(2)})"
+    return {e: verdict for e in case.expected if e.category == "precision"}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="race,sync,coalescing,bank-conflict,precision,overflow")
@@ -310,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         results: dict[Expectation, str] = {}
         if any(e.category == "precision" for e in case.expected):
             results |= check_ptx(case, workdir, args.arch)
+            if not args.ptx_only:
+                results |= check_numeric(case, workdir, args.arch)
         if any(e.category == "overflow" for e in case.expected):
             results |= check_overflow(case, workdir, args.arch)
         exe = exes.get(id(case))
