@@ -15,7 +15,7 @@ import numpy as np
 
 from .findings import Finding, Fix
 from .report import finding, replace
-from .trace import Access, Trace
+from .trace import Access, Trace, sorted_distinct
 from .syntax import FIELD, FileFacts, Source, int_literal
 
 BANKS = 32
@@ -130,7 +130,7 @@ def _degree(addr: np.ndarray, a: Access, elem: int, size: int | None = None) -> 
     owner = np.repeat(_phase_groups(addr.size, phase)[live], span)
     if np.bincount(owner * BANKS + touched % BANKS).max() < 2:
         return 1                # no two lanes of a phase on one bank (the common case): no sort
-    pairs = np.unique(owner * (1 << 40) + touched)          # distinct (phase, word)
+    pairs = sorted_distinct(owner * (1 << 40) + touched)          # distinct (phase, word)
     keys = (pairs >> 40) * BANKS + (pairs & ((1 << 40) - 1)) % BANKS
     return int(np.bincount(keys).max())
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .findings import Finding
 from .report import finding
-from .trace import Access, Trace
+from .trace import Access, Trace, sorted_distinct
 from .syntax import FileFacts, Source, text
 
 SECTOR = 32
@@ -122,7 +122,7 @@ def _wasteful(begin: np.ndarray, end: np.ndarray) -> bool:
 def _sector_use(begin: np.ndarray, end: np.ndarray) -> tuple[int, int, int, int]:
     """For the byte ranges [begin, end): the 32-byte sectors touched, the sectors their bytes
     would fill if packed, the bytes covered and the contiguous runs they form."""
-    sectors = int(np.union1d(begin // SECTOR, (end - 1) // SECTOR).size)
+    sectors = sorted_distinct(np.concatenate((begin // SECTOR, (end - 1) // SECTOR))).size
     moved, runs = _merged(begin, end)
     return sectors, max(1, -(-moved // SECTOR)), moved, runs
 
