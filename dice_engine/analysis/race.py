@@ -66,10 +66,10 @@ def _hazard(threads: _Threads, earlier: Access, later: Access) -> str | None:
         return None
     if earlier is later:
         # one write executed by many threads: only a race when they store different values
-        if later.value_level == UNIFORM or not _conflict(threads, earlier, later, same_access=True):
+        if later.value_level == UNIFORM or not threads.conflict(earlier, later):
             return None
         return "DICE-R003"
-    if not _conflict(threads, earlier, later):
+    if not threads.conflict(earlier, later):
         return None
     crosses_tree = any(a != b and a.tree for a, b in zip(earlier.iterations, later.iterations))
     if crosses_tree:
@@ -80,49 +80,64 @@ def _hazard(threads: _Threads, earlier: Access, later: Access) -> str | None:
 
 
 class _Threads:
-    """Per access: the (element, thread key) pairs of the threads performing it, selected once and
-    sorted once however many pairs of accesses it takes part in. The key is the thread id, or the
-    warp id when a __syncwarp separates the two accesses (lanes of one warp are then ordered)."""
+    """Which threads touch which elements, per thread pattern: an access's element indices and
+    mask. Many executions share a pattern (`s[tid]` in every loop iteration, the read and the
+    write of `s[tid] += …`), so each pattern is sorted once and each pair of patterns compared
+    once. The thread key is the thread id, or the warp id when a __syncwarp separates the two
+    accesses (lanes of one warp are then ordered)."""
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
-        self._masked: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._pattern_ids: dict[tuple[str, bytes, bytes], int] = {}
+        self._pattern_of: dict[int, int] = {}          # id(access) -> its pattern
         self._sorted: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._conflicts: dict[tuple[int, int, bool], bool] = {}
 
-    def masked(self, a: Access, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
-        got = self._masked.get((id(a), by_warp))
+    def pattern(self, a: Access) -> int:
+        got = self._pattern_of.get(id(a))
         if got is None:
-            key = self.trace.warp_of if by_warp else self.trace.thread_ids
-            got = self._masked[(id(a), by_warp)] = (a.addr[a.mask], key[a.mask])
+            key = (a.addr.dtype.str, a.addr.tobytes(), a.mask.tobytes())
+            got = self._pattern_of[id(a)] = self._pattern_ids.setdefault(key, len(self._pattern_ids))
         return got
 
-    def sorted(self, a: Access, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
-        got = self._sorted.get((id(a), by_warp))
+    def conflict(self, a: Access, b: Access) -> bool:
+        """Some thread of `a` and a *different* thread of `b` touch the same element (threads of
+        one warp only count when no __syncwarp lies between)."""
+        key = (self.pattern(a), self.pattern(b), a.warp_epoch != b.warp_epoch)
+        got = self._conflicts.get(key)
         if got is None:
-            addr, key = self.masked(a, by_warp)
+            got = self._conflicts[key] = self._compare(a, b, *key)
+        return got
+
+    def _compare(self, a: Access, b: Access, pattern_a: int, pattern_b: int, by_warp: bool) -> bool:
+        addr_a, key_a = self._sorted_pairs(a, pattern_a, by_warp)
+        if pattern_a == pattern_b:
+            # b's threads are a's: a conflict is an element with two keys, neighbours once sorted
+            return bool(np.any((addr_a[1:] == addr_a[:-1]) & (key_a[1:] != key_a[:-1])))
+        addr_b, key_b = self._pairs(b, by_warp)
+        if addr_a.size == 0 or addr_b.size == 0:
+            return False
+        lo = addr_a.searchsorted(addr_b, "left")
+        hi = addr_a.searchsorted(addr_b, "right")
+        hit = hi > lo
+        if not hit.any():
+            return False
+        first, last = key_a[lo[hit]], key_a[hi[hit] - 1]
+        mine = key_b[hit]
+        return bool(np.any((first != mine) | (last != mine)))
+
+    def _pairs(self, a: Access, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(element, thread key) of the threads performing `a`."""
+        key = self.trace.warp_of if by_warp else self.trace.thread_ids
+        return a.addr[a.mask], key[a.mask]
+
+    def _sorted_pairs(self, a: Access, pattern: int, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
+        got = self._sorted.get((pattern, by_warp))
+        if got is None:
+            addr, key = self._pairs(a, by_warp)
             order = np.lexsort((key, addr))
-            got = self._sorted[(id(a), by_warp)] = (addr[order], key[order])
+            got = self._sorted[(pattern, by_warp)] = (addr[order], key[order])
         return got
-
-
-def _conflict(threads: _Threads, a: Access, b: Access, same_access: bool = False) -> bool:
-    """Some thread of `a` and a *different* thread of `b` touch the same element (threads of one
-    warp only count when no __syncwarp lies between)."""
-    by_warp = a.warp_epoch != b.warp_epoch
-    addr_a, key_a = threads.sorted(a, by_warp)
-    if same_access:                 # sorted by (element, key): neighbours with one element, two keys
-        return bool(np.any((addr_a[1:] == addr_a[:-1]) & (key_a[1:] != key_a[:-1])))
-    addr_b, key_b = threads.masked(b, by_warp)
-    if addr_a.size == 0 or addr_b.size == 0:
-        return False
-    lo = addr_a.searchsorted(addr_b, "left")
-    hi = addr_a.searchsorted(addr_b, "right")
-    hit = hi > lo
-    if not hit.any():
-        return False
-    first, last = key_a[lo[hit]], key_a[hi[hit] - 1]
-    mine = key_b[hit]
-    return bool(np.any((first != mine) | (last != mine)))
 
 
 def _finding(src: Source, code: str, earlier: Access, later: Access) -> Finding:
