@@ -28,22 +28,23 @@ def bank_conflict_findings(src: Source, trace: Trace, facts: FileFacts) -> list[
         if a.mem.space == "shared" and a.addr is not None and a.kind != "atomic":
             by_node[a.node.id].append(a)
             by_mem[a.mem.name].append(a)
+    degrees = _Degrees()
     out: list[Finding] = []
     for accesses in by_node.values():
         elem = facts.sizeof(accesses[0].mem.elem)
         if elem is None:
             continue
-        if elem <= 4 and all(a.unit_stride() for a in accesses):
+        irregular = {id(a) for a in accesses if not a.unit_stride()}
+        if elem <= 4 and not irregular:
             continue
-        degree = max(_degree(a.addr, a, elem, size) for a, size in _as_issued(accesses, elem))
+        degree = degrees.worst(_as_issued(accesses, elem), irregular, elem)
         if degree >= 2 and elem <= 4:      # rare: only suspects pay for the neighbour search
-            degree = max((_degree(a.addr, a, elem, size)
-                          for a, size in _merged_neighbours(accesses, by_mem[accesses[0].mem.name], elem)),
-                         default=1)
+            merged = _merged_neighbours(accesses, by_mem[accesses[0].mem.name], elem)
+            degree = degrees.worst(merged, irregular, elem)
         if degree < 2:
             continue
         a = accesses[0]
-        fix = _padding_fix(src, a, by_mem[a.mem.name], elem)
+        fix = _padding_fix(src, a, by_mem[a.mem.name], elem, degrees)
         msg = (f"{degree}-way bank conflict on `{a.mem.name}`: lanes of one warp hit the same bank "
                f"with {degree} different words, so the access is replayed {degree} times. "
                + ("Pad the row by one element (the fix) so a column walk spreads over all banks."
@@ -116,21 +117,44 @@ def _statement(node):
     return None if node is None else (node.start_byte, node.end_byte)
 
 
-def _degree(addr: np.ndarray, a: Access, elem: int, size: int | None = None) -> int:
+class _Degrees:
+    """Conflict degrees of one trace's executions, each distinct (addresses, mask, geometry)
+    computed once: loop iterations, the neighbour search and the padding check meet the same
+    addresses again (a third of the executions judged)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple, int] = {}
+
+    def worst(self, executions: list[tuple[Access, int]], irregular: set[int], elem: int) -> int:
+        """The highest degree of the executions (as issued, with their sizes); `irregular` holds
+        the ids of those not at unit stride."""
+        # at unit stride, 4 bytes a lane or less hit a word each or share one: no conflict
+        return max((self.of(a.addr, a, elem, size) for a, size in executions
+                    if size > 4 or id(a) in irregular), default=1)
+
+    def of(self, addr: np.ndarray, a: Access, elem: int, size: int | None = None) -> int:
+        size = size or a.access_size or elem
+        key = (addr.dtype.str, addr.tobytes(), a.mask.tobytes(), elem, size, a.field_offset)
+        got = self._known.get(key)
+        if got is None:
+            got = self._known[key] = _degree(addr, a.mask, elem, size, a.field_offset)
+        return got
+
+
+def _degree(addr: np.ndarray, live: np.ndarray, elem: int, size: int, field_offset: int) -> int:
     """Worst number of distinct 4-byte words any bank serves in one phase of one warp."""
-    size = size or a.access_size or elem
-    live = a.mask
     if np.count_nonzero(live) < 2:
         return 1
-    words = (addr[live] * elem + a.field_offset) // 4
-    phase = max(1, BANKS * 4 // max(4, size))
-    span = max(1, size // 4)                     # words one lane touches
-    touched = (words[:, None] + np.arange(span)).ravel()
-    touched = touched - (int(touched.min()) // BANKS) * BANKS    # non-negative, banks unchanged
-    owner = np.repeat(_phase_groups(addr.size, phase)[live], span)
-    if np.bincount(owner * BANKS + touched % BANKS).max() < 2:
+    words = (addr[live] * elem + field_offset) // 4
+    owner = _phase_groups(addr.size, max(1, BANKS * 4 // max(4, size)))[live]
+    span = size // 4
+    if span > 1:                                 # a lane's 8 or 16 bytes are 2 or 4 words
+        words = (words[:, None] + np.arange(span)).ravel()
+        owner = np.repeat(owner, span)
+    if np.bincount(owner * BANKS + words % BANKS).max() < 2:
         return 1                # no two lanes of a phase on one bank (the common case): no sort
-    pairs = sorted_distinct(owner * (1 << 40) + touched)          # distinct (phase, word)
+    words = words - (int(words.min()) // BANKS) * BANKS      # non-negative, banks unchanged
+    pairs = sorted_distinct(owner * (1 << 40) + words)      # distinct (phase, word)
     keys = (pairs >> 40) * BANKS + (pairs & ((1 << 40) - 1)) % BANKS
     return int(np.bincount(keys).max())
 
@@ -144,7 +168,8 @@ def _phase_groups(threads: int, phase: int) -> np.ndarray:
     return group
 
 
-def _padding_fix(src: Source, a: Access, all_of_mem: list[Access], elem: int) -> Fix | None:
+def _padding_fix(src: Source, a: Access, all_of_mem: list[Access], elem: int,
+                 degrees: _Degrees) -> Fix | None:
     dims = a.mem.dims
     decl = a.mem.decl
     if dims is None or len(dims) != 2 or decl is None or (dims[1] * elem) % (BANKS * 4):
@@ -153,8 +178,8 @@ def _padding_fix(src: Source, a: Access, all_of_mem: list[Access], elem: int) ->
         return None
     padded = dims[1] + 1
     for x in all_of_mem:
-        before = _degree(x.indices[0] * dims[1] + x.indices[1], x, elem)
-        after = _degree(x.indices[0] * padded + x.indices[1], x, elem)
+        before = degrees.of(x.indices[0] * dims[1] + x.indices[1], x, elem)
+        after = degrees.of(x.indices[0] * padded + x.indices[1], x, elem)
         if after > before or (x.node.id == a.node.id and after > 1):
             return None
     size_node = _last_dimension(decl, a.mem.name)
