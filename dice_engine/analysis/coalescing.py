@@ -17,12 +17,14 @@ import numpy as np
 
 from .findings import Finding
 from .report import finding
-from .trace import Access, Trace, sorted_distinct
+from .trace import Access, Trace
 from .syntax import FileFacts, Source, text
 
 SECTOR = 32
 WASTE_RATIO = 2.0
 MIN_SECTORS = 4          # fewer is a (near) broadcast, cheap whatever its pattern
+
+Range = tuple[int, int]  # the bytes [begin, end) one lane moves
 
 
 def coalescing_findings(src: Source, trace: Trace, facts: FileFacts) -> list[Finding]:
@@ -81,12 +83,14 @@ def _footprint(accesses: list[Access], facts: FileFacts):
     """(ratio, stride, sectors, ideal) when the accesses, taken together per warp, waste memory
     traffic: at least twice the sectors their bytes need, spread in runs shorter than half a
     sector. Together means every execution (loop iterations included): a thread walking its own
-    small chunk (`for k < 4: x[4 * tid + k]`) fills the sectors it fetched. None when fine."""
+    small chunk (`for k < 4: x[4 * tid + k]`) fills the sectors it fetched. None when fine.
+
+    One warp is 32 numbers per execution: plain Python ints handle those for a third of the
+    cost of numpy calls."""
     worst = None
     for w in range(min(2, accesses[0].addr.size // 32)):
         lanes = slice(32 * w, 32 * w + 32)
-        starts: list[np.ndarray] = []
-        ends: list[np.ndarray] = []
+        executions: list[list[Range]] = []
         stride = None
         for a in accesses:
             if not a.mask[lanes].any():
@@ -94,50 +98,52 @@ def _footprint(accesses: list[Access], facts: FileFacts):
             elem, size = _geometry(a, facts)
             # the address pattern of the whole warp: lanes switched off by a branch
             # (`if (tid % 2 == 0)`) are divergence, not an addressing problem
-            first = a.addr[lanes] * elem + a.field_offset
-            starts.append(first)
-            ends.append(first + size)
+            index = a.addr[lanes].tolist()
+            executions.append([(i * elem + a.field_offset, i * elem + a.field_offset + size)
+                               for i in index])
             if stride is None:
-                steps = np.diff(a.addr[lanes])
-                stride = int(steps[0]) if steps.size and np.all(steps == steps[0]) else None
-        if not starts:
+                steps = {after - before for before, after in zip(index, index[1:])}
+                stride = steps.pop() if len(steps) == 1 else None
+        if not executions:
             continue
-        sectors, ideal, moved, runs = _sector_use(np.concatenate(starts), np.concatenate(ends))
+        sectors, ideal, moved, runs = _sector_use([r for ranges in executions for r in ranges])
         ratio = sectors / ideal
         if ratio >= WASTE_RATIO and sectors >= MIN_SECTORS and moved / runs < SECTOR / 2 \
                 and (worst is None or ratio > worst[0]) \
-                and any(_wasteful(b, e) for b, e in zip(starts, ends, strict=True)):
+                and (len(executions) == 1 or any(_wasteful(ranges) for ranges in executions)):
             worst = (ratio, stride, sectors, ideal)
     return worst
 
 
-def _wasteful(begin: np.ndarray, end: np.ndarray) -> bool:
+def _wasteful(ranges: list[Range]) -> bool:
     """One execution alone needs at least twice its sectors. Executions far apart (a broadcast
     load unrolled over grid strides) each fetch their own sector: that is no waste, however
-    many sectors they touch together."""
-    sectors, ideal, _, _ = _sector_use(begin, end)
+    many sectors they touch together. (A lone execution is its warp's total: judged already.)"""
+    sectors, ideal, _, _ = _sector_use(ranges)
     return sectors >= MIN_SECTORS and sectors >= WASTE_RATIO * ideal
 
 
-def _sector_use(begin: np.ndarray, end: np.ndarray) -> tuple[int, int, int, int]:
-    """For the byte ranges [begin, end): the 32-byte sectors touched, the sectors their bytes
-    would fill if packed, the bytes covered and the contiguous runs they form."""
-    sectors = sorted_distinct(np.concatenate((begin // SECTOR, (end - 1) // SECTOR))).size
-    moved, runs = _merged(begin, end)
+def _sector_use(ranges: list[Range]) -> tuple[int, int, int, int]:
+    """For the byte ranges: the 32-byte sectors touched, the sectors their bytes would fill if
+    packed, the bytes covered and the contiguous runs they form."""
+    sectors = len({begin // SECTOR for begin, _ in ranges} | {(end - 1) // SECTOR for _, end in ranges})
+    moved, runs = _merged(ranges)
     return sectors, max(1, -(-moved // SECTOR)), moved, runs
 
 
-def _merged(begin: np.ndarray, end: np.ndarray) -> tuple[int, int]:
-    """Bytes covered by the byte ranges [begin, end) and the number of contiguous runs they form
-    (touching ranges join one run)."""
-    order = np.lexsort((end, begin))
-    begin, end = begin[order], end[order]
-    reach = np.maximum.accumulate(end)              # end of the run so far, before each range
-    opens = np.empty(begin.size, dtype=bool)
-    opens[0] = True
-    opens[1:] = begin[1:] > reach[:-1]
-    run_ends = np.maximum.reduceat(end, np.flatnonzero(opens))
-    return int((run_ends - begin[opens]).sum()), max(int(opens.sum()), 1)
+def _merged(ranges: list[Range]) -> tuple[int, int]:
+    """Bytes covered by the (non-empty list of) byte ranges and the number of contiguous runs
+    they form (touching ranges join one run)."""
+    ordered = sorted(ranges)
+    run_begin, reach = ordered[0]               # the run so far and where it ends
+    moved, runs = 0, 1
+    for begin, end in ordered:
+        if begin > reach:
+            moved += reach - run_begin
+            run_begin, reach, runs = begin, end, runs + 1
+        elif end > reach:
+            reach = end
+    return moved + reach - run_begin, runs
 
 
 def _finding(src: Source, a: Access, facts: FileFacts, ratio: float, stride: int | None,

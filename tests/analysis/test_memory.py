@@ -1,7 +1,6 @@
 """`race`, `coalescing` and `bank-conflict` on shared and global memory."""
 from __future__ import annotations
 
-import numpy as np
 from analysis_helpers import apply_fix, at_line, codes
 
 from dice_engine.analysis import check_source
@@ -169,6 +168,5 @@ void launch(float* out) { k<<<1, 64>>>(out); }
 
 def test_coalescing_run_merging_counts_union_bytes_and_joins_touching_ranges():
     # [0,4) and [4,8) touch (one run); [6,10) overlaps it; [20,24) twice is one more run
-    begin = np.array([20, 4, 0, 6, 20])
-    assert _merged(begin, begin + np.array([4, 4, 4, 4, 4])) == (14, 2)
-    assert _merged(np.array([0, 64]), np.array([32, 96])) == (64, 2)
+    assert _merged([(20, 24), (4, 8), (0, 4), (6, 10), (20, 24)]) == (14, 2)
+    assert _merged([(0, 32), (64, 96)]) == (64, 2)
