@@ -59,11 +59,15 @@ class Access:
     def unit_stride(self) -> bool:
         """In every warp, lanes touch consecutive elements or all the same one (the common case,
         fine for both coalescing and banks, checked cheaply before the full models)."""
-        if self.addr is None or self.addr.size % 32 or self.access_size is not None:
+        addr = self.addr
+        if addr is None or addr.size % 32 or self.access_size is not None:
             return False                # a struct field: consecutive structs are not consecutive bytes
-        rows = self.addr.reshape(-1, 32)
-        delta = rows - rows[:, :1]
-        return bool((delta == _LANES).all() or not delta.any())
+        step = int(addr[1] - addr[0]) if addr.size else 0      # lane 0 to 1 tells which pattern
+        if step not in (0, 1):
+            return False
+        rows = addr.reshape(-1, 32)
+        expected = rows[:, :1] + _LANES if step else rows[:, :1]
+        return not np.count_nonzero(rows - expected)
 
 
 def sorted_distinct(values: Array) -> Array:
