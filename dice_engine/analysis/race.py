@@ -114,9 +114,9 @@ class _Threads:
         if pattern_a == pattern_b:
             # b's threads are a's: a conflict is an element with two keys, neighbours once sorted
             return bool(np.any((addr_a[1:] == addr_a[:-1]) & (key_a[1:] != key_a[:-1])))
-        addr_b, key_b = self._pairs(b, by_warp)
-        if addr_a.size == 0 or addr_b.size == 0:
-            return False
+        addr_b, key_b = self._sorted_pairs(b, pattern_b, by_warp)
+        if addr_a.size == 0 or addr_b.size == 0 or addr_a[-1] < addr_b[0] or addr_b[-1] < addr_a[0]:
+            return False            # no element in common (half the pairs: disjoint index ranges)
         lo = addr_a.searchsorted(addr_b, "left")
         hi = addr_a.searchsorted(addr_b, "right")
         hit = hi > lo
@@ -126,15 +126,12 @@ class _Threads:
         mine = key_b[hit]
         return bool(np.any((first != mine) | (last != mine)))
 
-    def _pairs(self, a: Access, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
-        """(element, thread key) of the threads performing `a`."""
-        key = self.trace.warp_of if by_warp else self.trace.thread_ids
-        return a.addr[a.mask], key[a.mask]
-
     def _sorted_pairs(self, a: Access, pattern: int, by_warp: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(element, thread key) of the threads performing `a`, sorted by element, then key."""
         got = self._sorted.get((pattern, by_warp))
         if got is None:
-            addr, key = self._pairs(a, by_warp)
+            addr = a.addr[a.mask]
+            key = (self.trace.warp_of if by_warp else self.trace.thread_ids)[a.mask]
             order = np.lexsort((key, addr))
             got = self._sorted[(pattern, by_warp)] = (addr[order], key[order])
         return got
