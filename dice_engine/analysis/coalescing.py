@@ -36,7 +36,7 @@ def coalescing_findings(src: Source, trace: Trace, facts: FileFacts) -> list[Fin
     out: list[Finding] = []
     for accesses in by_node.values():
         first = accesses[0]
-        if _geometry(first, facts) is None or all(a.unit_stride() for a in accesses):
+        if all(a.unit_stride() for a in accesses) or _geometry(first, facts) is None:
             continue
         worst = _footprint(accesses, facts)
         if worst is None:
