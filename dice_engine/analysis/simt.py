@@ -185,8 +185,7 @@ class Interpreter:
                 continue
             self._stmt(child)
         self.blocks.pop()
-        # names declared inside go out of scope; updates to outer names stay
-        self.env = {k: self.env.get(k, v) for k, v in saved.items()}
+        self.env = _outer_scope(self.env, saved)
 
     def _anyone_active(self) -> bool:
         """`self.active.any()`, remembered for the mask object last asked about: masks are never
@@ -279,7 +278,14 @@ class Interpreter:
         if alt is not None:
             self._stmt(alt)
         self.ctrl.pop()
-        self.active = (after_then | self.active) & entry
+        self.active = self._rejoined(after_then, self.active, entry)
+
+    def _rejoined(self, a: Array, b: Array, entry: Array) -> Array:
+        """`(a | b) & entry`, the threads active after both sides of a branch, without array
+        work when a side is the shared empty mask or everyone who entered carries on."""
+        nobody = _nobody(self.n)
+        joined = b if a is nobody else a if b is nobody else a | b
+        return entry if joined is entry else joined & entry
 
     def _else(self, node: Node) -> None:
         for child in node.named_children:
@@ -359,7 +365,7 @@ class Interpreter:
         self._steps = None
         self.active = self._minus_returned(entry)
         if saved_env is not None:
-            self.env = {k: self.env.get(k, v) for k, v in saved_env.items()}
+            self.env = _outer_scope(self.env, saved_env)
 
     def _trip_count(self, init: Node | None, cond: Node | None, update: Node | None) -> int | None:
         """`v = a; v < b; ++v` (or `v <= b`, `v++`, `v += 1`) with constant a and b."""
@@ -1018,6 +1024,14 @@ def _is_tree_update(update: Node | None) -> bool:
     s = text(update).replace(" ", "")
     return any(p in s for p in (">>=1", "/=2", "*=2", "<<=1", "=s/2", "=s>>1", "=s*2")) or (
         ">>1" in s or "/2" in s or "<<1" in s or "*2" in s)
+
+
+def _outer_scope(env: dict[str, Val], outer: dict[str, Val]) -> dict[str, Val]:
+    """`env` after leaving a scope entered with `outer`: names declared inside go, updates to
+    outer names stay. Names are only ever added, so the same count means the same names."""
+    if len(env) == len(outer):
+        return env
+    return {k: env.get(k, v) for k, v in outer.items()}
 
 
 def _arith(op: str, a, b):
