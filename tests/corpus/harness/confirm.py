@@ -250,20 +250,22 @@ def check_overflow(case: Case, workdir: Path, arch: str) -> dict[Expectation, st
         return {e: "UNCHECKED (no launch written for this file in overflow_launch.py)" for e in case.expected}
     src = workdir / f"{case.path.stem}_overflow.cu"
     src.write_text(host_program(str(case.path.resolve()), case.kernel.name, launch))
+    verdict = _program_verdict(src, arch, {"fault": "CONFIRMED", "wrong": "CONFIRMED", "correct": "NOT SEEN"},
+                               "run past 2^31 elements: ")
+    return {e: verdict for e in case.expected if e.category == "overflow"}
+
+
+def _program_verdict(src: Path, arch: str, meaning: dict[str, str], detail_prefix: str = "") -> str:
+    """Build and run a generated host program; map its `VERDICT word: detail` line by `meaning`."""
     exe = src.with_suffix("")
     rc, log = _run(["nvcc", f"-arch={arch}", "-o", str(exe), str(src)], timeout=300)
     if rc == 0:
         rc, log = _run([str(exe)], timeout=120)
     m = re.search(r"VERDICT (\w+): (.*)", log)
     if m is None:
-        verdict = f"UNCHECKED (no verdict; exit {rc}: {log[-300:]})"
-    elif m.group(1) in ("fault", "wrong"):
-        verdict = f"CONFIRMED (run past 2^31 elements: {m.group(2)})"
-    elif m.group(1) == "correct":
-        verdict = f"NOT SEEN ({m.group(2)})"
-    else:
-        verdict = f"UNCHECKED ({m.group(2)})"
-    return {e: verdict for e in case.expected if e.category == "overflow"}
+        return f"UNCHECKED (no verdict; exit {rc}: {log[-300:]})"
+    status = meaning.get(m.group(1))
+    return f"{status} ({detail_prefix}{m.group(2)})" if status else f"UNCHECKED ({m.group(2)})"
 
 
 def check_ptx(case: Case, workdir: Path, arch: str) -> dict[Expectation, str]:
@@ -296,19 +298,7 @@ def check_numeric(case: Case, workdir: Path, arch: str) -> dict[Expectation, str
         return {}
     src = workdir / f"{case.path.stem}_numeric.cu"
     src.write_text(precision_numeric.host_program(str(case.path.resolve()), check))
-    exe = src.with_suffix("")
-    rc, log = _run(["nvcc", f"-arch={arch}", "-o", str(exe), str(src)], timeout=300)
-    if rc == 0:
-        rc, log = _run([str(exe)], timeout=120)
-    m = re.search(r"VERDICT (\w+): (.*)", log)
-    if m is None:
-        verdict = f"UNCHECKED (no verdict; exit {rc}: {log[-300:]})"
-    elif m.group(1) == "lossy":
-        verdict = f"CONFIRMED ({m.group(2)})"
-    elif m.group(1) == "accurate":
-        verdict = f"NOT SEEN ({m.group(2)})"
-    else:
-        verdict = f"UNCHECKED ({m.group(2)})"
+    verdict = _program_verdict(src, arch, {"lossy": "CONFIRMED", "accurate": "NOT SEEN"})
     return {e: verdict for e in case.expected if e.category == "precision"}
 
 
