@@ -41,8 +41,8 @@ class Analyzer:
         self._parser = new_parser()
         self._tree: Tree | None = None
         self._data = b""
-        self._cache: dict[str, list[Finding]] = {}
-        self._outlines: dict[bytes, _Outline] = {}
+        self._cache: dict[tuple, list[Finding]] = {}
+        self._outlines: dict[tuple[bytes, str], _Outline] = {}
 
     def update(self, text_: str | bytes) -> list[Finding]:
         try:
@@ -80,23 +80,23 @@ class Analyzer:
         facts = file_facts(root)
         facts_key = hashlib.blake2b(repr((sorted(facts.constants.items()), sorted(facts.structs.items())))
                                     .encode(), digest_size=16).hexdigest()
-        outlines: dict[bytes, _Outline] = {}
+        outlines: dict[tuple[bytes, str], _Outline] = {}
         calls: dict[str, list[str]] = {}
         found: dict[int, dict[str, list]] = {}     # captures per function body, this update only
         for f in every:
-            digest = hashlib.blake2b((f.node.text or b"") + facts_key.encode(), digest_size=16).digest()
-            outline = self._outlines.get(digest)
+            text_key = (f.code, facts_key)
+            outline = self._outlines.get(text_key)
             if outline is None:
                 found[f.body.id] = captures(f.body)
-                outline = _outline(found[f.body.id], facts.constants)
-            outlines[digest] = outline
+                outline = _outline(f, found[f.body.id], facts.constants)
+            outlines[text_key] = outline
             calls[f.name] = [n for n in outline.callees if n in by_name]
             for kernel, size in outline.launches.items():
                 facts.block_sizes.setdefault(kernel, size)
         self._outlines = outlines
         closure = {f.name: _closure(f, by_name, calls) for f in fns}
         called = {c.name for f in fns if f.is_kernel for c in closure[f.name][1:]}
-        cache: dict[str, list[Finding]] = {}
+        cache: dict[tuple, list[Finding]] = {}
         out: list[Finding] = []
         seen: set[tuple] = set()
         for fn in fns:
@@ -121,17 +121,16 @@ class Analyzer:
         return out
 
     def _key(self, fn: Function, closure: list[Function], facts: FileFacts, facts_key: str,
-             called: bool) -> str:
+             called: bool) -> tuple:
         """Everything a function's findings depend on: its text, its callees' texts and their
         places relative to it, its column, the file's constants and structs, its launch block
-        size, and whether a kernel calls it (then its thread analysis happens in the callers)."""
-        h = hashlib.blake2b(digest_size=16)
-        h.update(repr((fn.node.start_point[1], facts.block_sizes.get(fn.name), facts_key, called)).encode())
-        row = fn.node.start_point[0]
-        for callee in closure:           # findings inside a callee sit at its offset from `fn`
-            h.update(callee.node.text or b"")
-            h.update(repr((callee.node.start_point[0] - row, callee.node.start_point[1])).encode())
-        return h.hexdigest()
+        size, and whether a kernel calls it (then its thread analysis happens in the callers).
+        The texts themselves, not digests: a dict compares them on a hash match, so no collision
+        can reuse the wrong findings."""
+        row, column = fn.node.start_point
+        # findings inside a callee sit at its offset from `fn`
+        callees = tuple((c.code, c.node.start_point[0] - row, c.node.start_point[1]) for c in closure)
+        return column, facts.block_sizes.get(fn.name), facts_key, called, callees
 
     def _function_findings(self, src: Source, fn: Function, by_name: dict[str, Function],
                            facts: FileFacts, called: set[str], found: dict[str, list]) -> list[Finding]:
@@ -179,13 +178,14 @@ class _Outline:
     launches: dict[str, tuple[int, int, int]]
 
 
-def _outline(found: dict[str, list], constants: dict[str, int]) -> _Outline:
+def _outline(fn: Function, found: dict[str, list], constants: dict[str, int]) -> _Outline:
     names: list[str] = []
     for call in found.get("call", ()):
         name = text(call.child_by_field_id(FIELD.function)).split("::")[-1]
         if name not in names:
             names.append(name)
-    return _Outline(tuple(names), launch_blocks(found, constants))
+    launches = launch_blocks(found, constants) if b"<<<" in fn.code else {}   # most launch nothing
+    return _Outline(tuple(names), launches)
 
 
 def _closure(fn: Function, by_name: dict[str, Function], calls: dict[str, list[str]]) -> list[Function]:

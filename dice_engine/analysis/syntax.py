@@ -122,6 +122,11 @@ class Function:
         self.body = body
         self._declarator = declarator
 
+    @cached_property
+    def code(self) -> bytes:
+        """The definition's source text (read once: each `node.text` slices the file anew)."""
+        return self.node.text or b""
+
     @property
     def is_kernel(self) -> bool:
         return "__global__" in self.qualifiers
