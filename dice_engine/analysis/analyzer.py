@@ -134,15 +134,9 @@ class Analyzer:
 
     def _function_findings(self, src: Source, fn: Function, by_name: dict[str, Function],
                            facts: FileFacts, called: set[str], found: dict[str, list]) -> list[Finding]:
-        out: list[Finding] = []
-        try:
-            typer = Typer(fn, facts, found.get("decl", []))     # shared by the two syntactic analyses
-        except Exception:
-            log.warning("typing %s failed", fn.name, exc_info=True)
-            typer = None
-        if typer is not None:
-            out += _guarded(precision_findings, src, fn, typer, found)
-            out += _guarded(overflow_findings, src, facts, typer, found)
+        typer = Typer(fn, facts, found.get("decl", []))     # shared by the two syntactic analyses
+        out = _guarded(precision_findings, src, fn, typer, found)
+        out += _guarded(overflow_findings, src, facts, typer, found)
         if fn.is_kernel or fn.name not in called:
             try:
                 trace = run_function(fn, by_name, facts)

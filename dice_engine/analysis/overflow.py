@@ -26,17 +26,15 @@ def overflow_findings(src: Source, facts: FileFacts, typer: Typer,
                       found: dict[str, list[Node]]) -> list[Finding]:
     """`found`: the function body's `syntax.captures`; `typer`: its types."""
     definitions = list(_index_definitions(found.get("decl", [])))
+    products = list(_products(definitions))
+    if not products:             # only an index built from a product can overflow
+        return []
     bounds, wide_compared, decremented = _uses(found, typer, facts)
     for _, name, _, init in definitions:
         if name not in bounds and (peak := _max_value(init, facts, bounds)) is not None:
             bounds[name] = peak                  # `int x = threadIdx.x` is at most 1023
     out: list[Finding] = []
-    for decl, name, type_name, init in definitions:
-        if type_name not in NARROW_INTEGERS and type_name not in WIDE_INTEGERS:
-            continue                             # floats, pointers: not an index
-        product = _first_product(init)
-        if product is None:
-            continue
+    for (decl, name, type_name, init), product in products:
         if type_name in NARROW_INTEGERS:
             extent = wide_compared.get(name)
             peak = _max_value(init, facts, bounds)
@@ -69,6 +67,17 @@ def _index_definitions(declarations: list[Node]):
                 value = d.child_by_field_id(FIELD.value)
                 if target is not None and target.type == "identifier" and value is not None:
                     yield node, text(target), t, value
+
+
+def _products(definitions: list[tuple[Node, str, str, Node]]):
+    """(definition, its first product) for the integer definitions that multiply."""
+    for definition in definitions:
+        type_name, init = definition[2], definition[3]
+        if type_name not in NARROW_INTEGERS and type_name not in WIDE_INTEGERS:
+            continue                             # floats, pointers: not an index
+        product = _first_product(init)
+        if product is not None:
+            yield definition, product
 
 
 def _first_product(node: Node) -> Node | None:

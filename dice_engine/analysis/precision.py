@@ -28,13 +28,19 @@ def precision_findings(src: Source, fn: Function, typer: Typer,
                        found: dict[str, list[Node]]) -> list[Finding]:
     """`found`: the function body's `syntax.captures`; `typer`: its types."""
     out: list[Finding] = []
-    for node in found.get("binary", ()):
-        if _may_hold_floating_literal(node):
-            out += _promoting_literals(src, typer, node)
-    # only a variable declared half/bf16 can be a low-precision accumulator
-    low_precision_vars = any(t in LOW_PRECISION for t in typer.vars.values())
+    # every node's text lies inside the function's: checked there first, most functions skip
+    # reading their expressions' texts (and their types) altogether
+    literals = _may_hold_floating_literal(fn.code)
+    if literals:
+        for node in found.get("binary", ()):
+            if _may_hold_floating_literal(node.text):
+                out += _promoting_literals(src, typer, node)
+    # only a variable declared half/bf16 can be a low-precision accumulator, and its type's name
+    # is in the function's text
+    low_precision_vars = (b"half" in fn.code or b"bfloat16" in fn.code) and \
+        any(t in LOW_PRECISION for t in typer.vars.values())
     for node in found.get("assign", ()):
-        if _may_hold_floating_literal(node):
+        if literals and _may_hold_floating_literal(node.text):
             out += _compound_literal(src, typer, node)
         if low_precision_vars:
             out += _low_precision_accumulator(src, typer, node, fn.body)
@@ -48,8 +54,8 @@ def precision_findings(src: Source, fn: Function, typer: Typer,
 _FLOATING_LITERAL_HINT = re.compile(rb"[0-9][.eEpP]|\.[0-9]")
 
 
-def _may_hold_floating_literal(node: Node) -> bool:
-    return _FLOATING_LITERAL_HINT.search(node.text or b"") is not None
+def _may_hold_floating_literal(code: bytes | None) -> bool:
+    return _FLOATING_LITERAL_HINT.search(code or b"") is not None
 
 
 def _in_loop(node: Node, body: Node) -> bool:

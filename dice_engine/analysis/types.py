@@ -3,6 +3,8 @@ analyses: declared types of parameters and locals, literal types, element types 
 CUDA builtins, math-function overload resolution and the usual arithmetic conversions."""
 from __future__ import annotations
 
+from functools import cached_property
+
 from tree_sitter import Node
 
 from .syntax import FIELD, LOW_PRECISION, NARROW_INTEGERS, VECTOR_COMPONENTS, WIDE_INTEGERS, FileFacts, \
@@ -19,25 +21,37 @@ GENERIC_MATH = frozenset({
 
 
 class Typer:
+    """Types inside one function. The declared names are collected on first use: the analyses
+    ask only about functions that hold something they look for."""
+
     def __init__(self, fn: Function, facts: FileFacts, declarations: list[Node]) -> None:
         self.facts = facts
-        self.vars: dict[str, str] = {}
-        self.pointers: dict[str, str] = {}         # name → element type (pointers and arrays)
-        for name, type_name, indirect in fn.params:
-            (self.pointers if indirect else self.vars)[name] = type_name
-        for node in declarations:
+        self._fn = fn
+        self._declarations = declarations
+
+    @property
+    def vars(self) -> dict[str, str]:
+        return self._declared[0]
+
+    @property
+    def pointers(self) -> dict[str, str]:
+        """name → element type (pointers and arrays)"""
+        return self._declared[1]
+
+    @cached_property
+    def _declared(self) -> tuple[dict[str, str], dict[str, str]]:
+        """(vars, pointers) of the parameters and the local declarations."""
+        scalars: dict[str, str] = {}
+        pointers: dict[str, str] = {}
+        for name, type_name, indirect in self._fn.params:
+            (pointers if indirect else scalars)[name] = type_name
+        for node in self._declarations:
             t = base_type(node)
             for d in node.children_by_field_id(FIELD.declarator):
-                self._declare(d, t)
-
-    def _declare(self, d: Node, t: str) -> None:
-        indirect = False
-        while d is not None and d.type != "identifier":
-            if d.type in ("pointer_declarator", "array_declarator"):
-                indirect = True
-            d = d.child_by_field_id(FIELD.declarator)
-        if d is not None:
-            (self.pointers if indirect else self.vars)[text(d)] = t
+                name, indirect = _declared_name(d)
+                if name is not None:
+                    (pointers if indirect else scalars)[name] = t
+        return scalars, pointers
 
     def type_of(self, node: Node | None) -> str | None:
         if node is None:
@@ -147,6 +161,17 @@ class Typer:
     def args(node: Node) -> list[Node]:
         a = node.child_by_field_id(FIELD.arguments)
         return [c for c in a.named_children if c.type != "comment"] if a is not None else []
+
+
+def _declared_name(d: Node | None) -> tuple[str | None, bool]:
+    """The identifier a local declarator declares (None if it has none) and whether it is a
+    pointer or array."""
+    indirect = False
+    while d is not None and d.type != "identifier":
+        if d.type in ("pointer_declarator", "array_declarator"):
+            indirect = True
+        d = d.child_by_field_id(FIELD.declarator)
+    return (text(d) if d is not None else None), indirect
 
 
 def is_floating(t: str | None) -> bool:
