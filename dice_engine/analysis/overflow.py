@@ -20,6 +20,7 @@ from .types import Typer
 LIMIT = 1 << 31
 GRID_BUILTINS = ("blockIdx", "blockDim", "gridDim", "threadIdx")
 BUILTIN_MAX = {"threadIdx": 1023, "blockDim": 1024}
+BOUNDED_OPERATORS = frozenset({"+", "*", "/", ">>", "%", "&"})   # those `_max_value` bounds
 
 
 def overflow_findings(src: Source, facts: FileFacts, typer: Typer,
@@ -137,8 +138,9 @@ def _uses(found: dict[str, list[Node]], typer: Typer, facts: FileFacts):
             c = const_eval(text(right), facts.constants)
             if c is not None:
                 bounds[text(left)] = max(bounds.get(text(left), 0), c)
-        if typer.type_of(right) in WIDE_INTEGERS:
-            for name in _index_terms(left):         # `i < n`, `base + k < n`
+        terms = _index_terms(left)                  # `i < n`, `base + k < n`
+        if terms and typer.type_of(right) in WIDE_INTEGERS:
+            for name in terms:
                 wide.setdefault(name, text(right))
     for node in found.get("update", ()):
         if operator(node) == "--":
@@ -177,16 +179,20 @@ def _max_value(node: Node, facts: FileFacts, bounds: dict[str, int]) -> int | No
         return _max_value(node.named_children[-1], facts, bounds)
     if t == "binary_expression":
         op = operator(node)
+        if op not in BOUNDED_OPERATORS:
+            return None
+        # one unbounded operand makes the whole unbounded: the other is not read
         a = _max_value(node.child_by_field_id(FIELD.left), facts, bounds)
+        if a is None:
+            return None
         b = _max_value(node.child_by_field_id(FIELD.right), facts, bounds)
-        if a is None or b is None:
+        if b is None:
             return None
         if op == "+":
             return a + b
         if op == "*":
             return a * b
-        if op in ("/", ">>", "%", "&"):
-            return a
+        return a                                 # / >> % & never exceed the left operand
     return None
 
 

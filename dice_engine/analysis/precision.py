@@ -22,6 +22,7 @@ from .types import GENERIC_MATH, Typer, is_floating, is_integer
 ARITHMETIC = frozenset({"+", "-", "*", "/"})
 COMPOUND = frozenset({"+=", "-=", "*=", "/="})
 LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
+ATOMIC_ADDS = frozenset({"atomicAdd", "atomicAdd_block", "atomicAdd_system"})
 
 
 def precision_findings(src: Source, fn: Function, typer: Typer,
@@ -45,7 +46,11 @@ def precision_findings(src: Source, fn: Function, typer: Typer,
         if low_precision_vars:
             out += _low_precision_accumulator(src, typer, node, fn.body)
     for node in found.get("call", ()):
-        out += _math_call(src, typer, node) + _atomic_target(src, typer, node)
+        callee = text(node.child_by_field_id(FIELD.function))
+        if callee in ATOMIC_ADDS:
+            out += _atomic_target(src, typer, node)
+        else:
+            out += _math_call(src, typer, node, callee.split("::")[-1])
     return out
 
 
@@ -140,9 +145,8 @@ def _literal_finding(src: Source, where: Node, lits: list[Node], operand: str) -
     return finding(src, where, "DICE-P001", msg, fix=_suffix_fix(src, lits))
 
 
-def _math_call(src: Source, typer: Typer, node: Node) -> list[Finding]:
-    fnode = node.child_by_field_id(FIELD.function)
-    name = text(fnode).split("::")[-1] if fnode is not None else ""
+def _math_call(src: Source, typer: Typer, node: Node, name: str) -> list[Finding]:
+    """`name`: the called function, namespace dropped."""
     if name not in GENERIC_MATH or name in ("abs", "max", "min"):
         return []
     args = typer.args(node)
@@ -214,9 +218,6 @@ def _low_precision_accumulator(src: Source, typer: Typer, node: Node, body: Node
 
 
 def _atomic_target(src: Source, typer: Typer, node: Node) -> list[Finding]:
-    fnode = node.child_by_field_id(FIELD.function)
-    if fnode is None or text(fnode) not in ("atomicAdd", "atomicAdd_block", "atomicAdd_system"):
-        return []
     args = typer.args(node)
     if len(args) != 2:
         return []
