@@ -9,6 +9,8 @@ Two shapes, each needing evidence from the file that the extent really can be th
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tree_sitter import Node
 
 from .findings import Finding, Fix, TextEdit
@@ -30,20 +32,25 @@ def overflow_findings(src: Source, facts: FileFacts, typer: Typer,
     products = list(_products(definitions))
     if not products:             # only an index built from a product can overflow
         return []
-    bounds, wide_compared, decremented = _uses(found, typer, facts)
-    for _, name, _, init in definitions:
-        if name not in bounds and (peak := _max_value(init, facts, bounds)) is not None:
-            bounds[name] = peak                  # `int x = threadIdx.x` is at most 1023
+    # a peak needs every variable of the index bounded: when no 32-bit index has one even with
+    # all variables bounded, the constant bounds of the variables are not collected
+    boundable = any(type_name in NARROW_INTEGERS and _max_value(init, facts, _any_bound) is not None
+                    for (_, _, type_name, init), _ in products)
+    bounds, wide_compared = _comparisons(found, typer, facts, boundable)
+    if boundable:
+        for _, name, _, init in definitions:
+            if name not in bounds and (peak := _max_value(init, facts, bounds.get)) is not None:
+                bounds[name] = peak              # `int x = threadIdx.x` is at most 1023
     out: list[Finding] = []
     for (decl, name, type_name, init), product in products:
         if type_name in NARROW_INTEGERS:
             extent = wide_compared.get(name)
-            peak = _max_value(init, facts, bounds)
+            peak = _max_value(init, facts, bounds.get)
             if extent is None and (peak is None or peak < LIMIT):
                 continue
             why = (f"it is compared with the 64-bit `{extent}`, so the extent it indexes can exceed 2^31"
                    if extent else f"its product can reach {peak:,} (> 2^31 − 1)")
-            fix = None if name in decremented else _widen_fix(src, decl, init, product)
+            fix = None if name in _decremented(found) else _widen_fix(src, decl, init, product)
             msg = (f"`{name}` is a 32-bit `{type_name}` index built from `{text(product)}`, but {why}: "
                    "the product wraps and the kernel reads and writes out of bounds. Declare it "
                    "`size_t` (or `long long`) and widen the first factor before multiplying.")
@@ -119,12 +126,12 @@ def _narrow_grid_product(product: Node, typer: Typer) -> bool:
     return grid and all(t in NARROW_INTEGERS for t in types)
 
 
-def _uses(found: dict[str, list[Node]], typer: Typer, facts: FileFacts):
-    """Constant upper bounds of variables (`x < C`), the 64-bit extent each variable is
-    compared with, and the variables that are decremented (not safe to make unsigned)."""
+def _comparisons(found: dict[str, list[Node]], typer: Typer, facts: FileFacts,
+                 with_bounds: bool) -> tuple[dict[str, int], dict[str, str]]:
+    """Constant upper bounds of variables (`x < C`; only `with_bounds`) and the 64-bit extent
+    each variable is compared with."""
     bounds: dict[str, int] = {}
     wide: dict[str, str] = {}
-    decremented: set[str] = set()
     for node in found.get("binary", ()):
         op = operator(node)
         if op not in ("<", "<=", ">", ">="):        # most are arithmetic: their operands are not read
@@ -134,7 +141,7 @@ def _uses(found: dict[str, list[Node]], typer: Typer, facts: FileFacts):
             continue
         if op in (">", ">="):
             left, right = right, left
-        if left.type == "identifier":
+        if with_bounds and left.type == "identifier":
             c = const_eval(text(right), facts.constants)
             if c is not None:
                 bounds[text(left)] = max(bounds.get(text(left), 0), c)
@@ -142,13 +149,19 @@ def _uses(found: dict[str, list[Node]], typer: Typer, facts: FileFacts):
         if terms and typer.type_of(right) in WIDE_INTEGERS:
             for name in terms:
                 wide.setdefault(name, text(right))
+    return bounds, wide
+
+
+def _decremented(found: dict[str, list[Node]]) -> set[str]:
+    """The variables that are decremented (not safe to make unsigned)."""
+    out: set[str] = set()
     for node in found.get("update", ()):
         if operator(node) == "--":
-            decremented.add(text(node.child_by_field_id(FIELD.argument)))
+            out.add(text(node.child_by_field_id(FIELD.argument)))
     for node in found.get("assign", ()):
         if operator(node) == "-=":
-            decremented.add(text(node.child_by_field_id(FIELD.left)))
-    return bounds, wide, decremented
+            out.add(text(node.child_by_field_id(FIELD.left)))
+    return out
 
 
 def _index_terms(node: Node) -> list[str]:
@@ -163,8 +176,9 @@ def _index_terms(node: Node) -> list[str]:
     return []
 
 
-def _max_value(node: Node, facts: FileFacts, bounds: dict[str, int]) -> int | None:
-    """Largest value of a non-negative index expression, or None when some part is unbounded."""
+def _max_value(node: Node, facts: FileFacts, bound: Callable[[str], int | None]) -> int | None:
+    """Largest value of a non-negative index expression, or None when some part is unbounded.
+    `bound`: a variable's upper bound, or None."""
     t = node.type
     if t == "number_literal":
         return const_eval(text(node), facts.constants)
@@ -172,20 +186,20 @@ def _max_value(node: Node, facts: FileFacts, bounds: dict[str, int]) -> int | No
         name = text(node)
         if name in facts.constants:
             return facts.constants[name]
-        return bounds.get(name)
+        return bound(name)
     if t == "field_expression":
         return BUILTIN_MAX.get(text(node.child_by_field_id(FIELD.argument)))
     if t in ("parenthesized_expression", "cast_expression") and node.named_children:
-        return _max_value(node.named_children[-1], facts, bounds)
+        return _max_value(node.named_children[-1], facts, bound)
     if t == "binary_expression":
         op = operator(node)
         if op not in BOUNDED_OPERATORS:
             return None
         # one unbounded operand makes the whole unbounded: the other is not read
-        a = _max_value(node.child_by_field_id(FIELD.left), facts, bounds)
+        a = _max_value(node.child_by_field_id(FIELD.left), facts, bound)
         if a is None:
             return None
-        b = _max_value(node.child_by_field_id(FIELD.right), facts, bounds)
+        b = _max_value(node.child_by_field_id(FIELD.right), facts, bound)
         if b is None:
             return None
         if op == "+":
@@ -194,6 +208,11 @@ def _max_value(node: Node, facts: FileFacts, bounds: dict[str, int]) -> int | No
             return a * b
         return a                                 # / >> % & never exceed the left operand
     return None
+
+
+def _any_bound(_name: str) -> int:
+    """Every variable bounded: what stays unbounded then (a block index, a load) always does."""
+    return 1
 
 
 def _cast_edit(src: Source, product: Node, type_name: str) -> TextEdit:
