@@ -235,6 +235,7 @@ def _low_precision_accumulator(src: Source, typer: Typer, node: Node, body: Node
 
 
 def _atomic_target(src: Source, typer: Typer, node: Node) -> list[Finding]:
+    """`node`: a call of one of the ATOMIC_ADDS."""
     args = typer.args(node)
     if len(args) != 2:
         return []
