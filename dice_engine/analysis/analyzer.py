@@ -44,6 +44,12 @@ class Analyzer:
         self._cache: dict[tuple, list[Finding]] = {}
         self._outlines: dict[tuple[bytes, str], _Outline] = {}
 
+    @property
+    def tree(self) -> Tree | None:
+        """The tree of the text last given to `update` (None if that failed). The next
+        `update` edits it in place, so use it before then."""
+        return self._tree
+
     def update(self, text_: str | bytes) -> list[Finding]:
         try:
             data = encode(text_)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 import tree_sitter_cuda
-from tree_sitter import Language, Parser
+from tree_sitter import Language, Parser, Tree
 
 from .regions import BEGIN, END, body_hash, intent_hash, parse_begin, split_lines
 
@@ -71,10 +71,12 @@ class Intents(list):
         self.problems = problems
 
 
-def comment_lines(source: str, lines: list[str], ends: list[str]) -> list[bool]:
-    """For each line, whether it is a line comment standing on its own."""
-    data = source.encode("utf-8", "surrogatepass")
-    root = Parser(_LANGUAGE).parse(data).root_node
+def comment_lines(source: str, lines: list[str], ends: list[str], tree: Tree | None = None) -> list[bool]:
+    """For each line, whether it is a line comment standing on its own. `tree`: the file's
+    tree-sitter-cuda parse of `source`, when the caller has one (saves a second parse)."""
+    if tree is None:
+        tree = Parser(_LANGUAGE).parse(source.encode("utf-8", "surrogatepass"))
+    root = tree.root_node
     flags: list[bool] = []
     byte = 0
     for text, end in zip(lines, ends):
@@ -92,9 +94,13 @@ def comment_lines(source: str, lines: list[str], ends: list[str]) -> list[bool]:
     return flags
 
 
-def find_intents(source: str) -> Intents:
+def find_intents(source: str, tree: Tree | None = None) -> Intents:
+    """The intents of `source`. `tree`, when given, must be the tree-sitter-cuda parse of
+    `source` encoded as UTF-8 with surrogatepass (what the analyzer parses)."""
+    if "@dice" not in source:           # every marker holds it: nothing to find, no parse
+        return Intents([], [])
     lines, ends = split_lines(source)
-    is_comment = comment_lines(source, lines, ends)
+    is_comment = comment_lines(source, lines, ends, tree)
     sites: list[IntentSite] = []
     problems: list[MarkerProblem] = []
 

@@ -31,6 +31,24 @@ def test_intents_and_continuation_lines():
     assert first.hash == intent_hash("y = softmax(x, dim=1); x: f32[4096, 1024]")
 
 
+def test_the_analyzers_incrementally_edited_tree_finds_the_same_intents():
+    """The language server hands `find_intents` the analyzer's tree instead of parsing again."""
+    from dice_engine.analysis import Analyzer
+    analyzer = Analyzer()
+    analyzer.update(KERNEL.replace("softmax", "relu"))
+    for text in (KERNEL, KERNEL.replace("// plain comment", '"// @dice: y = exp(x);"'), KERNEL + "/*"):
+        analyzer.update(text)                     # an incremental re-parse of the previous text
+        with_tree, alone = find_intents(text, analyzer.tree), find_intents(text)
+        assert [(s.text, s.line, s.end_line, s.region) for s in with_tree] == \
+            [(s.text, s.line, s.end_line, s.region) for s in alone]
+        assert with_tree.problems == alone.problems
+
+
+def test_a_file_without_markers_has_no_intents():
+    sites = find_intents("__global__ void k(float* p) { p[0] = 1.0f; }  // dice is a word here\n")
+    assert list(sites) == [] and sites.problems == []
+
+
 def test_offset_to_position_maps_into_the_file():
     site = find_intents(KERNEL)[0]
     lines = KERNEL.split("\n")

@@ -32,10 +32,11 @@ log = logging.getLogger(__name__)
 
 def static_pass(state: DocumentState, text: str, arch: str) -> tuple[Intents, list[Finding]]:
     """Runs on a thread: the analyzer's incremental update, and the intents of `text` with
-    their own findings."""
+    their own findings. The intents reuse the analyzer's tree, under the lock: the next update
+    edits that tree."""
     with state.analyzer_lock:
         findings = state.analyzer.update(text)
-    sites = find_intents(text)
+        sites = find_intents(text, state.analyzer.tree)
     findings += intent_findings(sites, state.path, split_lines(text)[0], arch)
     return sites, findings
 
