@@ -516,9 +516,9 @@ class Interpreter:
         return Val(None, v.level)
 
     def _binary(self, node: Node) -> Val:
-        op = operator(node)
-        a = self._expr(node.child_by_field_id(FIELD.left))
-        b = self._expr(node.child_by_field_id(FIELD.right))
+        left, op, right = _infix(node)
+        a = self._expr(left)
+        b = self._expr(right)
         level = a.level if a.level > b.level else b.level
         exact = a.exact and b.exact
         if a.mem is not None and b.mem is None and op in ("+", "-"):
@@ -718,9 +718,8 @@ class Interpreter:
     # -- assignment -----------------------------------------------------------------------------
 
     def _assign(self, node: Node) -> Val:
-        op = operator(node)
-        left = node.child_by_field_id(FIELD.left)
-        value = self._expr(node.child_by_field_id(FIELD.right))
+        left, op, right = _infix(node)
+        value = self._expr(right)
         if op != "=":
             current = self._read_lvalue(left)
             fn = _BINARY.get(op[:-1])
@@ -994,6 +993,17 @@ def _is_shared(decl: Node) -> bool:
     """A `__shared__` declaration (asked only of arrays and uninitialized scalars)."""
     return any(c.type in ("type_qualifier", "storage_class_specifier") and text(c) == "__shared__"
                for c in decl.children)
+
+
+def _infix(node: Node) -> tuple[Node | None, str, Node | None]:
+    """Left operand, operator and right operand of a binary or assignment expression. The usual
+    shape has exactly those three children: one `children` call instead of three field lookups
+    (a comment inside makes more children and takes the field lookups)."""
+    children = node.children
+    if len(children) == 3:
+        left, op, right = children
+        return left, op.type, right
+    return node.child_by_field_id(FIELD.left), operator(node), node.child_by_field_id(FIELD.right)
 
 
 def _operands(node: Node | None) -> list[Node]:
