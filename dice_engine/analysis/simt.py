@@ -51,6 +51,11 @@ class Val:
 
 
 UNKNOWN = Val(None, UNIFORM)
+_BLOCK_IDX = Val(GENERIC_BLOCK_IDX, UNIFORM)
+_GRID_DIM = Val(64, UNIFORM)
+# the spellings of the built-in index variables' components, as (variable, component)
+_BUILTIN_FIELDS = {f"{base}.{axis}": (base, axis)
+                   for base in ("threadIdx", "blockDim", "blockIdx", "gridDim") for axis in "xyz"}
 
 
 @dataclass(slots=True)
@@ -499,21 +504,32 @@ class Interpreter:
         return UNKNOWN
 
     def _field(self, node: Node) -> Val:
+        # `threadIdx.x` and kin, most field expressions, are known by their spelling alone: one
+        # text read instead of two field lookups and two reads
+        parts = _BUILTIN_FIELDS.get(text(node))
+        if parts is not None:
+            return self._builtin_field(*parts)
         arg = node.child_by_field_id(FIELD.argument)
         fld = text(node.child_by_field_id(FIELD.field))
-        base = text(arg)
-        if base == "threadIdx" and fld in self.thread_idx:
-            return self.thread_idx[fld]
-        if base == "blockDim" and fld in "xyz":
-            return Val(self.model.dims["xyz".index(fld)], UNIFORM, exact=self.model.known)
-        if base == "blockIdx":
-            return Val(GENERIC_BLOCK_IDX, UNIFORM)
-        if base == "gridDim":
-            return Val(64, UNIFORM)
+        builtin = self._builtin_field(text(arg), fld)
+        if builtin is not None:
+            return builtin
         if arg is not None and arg.type == "subscript_expression":
             return self._subscript(arg, field_name=fld, field_node=node)
         v = self._expr(arg)
         return Val(None, v.level)
+
+    def _builtin_field(self, base: str, fld: str) -> Val | None:
+        """A component of threadIdx, blockDim, blockIdx or gridDim; None for any other field."""
+        if base == "threadIdx":
+            return self.thread_idx.get(fld)
+        if base == "blockDim" and fld in "xyz":
+            return Val(self.model.dims["xyz".index(fld)], UNIFORM, self.model.known)
+        if base == "blockIdx":
+            return _BLOCK_IDX
+        if base == "gridDim":
+            return _GRID_DIM
+        return None
 
     def _binary(self, node: Node) -> Val:
         left, op, right = _infix(node)
