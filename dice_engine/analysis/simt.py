@@ -486,10 +486,10 @@ class Interpreter:
         return value
 
     def _number(self, node: Node) -> Val:
-        return _literal(text(node))
+        return _literal(self.facts.text(node))
 
     def _identifier(self, node: Node) -> Val:
-        name = text(node)
+        name = self.facts.text(node)
         v = self.env.get(name)
         if v is not None and v.mem is not None and v.mem.scalar:
             self._record(v.mem, "r", node, v, None, None)
@@ -506,7 +506,7 @@ class Interpreter:
     def _field(self, node: Node) -> Val:
         # `threadIdx.x` and kin, most field expressions, are known by their spelling alone: one
         # text read instead of two field lookups and two reads
-        parts = _BUILTIN_FIELDS.get(text(node))
+        parts = _BUILTIN_FIELDS.get(self.facts.text(node))
         if parts is not None:
             return self._builtin_field(*parts)
         arg = node.child_by_field_id(FIELD.argument)
@@ -762,7 +762,7 @@ class Interpreter:
             return
         t = left.type
         if t == "identifier":
-            name = text(left)
+            name = self.facts.text(left)
             old = self.env.get(name)
             if old is not None and old.mem is not None and old.mem.scalar:
                 self._record(old.mem, "w", left, old, None, value)

@@ -275,10 +275,20 @@ LOW_PRECISION = frozenset({"half", "__half", "__nv_bfloat16", "nv_bfloat16"})
 @dataclass
 class FileFacts:
     """What the file says about sizes: integer constants (#define, constexpr/const globals),
-    struct layouts, and block sizes at launch sites."""
+    struct layouts, and block sizes at launch sites; and its bytes, to read node texts from."""
+    source: bytes = field(repr=False, compare=False)     # the file's bytes, from offset 0
     constants: dict[str, int] = field(default_factory=dict)
     structs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)   # name → (field, type)
     block_sizes: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # kernel → block
+
+    def text(self, node: Node) -> str:
+        """`text(node)` for a node of this file, sliced from its bytes: `Node.text` costs several
+        times as much (a memoryview and two copies per call)."""
+        raw = self.source[node.start_byte:node.end_byte]
+        try:
+            return raw.decode()         # without arguments: spelling out the codec costs more
+        except UnicodeDecodeError:
+            return raw.decode("utf-8", "replace")
 
     def sizeof(self, type_name: str) -> int | None:
         return self._layout(type_name)[0]
@@ -318,7 +328,8 @@ class FileFacts:
 
 def file_facts(root: Node, fns: list[Function] = ()) -> FileFacts:
     """Constants and structs of the file, and the block sizes launched from `fns`."""
-    facts = FileFacts()
+    # the root's text starts at its first token: zeros stand for the leading blanks, never read
+    facts = FileFacts(bytes(root.start_byte) + (root.text or b""))
     stack = list(reversed(root.children))
     while stack:
         node = stack.pop()
