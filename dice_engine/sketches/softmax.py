@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .access import (chunk_loops, hint_int, pack_element, pack_loads, pack_step,
+from .access import (chunk_loops, hint_int, pack_declarations, pack_element, pack_loads, pack_step,
                      scalar_element)
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
                    launcher_signature)
@@ -178,8 +178,8 @@ class RowSoftmax(Sketch):
         accesses = p.accesses(point["vec"])
         raw_pack = {a.name: pack_element(a, "0", "elem", "pack * kVec + elem") for a in accesses}
         raw_scalar = {a.name: scalar_element(a, "row_start + col") for a in accesses}
-        decl = "\n".join(_declare_one(accesses))
-        loads = "\n".join(_load_one(accesses))
+        decl = "\n".join(pack_declarations(accesses, "1"))
+        loads = "\n".join(pack_loads(accesses, "pack", "0"))
         partials = "warp_partials" if point["group"] > 32 else f"({p.ctype}*)nullptr"
         shift = "vals[reg_pack][elem] -= row_max;" if p.anchor.op == "log_softmax" else ""
         sum_term = (f"row_sum += {m['exp']}(vals[reg_pack][elem]);" if p.anchor.op == "log_softmax"
@@ -260,20 +260,6 @@ row_sum = group_reduce<kGroup>(row_sum, SumOp(), {partials});
 def _stat_bytes(p: RowwisePlan) -> int:
     """Bytes of one MaxSum (a max and a sum in the compute type)."""
     return 8 if p.ctype == "float" else 16
-
-
-def _declare_one(accesses) -> list[str]:
-    out = []
-    for a in accesses:
-        if a.packed:
-            out.append(f"Pack<{a.c_type}, kVec> {a.name}_pack[1];")
-        elif a.kind == "per_pack":
-            out.append(f"{a.c_type} {a.name}_first[1];")
-    return out
-
-
-def _load_one(accesses) -> list[str]:
-    return pack_loads(accesses, "pack", "0")
 
 
 # ---------------------------------------------------------------------------------------------
