@@ -27,13 +27,13 @@ from ..ir.graph import Node
 from ..ir.patterns import Problem
 from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, chunk_loops, hint_int,
                      pack_element, pack_step, paren, plan_access, scalar_element, words_per_element)
-from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Sketch, Token, frame,
-                   launcher_params, launcher_signature, store_from_compute)
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, launcher_params,
+                   launcher_signature, store_from_compute)
 from .operands import (axis_unsupported, describe, emit_expression, expression_ctype, input_nodes,
                        kernel_param_list)
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, pack_width,
-                   partials_row_pad, partials_smem_bytes, pow2_range, register_budget, tidy, wave_grid_cap,
-                   workspace_code)
+                   partials_row_pad, partials_smem_bytes, pow2_range, register_budget, rendered_kernel,
+                   wave_grid_cap, workspace_code)
 
 BASE_REGISTERS = 32      # indices, loop state and the accumulator's neighbours
 ROW_GRID_WAVES = 4       # grid-stride cap for the rows kernel, in waves of resident blocks
@@ -396,7 +396,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({signature}, bo
                     f"{threads} threads per block, {vec}-element loads, {unroll} in flight")
         blocks = min(-(-rows_hint // (threads // group)), cap)
         smem = (threads // 32) * 4 * p.acc_words() if group > 32 else 0
-        return _rendered(self.name, point, name, strategy, device, launcher, params,
+        return rendered_kernel(self.name, point, name, strategy, device, launcher, params,
                          [Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem)])
 
 
@@ -604,7 +604,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
         if two_stage:
             launches.append(Launch(merge, (min(-(-outer_hint * inner_hint // 256),
                                                wave_grid_cap(arch, 256, 2)), 1, 1), (256, 1, 1), 0))
-        return _rendered(self.name, point, name, strategy, device, launcher, params, launches)
+        return rendered_kernel(self.name, point, name, strategy, device, launcher, params, launches)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -718,7 +718,7 @@ __global__ void __launch_bounds__(kMergeThreads) {merge}({signature}, const {acc
         smem = (threads // 32) * 4 * p.acc_words()
         launches = [Launch(kernel, (rows_hint * chunks, 1, 1), (threads, 1, 1), smem),
                     Launch(merge, (rows_hint, 1, 1), (256, 1, 1), 8 * 4 * p.acc_words())]
-        return _rendered(self.name, point, name, strategy, device, launcher, params, launches)
+        return rendered_kernel(self.name, point, name, strategy, device, launcher, params, launches)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -744,17 +744,6 @@ def _shrink_unroll(space: DesignSpace, point: Point) -> Point:
     if not space.is_legal(point):
         point["vec"] = 1
     return point
-
-
-def _rendered(sketch: str, point: Point, name: str, strategy: str, device: str, launcher: str,
-              params: list[Param], launches: list[Launch]) -> RenderedKernel:
-    source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
-                   launcher_code=launcher)
-    tokens = " ".join(f"{k}={v}" for k, v in point.items())
-    return RenderedKernel(sketch=sketch, tokens=dict(point), source=source,
-                          kernel_names=[f"dice_{name}::{launch.kernel}" for launch in launches],
-                          launcher=launcher, params=params, launches=launches,
-                          summary=f"{sketch} {tokens}")
 
 
 SKETCHES: list[Sketch] = [RowReduction(), ColumnReduction(), SplitRowReduction()]

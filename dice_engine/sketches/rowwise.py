@@ -14,11 +14,11 @@ from ..ir.graph import Node
 from ..ir.patterns import Problem
 from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, hint_int,
                      pack_element, pack_step, paren, plan_access, scalar_element, words_per_element)
-from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Token, frame, launcher_signature,
+from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Token, launcher_signature,
                    store_from_compute)
 from .operands import describe, emit_expression, expression_ctype, input_nodes, kernel_param_list
 from .warp import (dynamic_smem_lines, indent, min_blocks_per_sm, pack_width, pow2_range, register_budget,
-                   tidy, wave_grid_cap, workspace_code)
+                   rendered_kernel, wave_grid_cap, workspace_code)
 
 ROW_GRID_WAVES = 4       # grid-stride cap for the `*.rows` kernels, in waves of resident blocks
 
@@ -360,10 +360,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     blocks = min(-(-rows_hint // (threads // group)), cap)
     smem = (threads // 32) * partial_words * (4 if p.ctype == "float" else 8) if group > 32 else 0
     launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem + cache_bytes)
-    source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
-                   launcher_code=launcher)
-    return RenderedKernel(sketch, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],
-                          f"{sketch} " + " ".join(f"{k}={v}" for k, v in point.items()))
+    return rendered_kernel(sketch, point, name, strategy, device, launcher, params, [launch])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -450,11 +447,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     stat_bytes = stats.words * (4 if p.ctype == "float" else 8)
     launches = [Launch(k, (rows_hint * chunks, 1, 1), (threads, 1, 1), threads // 32 * stat_bytes)
                 for k in (stats_kernel, write_kernel)]
-    source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
-                   launcher_code=launcher)
-    return RenderedKernel(sketch, dict(point), source, [f"{ns}::{k.kernel}" for k in launches],
-                          launcher, params, launches,
-                          f"{sketch} " + " ".join(f"{k}={v}" for k, v in point.items()))
+    return rendered_kernel(sketch, point, name, strategy, device, launcher, params, launches)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,14 +21,14 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .access import (chunk_loops, hint_int, pack_declarations, pack_element, pack_loads, pack_step,
                      scalar_element)
-from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, launcher_params,
                    launcher_signature)
 from .operands import axis_unsupported, describe, kernel_param_list
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_group, row_space,
                       row_vec, rows_rendered, rowwise_plan, split_row_default, split_row_space,
                       split_rows_rendered, two_pass_body)
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, partials_row_pad,
-                   partials_smem_bytes, register_budget, tidy)
+                   partials_smem_bytes, register_budget, rendered_kernel)
 
 BASE_REGISTERS = 32
 
@@ -452,10 +452,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
         tiles = outer_hint * -(-inner_hint // (tile * vec))
         launch = Launch(kernel, (tiles, 1, 1), (tile, split, 1),
                         partials_smem_bytes(split, tile, vec, stat_bytes))
-        source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
-                       launcher_code=launcher)
-        return RenderedKernel(self.name, dict(point), source, [f"{ns}::{kernel}"], launcher, params, [launch],
-                              f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items()))
+        return rendered_kernel(self.name, point, name, strategy, device, launcher, params, [launch])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """CUDA building blocks shared by the memory-bound sketches (elementwise, reduction, softmax,
-norm), and the launch geometry and text conventions around them.
+norm), and the launch geometry, text conventions and rendering around them.
 
 Device helpers come back as text that the caller puts inside its region's `namespace dice_<name>`
 (through `base.frame`), so two generated regions in one translation unit never collide:
@@ -13,6 +13,7 @@ from typing import Sequence
 
 from ..arch import ArchSpec
 from ..ir.dtypes import DType
+from .base import Launch, Param, Point, RenderedKernel, frame
 
 PACK_BYTES = 16   # one 128-bit load or store per thread: the widest global access
 
@@ -187,3 +188,16 @@ def tidy(code: str) -> str:
             line = " " * (len(following) - len(following.lstrip())) + line.strip()
         out.append(line.rstrip())
     return "\n".join(out)
+
+
+def rendered_kernel(sketch: str, point: Point, name: str, strategy: str, device: str, launcher: str,
+                    params: list[Param], launches: list[Launch]) -> RenderedKernel:
+    """A memory-bound sketch's rendering: `device` tidied inside the region's frame, each
+    launch's kernel qualified by the region's namespace, the sketch and its tokens as summary."""
+    source = frame(name=name, strategy=strategy, tokens=point, device_code=tidy(device),
+                   launcher_code=launcher)
+    tokens = " ".join(f"{k}={v}" for k, v in point.items())
+    return RenderedKernel(sketch=sketch, tokens=dict(point), source=source,
+                          kernel_names=[f"dice_{name}::{launch.kernel}" for launch in launches],
+                          launcher=launcher, params=params, launches=launches,
+                          summary=f"{sketch} {tokens}")
