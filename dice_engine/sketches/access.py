@@ -118,6 +118,17 @@ def axis_view(shape: Shape, dims: Sequence[int]) -> AxisView | None:
     lo, hi = (dims[0], dims[-1] + 1) if dims else (0, 0)
     return AxisView(tuple(shape[:lo]), tuple(shape[lo:hi]), tuple(shape[hi:]))
 
+def fitting_vec(extent: int | None, vec: int) -> int:
+    """A prior's pack width along an axis: `vec`, or 1 when the axis' known `extent` is not a
+    multiple of it."""
+    return 1 if extent is not None and extent % vec else vec
+
+def vec_violation(axis: str, extent: int | None, vec: int) -> str | None:
+    """Why packs of `vec` elements cannot tile `axis` (its extent known: not a multiple), or None."""
+    if vec > 1 and extent is not None and extent % vec:
+        return f"the {axis} {extent} is not a multiple of vec={vec}"
+    return None
+
 def hint_int(program: Program, dims: Sequence[Dim], hint: int = 4096) -> int:
     """The product of `dims` with unbound symbols at `hint` (for default points and launches)."""
     out = 1

@@ -25,8 +25,9 @@ from ..arch import ArchSpec
 from ..ir.dtypes import DType
 from ..ir.graph import Node
 from ..ir.patterns import Problem
-from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, chunk_loops, hint_int,
-                     pack_element, pack_step, paren, plan_access, scalar_element, words_per_element)
+from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, chunk_loops,
+                     fitting_vec, hint_int, pack_element, pack_step, paren, plan_access, scalar_element,
+                     vec_violation, words_per_element)
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, launcher_params,
                    launcher_signature, store_from_compute)
 from .operands import (axis_unsupported, describe, emit_expression, expression_ctype, input_nodes,
@@ -229,11 +230,9 @@ def _common_space_checks(p: ReductionPlan, arch: ArchSpec, threads_of, words_in_
         return None
 
     def vec_divides(pt: Point) -> str | None:
-        extent = p.view.reduced_int if p.view.last_axis else p.view.inner_int
-        if pt["vec"] > 1 and extent is not None and extent % pt["vec"]:
-            axis = "row length" if p.view.last_axis else "inner extent"
-            return f"the {axis} {extent} is not a multiple of vec={pt['vec']}"
-        return None
+        if p.view.last_axis:
+            return vec_violation("row length", p.view.reduced_int, pt["vec"])
+        return vec_violation("inner extent", p.view.inner_int, pt["vec"])
 
     return [threads_fit, registers_fit, vec_divides]
 
@@ -295,10 +294,8 @@ class RowReduction(Sketch):
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         p = _plan(problem)
-        vec = p.vec_width()
+        vec = fitting_vec(p.view.reduced_int, p.vec_width())
         row = hint_int(problem.program, p.view.reduced_dims)
-        if p.view.reduced_int is not None and p.view.reduced_int % vec:
-            vec = 1
         packs = max(1, -(-row // vec))
         rows = hint_int(problem.program, p.view.outer_dims)
         # At most ~16 packs per thread (long rows get a block, short ones a few lanes); widen
@@ -437,9 +434,7 @@ class ColumnReduction(Sketch):
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         p = _plan(problem)
-        vec = p.vec_width()
-        if p.view.inner_int is not None and p.view.inner_int % vec:
-            vec = 1
+        vec = fitting_vec(p.view.inner_int, p.vec_width())
         inner = hint_int(problem.program, p.view.inner_dims)
         outer = hint_int(problem.program, p.view.outer_dims)
         reduced = hint_int(problem.program, p.view.reduced_dims)
@@ -631,9 +626,7 @@ class SplitRowReduction(Sketch):
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         p = _plan(problem)
-        vec = p.vec_width()
-        if p.view.reduced_int is not None and p.view.reduced_int % vec:
-            vec = 1
+        vec = fitting_vec(p.view.reduced_int, p.vec_width())
         rows = hint_int(problem.program, p.view.outer_dims)
         row = hint_int(problem.program, p.view.reduced_dims)
         # About four resident waves of 256-thread blocks over all rows, each >= 4 packs/thread.

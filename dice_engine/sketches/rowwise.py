@@ -12,8 +12,9 @@ from typing import Callable, Sequence
 from ..arch import ArchSpec
 from ..ir.graph import Node
 from ..ir.patterns import Problem
-from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, hint_int,
-                     pack_element, pack_step, paren, plan_access, scalar_element, words_per_element)
+from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, fitting_vec, hint_int,
+                     pack_element, pack_step, paren, plan_access, scalar_element, vec_violation,
+                     words_per_element)
 from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Token, launcher_signature,
                    store_from_compute)
 from .operands import describe, emit_expression, expression_ctype, input_nodes, kernel_param_list
@@ -93,7 +94,7 @@ def packs_per_thread(p: RowwisePlan, point: Point) -> int:
 
 def row_vec(p: RowwisePlan, vec_width: int) -> int:
     """The prior's vec: `vec_width` unless a known row length is not a multiple of it."""
-    return 1 if p.view.reduced_int is not None and p.view.reduced_int % vec_width else vec_width
+    return fitting_vec(p.view.reduced_int, vec_width)
 
 
 def row_group(p: RowwisePlan, arch: ArchSpec, vec: int, max_packs: int) -> int:
@@ -128,10 +129,7 @@ def row_space(p: RowwisePlan, arch: ArchSpec, *, vec_width: int, base_registers:
             return f"group={pt['group']} does not divide threads={pt['threads']}"
         if pt["threads"] > arch.max_threads_per_block:
             return f"{pt['threads']} threads exceed the block limit {arch.max_threads_per_block}"
-        row = p.view.reduced_int
-        if pt["vec"] > 1 and row is not None and row % pt["vec"]:
-            return f"the row length {row} is not a multiple of vec={pt['vec']}"
-        return None
+        return vec_violation("row length", p.view.reduced_int, pt["vec"])
 
     def registers_fit(pt: Point) -> str | None:
         budget = register_budget(arch, pt["threads"])
@@ -170,9 +168,9 @@ def split_row_space(p: RowwisePlan, arch: ArchSpec, *, vec_width: int, base_regi
     def fits(pt: Point) -> str | None:
         if pt["threads"] > arch.max_threads_per_block:
             return f"{pt['threads']} threads exceed the block limit {arch.max_threads_per_block}"
-        row = p.view.reduced_int
-        if pt["vec"] > 1 and row is not None and row % pt["vec"]:
-            return f"the row length {row} is not a multiple of vec={pt['vec']}"
+        bad_vec = vec_violation("row length", p.view.reduced_int, pt["vec"])
+        if bad_vec:
+            return bad_vec
         words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
         need = base_registers + int(pt["unroll"] * pt["vec"] * max(words, 0.25)) + state_registers(pt)
         if need > register_budget(arch, pt["threads"]):

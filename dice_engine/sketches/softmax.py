@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .access import (chunk_loops, hint_int, pack_declarations, pack_element, pack_loads, pack_step,
-                     scalar_element)
+from .access import (chunk_loops, fitting_vec, hint_int, pack_declarations, pack_element, pack_loads,
+                     pack_step, scalar_element, vec_violation)
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, launcher_params,
                    launcher_signature)
 from .operands import axis_unsupported, describe, kernel_param_list
@@ -291,9 +291,9 @@ class ColumnSoftmax(Sketch):
             smem = partials_smem_bytes(pt["split"], pt["tile"], pt["vec"], stat_bytes)
             if smem > arch.smem_per_block_default:
                 return f"{smem} bytes of shared memory exceed {arch.smem_per_block_default}"
-            inner = p.view.inner_int
-            if pt["vec"] > 1 and inner is not None and inner % pt["vec"]:
-                return f"the inner extent {inner} is not a multiple of vec={pt['vec']}"
+            bad_vec = vec_violation("inner extent", p.view.inner_int, pt["vec"])
+            if bad_vec:
+                return bad_vec
             need = BASE_REGISTERS + pt["vec"] * (stat_bytes // 4 + 2)
             if need > register_budget(arch, threads):
                 return f"~{need} registers per thread needed"
@@ -303,9 +303,7 @@ class ColumnSoftmax(Sketch):
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         p = _must_plan(problem)
-        vec = p.vec_width()
-        if p.view.inner_int is not None and p.view.inner_int % vec:
-            vec = 1
+        vec = fitting_vec(p.view.inner_int, p.vec_width())
         inner = hint_int(problem.program, p.view.inner_dims)
         outer = hint_int(problem.program, p.view.outer_dims)
         reduced = hint_int(problem.program, p.view.reduced_dims)
