@@ -30,11 +30,11 @@ from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_
                      vec_violation, words_per_element)
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, launcher_params,
                    launcher_signature, store_from_compute)
+from .columns import COLUMN_INDEX, COLUMN_TILES, column_partials, column_tile, column_tiles, column_tokens
 from .operands import (axis_unsupported, describe, emit_expression, expression_ctype, input_nodes,
                        kernel_param_list)
-from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, pack_width,
-                   partials_row_pad, partials_smem_bytes, pow2_range, register_budget, rendered_kernel,
-                   wave_grid_cap, workspace_code)
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, pack_width, partials_smem_bytes,
+                   pow2_floor, pow2_range, register_budget, rendered_kernel, wave_grid_cap, workspace_code)
 
 BASE_REGISTERS = 32      # indices, loop state and the accumulator's neighbours
 ROW_GRID_WAVES = 4       # grid-stride cap for the rows kernel, in waves of resident blocks
@@ -411,9 +411,7 @@ class ColumnReduction(Sketch):
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _plan(problem)
         tokens = [
-            Token("tile", (16, 32, 64, 128, 256), "threads along the kept inner axis"),
-            Token("split", (1, 2, 4, 8, 16, 32), "threads of a block along the reduced axis"),
-            Token("vec", tuple(sorted({1, p.vec_width()})), "adjacent columns per thread (16-byte packs)"),
+            *column_tokens(p.vec_width(), "threads of a block along the reduced axis"),
             Token("unroll", (1, 2, 4), "reduced-axis steps in flight per thread"),
             Token("chunks", (1, 4, 16, 64), "blocks along the reduced axis (>1: a second merge kernel)"),
         ]
@@ -438,13 +436,13 @@ class ColumnReduction(Sketch):
         inner = hint_int(problem.program, p.view.inner_dims)
         outer = hint_int(problem.program, p.view.outer_dims)
         reduced = hint_int(problem.program, p.view.reduced_dims)
-        tile = min(128, max(16, _pow2_floor(-(-inner // vec))))
+        tile = column_tile(inner, vec)
         columns_threads = outer * -(-inner // vec)
         # Enough threads for ~two resident waves: split the reduced axis inside blocks first,
         # then across blocks when the kept extent is small.
         want = 2 * arch.sms * arch.max_threads_per_sm
-        split = min(32, max(1, _pow2_floor(want // max(1, columns_threads))), max(1, 1024 // tile))
-        split = min(split, _pow2_floor(max(1, reduced)))
+        split = min(32, max(1, pow2_floor(want // max(1, columns_threads))), max(1, 1024 // tile))
+        split = min(split, pow2_floor(max(1, reduced)))
         chunks = 1
         while (chunks < 64 and columns_threads * split * chunks * 4 < want
                and reduced // (split * chunks * 4) >= 64):
@@ -462,7 +460,6 @@ class ColumnReduction(Sketch):
         signature = ", ".join(kernel_param_list(params))
         kernel, merge = f"{name}_kernel", f"{name}_merge_kernel"
         acc_t = p.reducer.acc_type
-        pad = partials_row_pad(tile, vec, 4 * p.acc_words())
         linear = "(base + red * inner)"
         pack_step = _pack_step(p, accesses, unroll, "(base + (red + slot * kSplit) * inner) / kVec",
                                "red + slot * kSplit", "acc[elem]")
@@ -506,14 +503,11 @@ constexpr int kChunks = {chunks};   // blocks along the reduced axis
 // Block (tile, chunk): threads walk the reduced axis of kVec adjacent columns, coalesced
 // across threadIdx.x; the kSplit partials of a column merge in shared memory in a fixed order.
 __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kernel_args)}) {{
-    // [part][elem][lane], rows padded so that lanes of a warp in different parts use other banks
-    __shared__ {acc_t} tile_partials[kSplit][kVec * kTile + {pad}];
+{column_partials(acc_t, "tile_partials", tile, vec, 4 * p.acc_words())}
     const long long outer = {p.view.outer};
     const long long row_len = {p.view.reduced};
     const long long inner = {p.view.inner};
-    const long long tiles_per_outer = (inner + kTile * kVec - 1) / (kTile * kVec);
-    const long long outer_idx = blockIdx.x / tiles_per_outer;
-    const long long j0 = (blockIdx.x % tiles_per_outer * kTile + threadIdx.x) * kVec;
+{COLUMN_INDEX}
     const long long chunk_len = (row_len + kChunks - 1) / kChunks;
     const long long r_begin = blockIdx.y * chunk_len;
     const long long r_end = r_begin + chunk_len < row_len ? r_begin + chunk_len : row_len;
@@ -584,7 +578,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
     const long long inner = {p.view.inner};
     if (outer * inner == 0) return;
     const bool packed = {_packed_check(p, vec, "inner")};{workspace}
-    const long long tiles = outer * ((inner + kn::kTile * kn::kVec - 1) / (kn::kTile * kn::kVec));
+    {COLUMN_TILES}
     const dim3 grid((unsigned)tiles, kn::kChunks), block(kn::kTile, kn::kSplit);
     kn::{kernel}<<<grid, block, 0, stream>>>({args});{stage2}
 }}"""
@@ -593,7 +587,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
                     + (f", {chunks} blocks per column + merge kernel" if two_stage else ""))
         inner_hint = hint_int(problem.program, p.view.inner_dims)
         outer_hint = hint_int(problem.program, p.view.outer_dims)
-        tiles = outer_hint * -(-inner_hint // (tile * vec))
+        tiles = column_tiles(outer_hint, inner_hint, tile, vec)
         smem = partials_smem_bytes(split, tile, vec, 4 * p.acc_words())
         launches = [Launch(kernel, (tiles, chunks, 1), (tile, split, 1), smem)]
         if two_stage:
@@ -721,10 +715,6 @@ def _plan(problem: Problem) -> ReductionPlan:
     if isinstance(p, str):
         raise ValueError(p)
     return p
-
-
-def _pow2_floor(n: int) -> int:
-    return 1 << (max(1, n).bit_length() - 1)
 
 
 def _pow2_ceil(n: int) -> int:

@@ -21,14 +21,14 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .access import (chunk_loops, fitting_vec, hint_int, pack_declarations, pack_element, pack_loads,
                      pack_step, scalar_element, vec_violation)
-from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, launcher_params,
-                   launcher_signature)
+from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, launcher_params, launcher_signature
+from .columns import COLUMN_INDEX, COLUMN_TILES, column_partials, column_tile, column_tiles, column_tokens
 from .operands import axis_unsupported, describe, kernel_param_list
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_group, row_space,
                       row_vec, rows_rendered, rowwise_plan, split_row_default, split_row_space,
                       split_rows_rendered, two_pass_body)
-from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, partials_row_pad,
-                   partials_smem_bytes, register_budget, rendered_kernel)
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, partials_smem_bytes,
+                   register_budget, rendered_kernel)
 
 BASE_REGISTERS = 32
 
@@ -275,11 +275,7 @@ class ColumnSoftmax(Sketch):
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _must_plan(problem)
-        tokens = [
-            Token("tile", (16, 32, 64, 128, 256), "threads along the kept inner axis"),
-            Token("split", (1, 2, 4, 8, 16, 32), "threads along the softmax axis"),
-            Token("vec", tuple(sorted({1, p.vec_width()})), "adjacent columns per thread (16-byte packs)"),
-        ]
+        tokens = column_tokens(p.vec_width(), "threads along the softmax axis")
         stat_bytes = _stat_bytes(p)
 
         def fits(pt: Point) -> str | None:
@@ -307,7 +303,7 @@ class ColumnSoftmax(Sketch):
         inner = hint_int(problem.program, p.view.inner_dims)
         outer = hint_int(problem.program, p.view.outer_dims)
         reduced = hint_int(problem.program, p.view.reduced_dims)
-        tile = min(128, max(16, 1 << (max(1, -(-inner // vec)).bit_length() - 1)))
+        tile = column_tile(inner, vec)
         columns = outer * -(-inner // vec)
         split = 1
         while (split < 32 and tile * split < 1024 and columns * split < 2 * arch.sms * arch.max_threads_per_sm
@@ -325,7 +321,6 @@ class ColumnSoftmax(Sketch):
         p = _must_plan(problem)
         tile, split, vec = point["tile"], point["split"], point["vec"]
         stat_bytes = _stat_bytes(p)
-        pad = partials_row_pad(tile, vec, stat_bytes)
         threads = tile * split
         params = launcher_params(problem)
         kernel = f"{name}_kernel"
@@ -366,13 +361,10 @@ constexpr int kVec = {vec};
 // the kSplit running max/sums of a column merge in shared memory in a fixed order.
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 {kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
-    // [part][elem][lane], rows padded so that lanes of a warp in different parts use other banks
-    __shared__ MaxSum column_stats[kSplit][kVec * kTile + {pad}];
+{column_partials("MaxSum", "column_stats", tile, vec, stat_bytes)}
     const long long row_len = {p.view.reduced};
     const long long inner = {p.view.inner};
-    const long long tiles_per_outer = (inner + kTile * kVec - 1) / (kTile * kVec);
-    const long long outer_idx = blockIdx.x / tiles_per_outer;
-    const long long j0 = (blockIdx.x % tiles_per_outer * kTile + threadIdx.x) * kVec;
+{COLUMN_INDEX}
     // Element (outer_idx, red, j0) sits at base + red * inner.
     const long long base = outer_idx * row_len * inner + j0;
     const bool active = j0 < inner;
@@ -438,7 +430,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const long long inner = {p.view.inner};
     if (outer * inner == 0) return;
     const bool packed = {p.packed_check(vec, "inner")};
-    const long long tiles = outer * ((inner + kn::kTile * kn::kVec - 1) / (kn::kTile * kn::kVec));
+    {COLUMN_TILES}
     const dim3 grid((unsigned)tiles), block(kn::kTile, kn::kSplit);
     kn::{kernel}<<<grid, block, 0, stream>>>({", ".join([q.name for q in params] + ["packed"])});
 }}"""
@@ -447,7 +439,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                     f"{vec} columns per thread, online max/sum then a write pass")
         inner_hint = hint_int(problem.program, p.view.inner_dims)
         outer_hint = hint_int(problem.program, p.view.outer_dims)
-        tiles = outer_hint * -(-inner_hint // (tile * vec))
+        tiles = column_tiles(outer_hint, inner_hint, tile, vec)
         launch = Launch(kernel, (tiles, 1, 1), (tile, split, 1),
                         partials_smem_bytes(split, tile, vec, stat_bytes))
         return rendered_kernel(self.name, point, name, strategy, device, launcher, params, [launch])

@@ -116,6 +116,11 @@ def pack_width(dtypes: Sequence[DType]) -> int:
     """Elements per 16-byte pack for the widest of `dtypes` (narrower tensors move fewer bytes)."""
     return PACK_BYTES // max(d.size for d in dtypes)
 
+def pow2_floor(n: int) -> int:
+    """The power of two at or below `n` (1 for n < 2)."""
+    return 1 << (max(1, n).bit_length() - 1)
+
+
 def pow2_range(lo: int, hi: int) -> tuple[int, ...]:
     out, v = [], lo
     while v <= hi:
