@@ -33,8 +33,9 @@ from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, la
 from .columns import COLUMN_INDEX, COLUMN_TILES, column_partials, column_tile, column_tiles, column_tokens
 from .operands import (axis_unsupported, describe, emit_expression, expression_ctype, input_nodes,
                        kernel_param_list)
-from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, pack_width, partials_smem_bytes,
-                   pow2_floor, pow2_range, register_budget, rendered_kernel, wave_grid_cap, workspace_code)
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, block_threads_violation, indent, min_blocks_per_sm,
+                   pack_width, partials_smem_bytes, pow2_floor, pow2_range, register_budget, rendered_kernel,
+                   wave_grid_cap, workspace_code)
 
 BASE_REGISTERS = 32      # indices, loop state and the accumulator's neighbours
 ROW_GRID_WAVES = 4       # grid-stride cap for the rows kernel, in waves of resident blocks
@@ -215,12 +216,7 @@ def _common_device_code(p: ReductionPlan, shuffles: bool) -> str:
 
 def _common_space_checks(p: ReductionPlan, arch: ArchSpec, threads_of, words_in_flight):
     def threads_fit(pt: Point) -> str | None:
-        t = threads_of(pt)
-        if t > arch.max_threads_per_block:
-            return f"{t} threads exceed the block limit {arch.max_threads_per_block}"
-        if t % arch.warp_size:
-            return f"{t} threads is not a whole number of warps"
-        return None
+        return block_threads_violation(arch, threads_of(pt))
 
     def registers_fit(pt: Point) -> str | None:
         budget = register_budget(arch, threads_of(pt))

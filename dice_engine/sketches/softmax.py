@@ -27,8 +27,8 @@ from .operands import axis_unsupported, describe, kernel_param_list
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_group, row_space,
                       row_vec, rows_rendered, rowwise_plan, split_row_default, split_row_space,
                       split_rows_rendered, two_pass_body)
-from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, indent, min_blocks_per_sm, partials_smem_bytes,
-                   register_budget, rendered_kernel)
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, block_threads_violation, indent, min_blocks_per_sm,
+                   partials_smem_bytes, register_budget, rendered_kernel)
 
 BASE_REGISTERS = 32
 
@@ -280,10 +280,9 @@ class ColumnSoftmax(Sketch):
 
         def fits(pt: Point) -> str | None:
             threads = pt["tile"] * pt["split"]
-            if threads > arch.max_threads_per_block:
-                return f"{threads} threads exceed the block limit {arch.max_threads_per_block}"
-            if threads % arch.warp_size:
-                return f"{threads} threads is not a whole number of warps"
+            bad_threads = block_threads_violation(arch, threads)
+            if bad_threads:
+                return bad_threads
             smem = partials_smem_bytes(pt["split"], pt["tile"], pt["vec"], stat_bytes)
             if smem > arch.smem_per_block_default:
                 return f"{smem} bytes of shared memory exceed {arch.smem_per_block_default}"

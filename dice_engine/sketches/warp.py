@@ -143,6 +143,14 @@ def register_budget(arch: ArchSpec, threads: int) -> int:
     per_block = arch.regs_per_sm // min_blocks_per_sm(arch, threads)
     return min(arch.max_regs_per_thread, per_block // threads, arch.max_regs_per_block // threads)
 
+def block_threads_violation(arch: ArchSpec, threads: int) -> str | None:
+    """Why a block of `threads` threads cannot launch as whole warps, or None."""
+    if threads > arch.max_threads_per_block:
+        return f"{threads} threads exceed the block limit {arch.max_threads_per_block}"
+    if threads % arch.warp_size:
+        return f"{threads} threads is not a whole number of warps"
+    return None
+
 def wave_grid_cap(arch: ArchSpec, threads: int, waves: int) -> int:
     """A grid of `waves` full waves of resident blocks over all SMs (for grid-stride loops)."""
     return arch.sms * resident_blocks(arch, threads) * waves
