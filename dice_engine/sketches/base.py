@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterator
+from typing import Any, Callable, ClassVar, Iterable, Iterator
 
 from ..arch import ArchSpec
 from ..ir.dtypes import DType
@@ -58,6 +58,14 @@ class DesignSpace:
             point = dict(zip(names, values))
             if self.is_legal(point):
                 yield point
+
+    def first_legal(self, candidates: Iterable[Point]) -> Point:
+        """The first legal one of `candidates` (a prior's choices, best first), else the space's
+        first legal point."""
+        for point in candidates:
+            if self.is_legal(point):
+                return point
+        return next(self.points())
 
     def corners(self) -> list[Point]:
         """Legal points whose every token sits at the first or last of its choices."""

@@ -219,9 +219,7 @@ class ImplicitGemmConv(Sketch):
             block_m = 128 if tiles_128 >= 2 * arch.sms else 64
             point = {"block_m": block_m, "block_n": block_n, "block_k": 8,
                      "thread_m": 8 if block_m == 128 else 4, "thread_n": {128: 8, 64: 4, 32: 2}[block_n]}
-        if space.is_legal(point):
-            return point
-        return next(space.points())
+        return space.first_legal([point])
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         self.space(problem, arch).require_legal(point, self.name)
@@ -382,7 +380,7 @@ class TensorCoreConv(Sketch):
             point = {"block_m": 128, "block_n": 64 if shape.gemm_n >= 64 else 32, "block_k": 16,
                      "warps_m": 4, "warps_n": 1}
         space = self.space(problem, arch)
-        return point if space.is_legal(point) else next(space.points())
+        return space.first_legal([point])
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         self.space(problem, arch).require_legal(point, self.name)

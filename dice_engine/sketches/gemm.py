@@ -107,13 +107,11 @@ class SimtGemm(Sketch):
         small = gp.hint(gp.M) * gp.hint(gp.N) * gp.hint(gp.batch) < 128 * 128 * 2 * arch.sms
         big_tiles = [(128, 128, 8, 8, 8), (128, 128, 16, 8, 8)]
         small_tiles = [(64, 64, 16, 4, 4), (64, 64, 8, 4, 4)]
-        for bm, bn, bk, tm, tn in (small_tiles if small else big_tiles + small_tiles):
-            for vector in sorted(space.token("vector").choices, reverse=True):
-                point = {"block_m": bm, "block_n": bn, "block_k": bk, "thread_m": tm, "thread_n": tn,
-                         "vector": vector, "buffering": 2}
-                if space.is_legal(point):
-                    return point
-        return next(space.points())
+        return space.first_legal(
+            {"block_m": bm, "block_n": bn, "block_k": bk, "thread_m": tm, "thread_n": tn, "vector": vector,
+             "buffering": 2}
+            for bm, bn, bk, tm, tn in (small_tiles if small else big_tiles + small_tiles)
+            for vector in sorted(space.token("vector").choices, reverse=True))
 
     # -- rendering ------------------------------------------------------------------------------
 

@@ -130,13 +130,11 @@ class TensorCoreGemm(Sketch):
             shapes = [(128, 128, 32, 64, 64), (64, 64, 32, 32, 32)]
         else:
             shapes = [(64, 64, 32, 32, 32), (64, 128, 32, 32, 64)]
-        for bm, bn, bk, wm, wn in shapes:
-            for load, stages in (("cp_async", 3), ("cp_async", 2), ("vector", 2), ("scalar", 2)):
-                point = {"block_m": bm, "block_n": bn, "block_k": bk, "warp_m": wm, "warp_n": wn,
-                         "stages": stages, "load": load}
-                if space.is_legal(point):
-                    return point
-        return next(space.points())
+        return space.first_legal(
+            {"block_m": bm, "block_n": bn, "block_k": bk, "warp_m": wm, "warp_n": wn, "stages": stages,
+             "load": load}
+            for bm, bn, bk, wm, wn in shapes
+            for load, stages in (("cp_async", 3), ("cp_async", 2), ("vector", 2), ("scalar", 2)))
 
     # -- rendering ------------------------------------------------------------------------------
 

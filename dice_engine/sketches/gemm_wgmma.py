@@ -110,11 +110,8 @@ class WgmmaGemm(Sketch):
             shapes = [(128, 128, 2, 5)]
         else:
             shapes = [(64, 128, 1, 4), (64, 64, 1, 4)]
-        for bm, bn, wgs, stages in shapes:
-            point = {"block_m": bm, "block_n": bn, "warpgroups": wgs, "stages": stages}
-            if space.is_legal(point):
-                return point
-        return next(space.points())
+        return space.first_legal({"block_m": bm, "block_n": bn, "warpgroups": wgs, "stages": stages}
+                                 for bm, bn, wgs, stages in shapes)
 
     # -- rendering ------------------------------------------------------------------------------
 

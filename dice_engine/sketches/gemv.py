@@ -53,11 +53,8 @@ class WarpPerRowGemv(Sketch):
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         space = self.space(problem, arch)
-        for vector in sorted(space.token("vector").choices, reverse=True):
-            point = {"warps_per_block": 4, "vector": vector, "unroll": 2}
-            if space.is_legal(point):
-                return point
-        return next(space.points())
+        return space.first_legal({"warps_per_block": 4, "vector": vector, "unroll": 2}
+                                 for vector in sorted(space.token("vector").choices, reverse=True))
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         gp = gemm_problem(problem)
