@@ -17,8 +17,8 @@ from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, fr
                    launcher_signature, store_from_compute)
 from .operands import (describe, emit_expression, expression_ctype, input_nodes, kernel_param_list,
                        name_clash, shape_text)
-from .warp import (PACK_HELPERS, indent, min_blocks_per_sm, pack_width, register_budget, tidy,
-                   wave_grid_cap)
+from .warp import (PACK_HELPERS, indent, min_blocks_per_sm, pack_width, register_budget, shrink_unroll,
+                   tidy, wave_grid_cap)
 
 GRID_STRIDE_WAVES = 2     # waves of resident blocks for the grid-stride schedule
 BASE_REGISTERS = 24       # index math and loop state, besides the data in flight
@@ -86,12 +86,7 @@ class FusedElementwise(Sketch):
         slow = any(n.op in SLOW_MATH for n in problem.output.walk())
         unroll = (4 if slow else 2) if big else 1
         point = {"threads": 256, "vec": vec, "unroll": unroll, "schedule": "one_shot"}
-        space = self.space(problem, arch)
-        while not space.is_legal(point) and point["unroll"] > 1:
-            point["unroll"] //= 2
-        if not space.is_legal(point):
-            point["vec"] = 1    # gathers too wide for registers: one element at a time
-        return point
+        return shrink_unroll(self.space(problem, arch), point)
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         out = problem.output

@@ -35,7 +35,7 @@ from .operands import (axis_unsupported, describe, emit_expression, expression_c
                        kernel_param_list)
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, block_threads_violation, indent, min_blocks_per_sm,
                    pack_width, partials_smem_bytes, pow2_floor, pow2_range, register_budget, rendered_kernel,
-                   wave_grid_cap, workspace_code)
+                   shrink_unroll, wave_grid_cap, workspace_code)
 
 BASE_REGISTERS = 32      # indices, loop state and the accumulator's neighbours
 ROW_GRID_WAVES = 4       # grid-stride cap for the rows kernel, in waves of resident blocks
@@ -303,7 +303,7 @@ class RowReduction(Sketch):
         per_thread = -(-packs // group)
         unroll = 4 if per_thread >= 16 else 2 if per_thread >= 4 else 1
         point = {"group": group, "threads": max(256, group), "vec": vec, "unroll": unroll}
-        return _shrink_unroll(self.space(problem, arch), point)
+        return shrink_unroll(self.space(problem, arch), point)
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _plan(problem)
@@ -445,7 +445,7 @@ class ColumnReduction(Sketch):
             chunks *= 4
         point = {"tile": tile, "split": split, "vec": vec, "unroll": 4 if reduced >= 64 * split else 1,
                  "chunks": chunks}
-        return _shrink_unroll(self.space(problem, arch), point)
+        return shrink_unroll(self.space(problem, arch), point)
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _plan(problem)
@@ -627,7 +627,7 @@ class SplitRowReduction(Sketch):
                 chunks = c
         unroll = 4 if row // chunks >= 256 * vec * 8 else 2
         point = {"threads": 256, "chunks": chunks, "vec": vec, "unroll": unroll}
-        return _shrink_unroll(self.space(problem, arch), point)
+        return shrink_unroll(self.space(problem, arch), point)
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _plan(problem)
@@ -715,14 +715,6 @@ def _plan(problem: Problem) -> ReductionPlan:
 
 def _pow2_ceil(n: int) -> int:
     return 1 << max(0, n - 1).bit_length()
-
-
-def _shrink_unroll(space: DesignSpace, point: Point) -> Point:
-    while not space.is_legal(point) and point["unroll"] > 1:
-        point["unroll"] //= 2
-    if not space.is_legal(point):
-        point["vec"] = 1
-    return point
 
 
 SKETCHES: list[Sketch] = [RowReduction(), ColumnReduction(), SplitRowReduction()]

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from ..arch import ArchSpec
 from ..ir.dtypes import DType
-from .base import Launch, Param, Point, RenderedKernel, frame
+from .base import DesignSpace, Launch, Param, Point, RenderedKernel, frame
 
 PACK_BYTES = 16   # one 128-bit load or store per thread: the widest global access
 
@@ -142,6 +142,15 @@ def register_budget(arch: ArchSpec, threads: int) -> int:
     """Registers per thread ptxas may use under `min_blocks_per_sm`."""
     per_block = arch.regs_per_sm // min_blocks_per_sm(arch, threads)
     return min(arch.max_regs_per_thread, per_block // threads, arch.max_regs_per_block // threads)
+
+def shrink_unroll(space: DesignSpace, point: Point) -> Point:
+    """A prior's `point` made legal for registers: `unroll` halved while that helps, then vec=1
+    (gathers too wide for registers: one element at a time)."""
+    while not space.is_legal(point) and point["unroll"] > 1:
+        point["unroll"] //= 2
+    if not space.is_legal(point):
+        point["vec"] = 1
+    return point
 
 def block_threads_violation(arch: ArchSpec, threads: int) -> str | None:
     """Why a block of `threads` threads cannot launch as whole warps, or None."""
