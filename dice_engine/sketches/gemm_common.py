@@ -245,6 +245,33 @@ def operand_geometry(which: str, op: Operand) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Inline-PTX wrappers of the tensor-core kernels
+
+# The wrappers sit between these lines (a CPU emulation swaps them for C++).
+PTX_BEGIN = "// ---- inline-PTX wrappers ----"
+PTX_END = "// ---- end of inline-PTX wrappers ----"
+
+SMEM_ADDR_HELPER = r"""
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+"""
+
+CP_ASYNC_HELPERS = r"""
+// 16-byte global->shared copy that bypasses L1; reads nothing and zero-fills when !valid.
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+                 :: "r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory"); }
+"""  # noqa: E501 (one generated line per source line)
+
+
+# ---------------------------------------------------------------------------------------------
 # Epilogue
 
 def _leaf_offset(node: Node, out_rank: int) -> str:

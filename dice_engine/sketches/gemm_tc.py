@@ -18,8 +18,9 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params, \
     launcher_signature
-from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_params, \
-    operand_geometry, pair_store, read_problem, render_epilogue, tiled_grid, tiled_launcher
+from .gemm_common import CP_ASYNC_HELPERS, PTX_BEGIN, PTX_END, SMEM_ADDR_HELPER, GemmProblem, Operand, \
+    batch_pointer, gemm_problem, kernel_params, operand_geometry, pair_store, read_problem, render_epilogue, \
+    tiled_grid, tiled_launcher
 
 _PAD = 8        # elements of padding per shared-memory row (16 bytes)
 _CHUNK = 8      # 16-bit elements per 16-byte copy
@@ -170,15 +171,7 @@ _LOAD_WORDS = {"cp_async": "cp.async pipeline", "vector": "register-staged 16-by
 # ---------------------------------------------------------------------------------------------
 # CUDA text
 
-# The inline-PTX wrappers sit between these lines (a CPU emulation swaps them for C++).
-PTX_BEGIN = "// ---- inline-PTX wrappers ----"
-PTX_END = "// ---- end of inline-PTX wrappers ----"
-
-_PTX_HELPERS = r"""
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
+_PTX_HELPERS = SMEM_ADDR_HELPER + r"""
 // Four 8x8 b16 matrices; lanes 8i..8i+7 give the row addresses of matrix i, whose fragment
 // lands in r[i] (lane l holds row l/4, columns 2(l%4) and 2(l%4)+1; .trans: the transpose).
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
@@ -191,20 +184,6 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t add
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
 }
 """
-
-_CP_ASYNC_HELPERS = r"""
-// 16-byte global->shared copy that bypasses L1; reads nothing and zero-fills when !valid.
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-                 :: "r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory"); }
-"""
-
 
 def _mma_helper(dtype: str, sm: int) -> str:
     ab = "bf16" if dtype == "bf16" else "f16"
@@ -341,7 +320,7 @@ def _device_code(gp: GemmProblem, p: Point, arch: ArchSpec, kernel: str) -> str:
               f"constexpr int A_PITCH = {a_pitch}, A_TILE = {a_rows} * A_PITCH;  // A {gp.a.layout}-major\n"
               f"constexpr int B_PITCH = {b_pitch}, B_TILE = {b_rows} * B_PITCH;  // B {gp.b.layout}-major\n"
               f"constexpr int A_CHUNKS = BM * BK / 8 / THREADS, B_CHUNKS = BK * BN / 8 / THREADS;  // 16-byte copies per thread\n")
-    helpers = (f"\n{PTX_BEGIN}{_PTX_HELPERS}{_CP_ASYNC_HELPERS if cp_async else ''}"
+    helpers = (f"\n{PTX_BEGIN}{_PTX_HELPERS}{CP_ASYNC_HELPERS if cp_async else ''}"
                f"{_mma_helper(gp.in_dtype.name, arch.sm_number)}{PTX_END}\n")
     multiply = ("    auto multiply = [&](int stage) {   // acc += this warp's part of A-tile x B-tile\n"
                 "        const uint16_t* As = smem + stage * (A_TILE + B_TILE);\n"

@@ -20,8 +20,9 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params, \
     launcher_signature
-from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_params, \
-    operand_geometry, pair_store, read_problem, render_epilogue, tiled_grid, tiled_launcher
+from .gemm_common import CP_ASYNC_HELPERS, PTX_BEGIN, PTX_END, SMEM_ADDR_HELPER, GemmProblem, Operand, \
+    batch_pointer, gemm_problem, kernel_params, operand_geometry, pair_store, read_problem, render_epilogue, \
+    tiled_grid, tiled_launcher
 
 BK = 64                 # K per stage: one 128-byte swizzle row of 16-bit elements
 _CHUNK = 8              # 16-bit elements per 16-byte copy
@@ -144,26 +145,7 @@ class WgmmaGemm(Sketch):
 # ---------------------------------------------------------------------------------------------
 # CUDA text
 
-# The inline-PTX wrappers sit between these lines (a CPU emulation swaps them for C++).
-PTX_BEGIN = "// ---- inline-PTX wrappers ----"
-PTX_END = "// ---- end of inline-PTX wrappers ----"
-
-_PTX_HELPERS = r"""
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16-byte global->shared copy that bypasses L1; reads nothing and zero-fills when !valid.
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-                 :: "r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory"); }
-
+_PTX_HELPERS = SMEM_ADDR_HELPER + CP_ASYNC_HELPERS + r"""
 // Shared memory written through the generic proxy (cp.async) is read by wgmma through the async
 // proxy: each writer fences before the barrier that publishes the tile.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
