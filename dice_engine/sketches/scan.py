@@ -345,9 +345,7 @@ class BlockRowScan(Sketch):
         params = launcher_params(problem)
         launcher = f"""{launcher_signature(name, params)} {{
     using namespace dice_{name};
-    const long long rows = {_c(shape.outer)};
-    const long long length = {_c(shape.length)};
-    if (rows == 0 || length == 0) return;
+{_rows_length(shape)}    if (rows == 0 || length == 0) return;
     // One tile per row: the whole row, no tile offsets.
     {kernel}<<<(unsigned)rows, kThreads, 0, stream>>>({kernel_args(problem)}, length, nullptr);
 }}"""
@@ -442,9 +440,7 @@ __global__ void __launch_bounds__(kThreads)
         params = launcher_params(problem)
         launcher = f"""{launcher_signature(name, params)} {{
     using namespace dice_{name};
-    const long long rows = {_c(shape.outer)};
-    const long long length = {_c(shape.length)};
-    if (rows == 0 || length == 0) return;
+{_rows_length(shape)}    if (rows == 0 || length == 0) return;
     const long long tiles_per_row = (length + kTileLen - 1) / kTileLen;
     const long long tiles = rows * tiles_per_row;
     // Workspace for the tile sums: grown on demand, kept across calls.
