@@ -195,6 +195,12 @@ def words_per_element(a: Access) -> float:
         return a.node.dtype.size / 4
     return 3.0 if a.kind == "gather" else 0.0
 
+def pack_registers(accesses: Sequence[Access], vec: int, unroll: int) -> int:
+    """Registers holding `unroll` packs of `vec` elements of `accesses` in flight (a quarter of
+    a word per element at least)."""
+    words = sum(words_per_element(a) for a in accesses)
+    return int(unroll * vec * max(words, 0.25))
+
 def pack_declarations(accesses: Sequence[Access], slots: str) -> list[str]:
     """Register arrays holding `slots` packs (or pack-constant elements) per input."""
     out = []

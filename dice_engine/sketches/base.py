@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Iterator
+from typing import Any, Callable, ClassVar, Iterable, Iterator, TypeVar
 
 from ..arch import ArchSpec
 from ..ir.dtypes import DType
@@ -19,6 +19,15 @@ from ..ir.patterns import Problem
 
 Point = dict[str, Any]
 Constraint = Callable[[Point], "str | None"]   # returns why the point is illegal, or None
+Plan = TypeVar("Plan")
+
+
+def accepted(plan: Plan | str) -> Plan:
+    """The plan of a problem the sketch already accepted (unsupported() returned None); a
+    reason in its place means the sketch was called on a problem it refuses: ValueError."""
+    if isinstance(plan, str):
+        raise ValueError(plan)
+    return plan
 
 
 @dataclass(frozen=True)

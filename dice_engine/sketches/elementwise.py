@@ -14,11 +14,11 @@ from ..ir.patterns import Problem
 from .access import (hint_int, pack_declarations, pack_element, pack_loads, plan_access, prod_c,
                      scalar_element, words_per_element)
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
-                   launcher_signature, store_from_compute)
+                   store_from_compute)
 from .operands import (describe, emit_expression, expression_ctype, input_nodes, kernel_param_list,
                        name_clash, shape_text)
-from .warp import (PACK_HELPERS, indent, min_blocks_per_sm, pack_width, register_budget, shrink_unroll,
-                   tidy, wave_grid_cap)
+from .warp import (PACK_HELPERS, indent, launcher_opening, min_blocks_per_sm, pack_width, register_budget,
+                   shrink_unroll, tidy, wave_grid_cap)
 
 GRID_STRIDE_WAVES = 2     # waves of resident blocks for the grid-stride schedule
 BASE_REGISTERS = 24       # index math and loop state, besides the data in flight
@@ -162,10 +162,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
                      else "blocks;  // one-shot: every thread does a single step")
         call_args = ", ".join([p.name for p in params] + ["n_packs"])
         launcher = f"""\
-{launcher_signature(name, params)} {{
-    namespace kn = {ns};
-    const long long numel = {numel};
-    if (numel == 0) return;
+{launcher_opening(name, params, {"numel": numel}, "numel == 0")}
     // 16-byte packs need 16-byte aligned pointers; otherwise everything takes the scalar loop.
     const bool aligned = (({aligned}) % 16) == 0;
     const long long n_packs = (kn::kVec > 1 && !aligned) ? 0 : numel / kn::kVec;

@@ -16,7 +16,7 @@ from ..ir.graph import Dim, Node
 from ..ir.ops import ELEMENTWISE
 from ..ir.patterns import Problem
 from . import expr
-from .base import Point, compute_type, dim_c, load_as_compute, store_from_compute
+from .base import Point, accepted, compute_type, dim_c, load_as_compute, store_from_compute
 
 # Identifiers of the generated GEMM code (sizes, locals, tile constants, helpers): a tensor
 # called one of these is renamed in the kernel (the launcher keeps the intent's names).
@@ -139,10 +139,7 @@ def read_problem(problem: Problem) -> GemmProblem | str:
 
 def gemm_problem(problem: Problem) -> GemmProblem:
     """`read_problem` for a problem the sketch already accepted (unsupported() returned None)."""
-    gp = read_problem(problem)
-    if isinstance(gp, str):
-        raise ValueError(gp)
-    return gp
+    return accepted(read_problem(problem))
 
 
 # ---------------------------------------------------------------------------------------------

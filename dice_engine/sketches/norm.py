@@ -18,7 +18,7 @@ from ..ir.graph import Node
 from ..ir.patterns import Problem
 from .access import (chunk_loops, pack_element, pack_loads, pack_step,
                      scalar_element)
-from .base import (DesignSpace, Point, RenderedKernel, Sketch, launcher_params)
+from .base import (DesignSpace, Point, RenderedKernel, Sketch, accepted, launcher_params)
 from .expr import literal
 from .operands import axis_unsupported, leaf_value
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_group, row_space,
@@ -49,10 +49,7 @@ def _plan(problem: Problem) -> RowwisePlan | str:
 
 
 def _must_plan(problem: Problem) -> RowwisePlan:
-    p = _plan(problem)
-    if isinstance(p, str):
-        raise ValueError(p)
-    return p
+    return accepted(_plan(problem))
 
 
 def _affine(p: RowwisePlan) -> tuple[Node | None, Node | None]:
@@ -91,7 +88,7 @@ class RowNorm(Sketch):
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         p = _must_plan(problem)
         vec = row_vec(p, _vec_width(p))
-        group = row_group(p, arch, vec, max_packs=4)
+        group = row_group(p.problem.program, p.view, arch, vec, max_packs=4)
         space = self.space(problem, arch)
         in_registers = {"group": group, "threads": max(256, group), "vec": vec, "cache": "registers",
                         "unroll": 1}

@@ -26,16 +26,17 @@ from ..ir.dtypes import DType
 from ..ir.graph import Node
 from ..ir.patterns import Problem
 from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, chunk_loops,
-                     fitting_vec, hint_int, pack_element, pack_step, paren, plan_access, scalar_element,
-                     vec_violation, words_per_element)
-from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, launcher_params,
-                   launcher_signature, store_from_compute)
+                     fitting_vec, hint_int, pack_element, pack_registers, pack_step, paren, plan_access,
+                     scalar_element, vec_violation)
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, accepted, launcher_params,
+                   store_from_compute)
 from .columns import COLUMN_INDEX, COLUMN_TILES, column_partials, column_tile, column_tiles, column_tokens
 from .operands import (axis_unsupported, describe, emit_expression, expression_ctype, input_nodes,
                        kernel_param_list)
-from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, block_threads_violation, indent, min_blocks_per_sm,
-                   pack_width, partials_smem_bytes, pow2_floor, pow2_range, register_budget, rendered_kernel,
-                   shrink_unroll, wave_grid_cap, workspace_code)
+from .rowwise import row_group
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, block_threads_violation, indent, launcher_opening,
+                   min_blocks_per_sm, pack_width, partials_smem_bytes, pow2_floor, pow2_range,
+                   register_budget, rendered_kernel, shrink_unroll, wave_grid_cap, workspace_code)
 
 BASE_REGISTERS = 32      # indices, loop state and the accumulator's neighbours
 ROW_GRID_WAVES = 4       # grid-stride cap for the rows kernel, in waves of resident blocks
@@ -234,8 +235,7 @@ def _common_space_checks(p: ReductionPlan, arch: ArchSpec, threads_of, words_in_
 
 
 def _words_per_pack(p: ReductionPlan, pt: Point) -> int:
-    words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
-    return int(pt["unroll"] * pt["vec"] * max(words, 0.25))
+    return pack_registers(p.accesses(pt["vec"]), pt["vec"], pt["unroll"])
 
 
 def _packed_check(p: ReductionPlan, vec: int, extent_c: str) -> str:
@@ -291,15 +291,8 @@ class RowReduction(Sketch):
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         p = _plan(problem)
         vec = fitting_vec(p.view.reduced_int, p.vec_width())
-        row = hint_int(problem.program, p.view.reduced_dims)
-        packs = max(1, -(-row // vec))
-        rows = hint_int(problem.program, p.view.outer_dims)
-        # At most ~16 packs per thread (long rows get a block, short ones a few lanes); widen
-        # the group while the GPU is not yet full and each thread keeps >= 2 packs.
-        group = min(1024, max(4, _pow2_ceil(-(-packs // 16))))
-        full = arch.sms * arch.max_threads_per_sm
-        while group < 1024 and rows * group < full and packs // (2 * group) >= 2:
-            group *= 2
+        packs = max(1, -(-hint_int(problem.program, p.view.reduced_dims) // vec))
+        group = row_group(problem.program, p.view, arch, vec, max_packs=16)
         per_thread = -(-packs // group)
         unroll = 4 if per_thread >= 16 else 2 if per_thread >= 4 else 1
         point = {"group": group, "threads": max(256, group), "vec": vec, "unroll": unroll}
@@ -369,15 +362,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({signature}, bo
         }}
     }}
 }}"""
-        ns = f"dice_{name}"
         rows_hint = hint_int(problem.program, p.view.outer_dims)
         cap = wave_grid_cap(arch, threads, ROW_GRID_WAVES)
         args = ", ".join([q.name for q in params] + ["packed"])
         launcher = f"""\
-{launcher_signature(name, params)} {{
-    namespace kn = {ns};
-    const long long rows = {p.view.outer};
-    if (rows == 0) return;
+{launcher_opening(name, params, {"rows": p.view.outer}, "rows == 0")}
     const bool packed = {_packed_check(p, vec, p.view.reduced)};
     const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
     // Past {ROW_GRID_WAVES} waves of resident blocks, the blocks stride over the rows.
@@ -554,7 +543,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
 }}{merge_code}"""
         if two_stage:
             device += "\n\n" + workspace_code(acc_t)
-        ns = f"dice_{name}"
         args = ", ".join([q.name for q in params] + ["packed"] + (["partials"] if two_stage else []))
         stage2 = ""
         if two_stage:
@@ -568,11 +556,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
         workspace = (f"\n    {acc_host}* partials = kn::workspace((long long)kn::kChunks * outer * inner);\n"
                      f"    if (partials == nullptr) return;") if two_stage else ""
         launcher = f"""\
-{launcher_signature(name, params)} {{
-    namespace kn = {ns};
-    const long long outer = {p.view.outer};
-    const long long inner = {p.view.inner};
-    if (outer * inner == 0) return;
+{launcher_opening(name, params, {"outer": p.view.outer, "inner": p.view.inner}, "outer * inner == 0")}
     const bool packed = {_packed_check(p, vec, "inner")};{workspace}
     {COLUMN_TILES}
     const dim3 grid((unsigned)tiles, kn::kChunks), block(kn::kTile, kn::kSplit);
@@ -679,14 +663,10 @@ __global__ void __launch_bounds__(kMergeThreads) {merge}({signature}, const {acc
 }}
 
 {workspace_code(acc_t)}"""
-        ns = f"dice_{name}"
         acc_host = "kn::ArgPair" if acc_t == "ArgPair" else acc_t
         names = [q.name for q in params]
         launcher = f"""\
-{launcher_signature(name, params)} {{
-    namespace kn = {ns};
-    const long long rows = {p.view.outer};
-    if (rows == 0) return;
+{launcher_opening(name, params, {"rows": p.view.outer}, "rows == 0")}
     const bool packed = {_packed_check(p, vec, p.view.reduced)};
     {acc_host}* partials = kn::workspace(rows * kn::kChunks);
     if (partials == nullptr) return;
@@ -707,14 +687,7 @@ __global__ void __launch_bounds__(kMergeThreads) {merge}({signature}, const {acc
 # ---------------------------------------------------------------------------------------------
 
 def _plan(problem: Problem) -> ReductionPlan:
-    p = plan(problem)
-    if isinstance(p, str):
-        raise ValueError(p)
-    return p
-
-
-def _pow2_ceil(n: int) -> int:
-    return 1 << max(0, n - 1).bit_length()
+    return accepted(plan(problem))
 
 
 SKETCHES: list[Sketch] = [RowReduction(), ColumnReduction(), SplitRowReduction()]

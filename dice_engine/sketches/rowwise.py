@@ -10,16 +10,16 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ..arch import ArchSpec
-from ..ir.graph import Node
+from ..ir.graph import Node, Program
 from ..ir.patterns import Problem
 from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, fitting_vec, hint_int,
-                     pack_element, pack_step, paren, plan_access, scalar_element, vec_violation,
-                     words_per_element)
-from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Token, launcher_signature,
+                     pack_element, pack_registers, pack_step, paren, plan_access, scalar_element,
+                     vec_violation)
+from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Token,
                    store_from_compute)
 from .operands import describe, emit_expression, expression_ctype, input_nodes, kernel_param_list
-from .warp import (dynamic_smem_lines, indent, min_blocks_per_sm, pack_width, pow2_range, register_budget,
-                   rendered_kernel, wave_grid_cap, workspace_code)
+from .warp import (dynamic_smem_lines, indent, launcher_opening, min_blocks_per_sm, pack_width, pow2_range,
+                   register_budget, rendered_kernel, wave_grid_cap, workspace_code)
 
 ROW_GRID_WAVES = 4       # grid-stride cap for the `*.rows` kernels, in waves of resident blocks
 
@@ -97,11 +97,12 @@ def row_vec(p: RowwisePlan, vec_width: int) -> int:
     return fitting_vec(p.view.reduced_int, vec_width)
 
 
-def row_group(p: RowwisePlan, arch: ArchSpec, vec: int, max_packs: int) -> int:
-    """The prior's `*.rows` group: about `max_packs` packs per thread at most (the row in
-    registers), wider while the GPU is not yet full and each thread keeps >= 2 packs."""
-    row = hint_int(p.problem.program, p.view.reduced_dims)
-    rows = hint_int(p.problem.program, p.view.outer_dims)
+def row_group(program: Program, view: AxisView, arch: ArchSpec, vec: int, max_packs: int) -> int:
+    """The prior's `*.rows` group (reduction.rows' too) over the rows of `view`: about
+    `max_packs` packs per thread at most (long rows get a block, short ones a few lanes), wider
+    while the GPU is not yet full and each thread keeps >= 2 packs."""
+    row = hint_int(program, view.reduced_dims)
+    rows = hint_int(program, view.outer_dims)
     packs = max(1, -(-row // vec))
     group = min(1024, max(4, 1 << max(0, -(-packs // max_packs) - 1).bit_length()))
     full = arch.sms * arch.max_threads_per_sm
@@ -144,8 +145,7 @@ def row_space(p: RowwisePlan, arch: ArchSpec, *, vec_width: int, base_registers:
                 return "unroll only applies to the streaming passes (cache=shared/none)"
             need = base_registers + packs_per_thread(p, pt) * pt["vec"] * value_words
         else:
-            words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
-            need = (base_registers + int(pt["unroll"] * pt["vec"] * max(words, 0.25))
+            need = (base_registers + pack_registers(p.accesses(pt["vec"]), pt["vec"], pt["unroll"])
                     + stream_state_values * value_words)
         if need > budget:
             return f"~{need} registers per thread needed, {budget} available at {pt['threads']} threads"
@@ -171,8 +171,8 @@ def split_row_space(p: RowwisePlan, arch: ArchSpec, *, vec_width: int, base_regi
         bad_vec = vec_violation("row length", p.view.reduced_int, pt["vec"])
         if bad_vec:
             return bad_vec
-        words = sum(words_per_element(a) for a in p.accesses(pt["vec"]))
-        need = base_registers + int(pt["unroll"] * pt["vec"] * max(words, 0.25)) + state_registers(pt)
+        need = (base_registers + pack_registers(p.accesses(pt["vec"]), pt["vec"], pt["unroll"])
+                + state_registers(pt))
         if need > register_budget(arch, pt["threads"]):
             return f"~{need} registers per thread needed"
         return None
@@ -336,15 +336,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 {indent(body, 8)}
     }}
 }}"""
-    ns = f"dice_{name}"
     cap = wave_grid_cap(arch, threads, ROW_GRID_WAVES)
     cache_bytes = row_cache_bytes(p, point) if cached else 0
     args = ", ".join([q.name for q in params] + ["packed"])
     launcher = f"""\
-{launcher_signature(name, params)} {{
-    namespace kn = {ns};
-    const long long rows = {p.view.outer};
-    if (rows == 0) return;
+{launcher_opening(name, params, {"rows": p.view.outer}, "rows == 0")}
     const bool packed = {packed_check};
     const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
     // Past {ROW_GRID_WAVES} waves of resident blocks, the blocks stride over the rows.
@@ -424,14 +420,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 }}
 
 {workspace_code(stat_t)}"""
-    ns = f"dice_{name}"
     names = [q.name for q in params]
     stat_host = stat_t if stat_t in ("float", "double") else f"kn::{stat_t}"
     launcher = f"""\
-{launcher_signature(name, params)} {{
-    namespace kn = {ns};
-    const long long rows = {p.view.outer};
-    if (rows == 0) return;
+{launcher_opening(name, params, {"rows": p.view.outer}, "rows == 0")}
     const bool packed = {packed_check};
     {stat_host}* partials = kn::workspace(rows * kn::kChunks);
     if (partials == nullptr) return;

@@ -21,14 +21,14 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .access import (chunk_loops, fitting_vec, hint_int, pack_declarations, pack_element, pack_loads,
                      pack_step, scalar_element, vec_violation)
-from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, launcher_params, launcher_signature
+from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, accepted, launcher_params
 from .columns import COLUMN_INDEX, COLUMN_TILES, column_partials, column_tile, column_tiles, column_tokens
 from .operands import axis_unsupported, describe, kernel_param_list
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_group, row_space,
                       row_vec, rows_rendered, rowwise_plan, split_row_default, split_row_space,
                       split_rows_rendered, two_pass_body)
-from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, block_threads_violation, indent, min_blocks_per_sm,
-                   partials_smem_bytes, register_budget, rendered_kernel)
+from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, block_threads_violation, indent, launcher_opening,
+                   min_blocks_per_sm, partials_smem_bytes, register_budget, rendered_kernel)
 
 BASE_REGISTERS = 32
 
@@ -50,10 +50,7 @@ def _plan(problem: Problem) -> RowwisePlan | str:
 
 
 def _must_plan(problem: Problem) -> RowwisePlan:
-    p = _plan(problem)
-    if isinstance(p, str):
-        raise ValueError(p)
-    return p
+    return accepted(_plan(problem))
 
 
 def _math(ctype: str) -> dict[str, str]:
@@ -140,7 +137,7 @@ class RowSoftmax(Sketch):
         p = _must_plan(problem)
         vec = row_vec(p, p.vec_width())
         # about 32 values per thread: 8 packs of 4 floats, 4 packs of 8 halves
-        group = row_group(p, arch, vec, max_packs=32 // max(vec, 4))
+        group = row_group(p.problem.program, p.view, arch, vec, max_packs=32 // max(vec, 4))
         space = self.space(problem, arch)
         point = {"group": group, "threads": max(256, group), "vec": vec, "cache": "registers", "unroll": 1}
         if not space.is_legal(point):
@@ -421,13 +418,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
         }}
     }}
 }}"""
-        ns = f"dice_{name}"
         launcher = f"""\
-{launcher_signature(name, params)} {{
-    namespace kn = {ns};
-    const long long outer = {p.view.outer};
-    const long long inner = {p.view.inner};
-    if (outer * inner == 0) return;
+{launcher_opening(name, params, {"outer": p.view.outer, "inner": p.view.inner}, "outer * inner == 0")}
     const bool packed = {p.packed_check(vec, "inner")};
     {COLUMN_TILES}
     const dim3 grid((unsigned)tiles), block(kn::kTile, kn::kSplit);

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from ..arch import ArchSpec
 from ..ir.dtypes import DType
-from .base import DesignSpace, Launch, Param, Point, RenderedKernel, frame
+from .base import DesignSpace, Launch, Param, Point, RenderedKernel, frame, launcher_signature
 
 PACK_BYTES = 16   # one 128-bit load or store per thread: the widest global access
 
@@ -223,3 +223,12 @@ def rendered_kernel(sketch: str, point: Point, name: str, strategy: str, device:
                           kernel_names=[f"dice_{name}::{launch.kernel}" for launch in launches],
                           launcher=launcher, params=params, launches=launches,
                           summary=f"{sketch} {tokens}")
+
+
+def launcher_opening(name: str, params: list[Param], sizes: dict[str, str], empty: str) -> str:
+    """A launcher's first lines: its signature, `kn` naming the region's namespace, the 64-bit
+    `sizes` (name: C expression) and a return when `empty` (a C condition on them) holds."""
+    lines = [f"{launcher_signature(name, params)} {{", f"    namespace kn = dice_{name};"]
+    lines += [f"    const long long {size} = {value};" for size, value in sizes.items()]
+    lines.append(f"    if ({empty}) return;")
+    return "\n".join(lines)
