@@ -15,7 +15,7 @@ import numpy as np
 
 from .findings import Finding, Fix
 from .report import finding, replace
-from .trace import Access, Trace, sorted_distinct
+from .trace import Access, Trace
 from .syntax import FIELD, FileFacts, Source, int_literal
 
 BANKS = 32
@@ -154,9 +154,19 @@ def _degree(addr: np.ndarray, live: np.ndarray, elem: int, size: int, field_offs
     if np.bincount(owner * BANKS + words % BANKS).max() < 2:
         return 1                # no two lanes of a phase on one bank (the common case): no sort
     words = words - (int(words.min()) // BANKS) * BANKS      # non-negative, banks unchanged
-    pairs = sorted_distinct(owner * (1 << 40) + words)      # distinct (phase, word)
+    pairs = _sorted_distinct(owner * (1 << 40) + words)      # distinct (phase, word)
     keys = (pairs >> 40) * BANKS + (pairs & ((1 << 40) - 1)) % BANKS
     return int(np.bincount(keys).max())
+
+
+def _sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, ascending: what np.unique gives, at a fifth of its cost on the few
+    hundred values of one access (numpy's unique hashes first, which only pays on large arrays)."""
+    ordered = np.sort(values, axis=None)
+    keep = np.empty(ordered.size, dtype=bool)
+    keep[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
 
 
 @lru_cache(maxsize=32)
