@@ -148,7 +148,6 @@ class Interpreter:
         self._all_of: tuple[Array | None, bool] = (None, True)   # (mask, mask.all()) last asked
         self.frame = _Frame(_nobody(self.n))
         self.loop_ids = 0
-        self.blocks: list[int] = [0]
         self.sync_seen: set[tuple[str, int]] = set()
         self.depth = 0
         self.thread_idx = {"x": Val(self.tid["x"], LANE, exact=True),
@@ -184,12 +183,10 @@ class Interpreter:
 
     def _compound(self, node: Node) -> None:
         saved = dict(self.env)
-        self.blocks.append(node.id)
         for child in node.named_children:
             if not self._anyone_active() and not self._may_matter(child):
                 continue
             self._stmt(child)
-        self.blocks.pop()
         self.env = _outer_scope(self.env, saved)
 
     def _anyone_active(self) -> bool:
@@ -702,7 +699,7 @@ class Interpreter:
         self.trace.accesses.append(Access(
             mem, kind, node, addr, indices, mask, self.epoch, self.warp_epoch, self.seq,
             self._iterations(), field_offset, access_size,
-            value.level if value is not None else UNIFORM, self.blocks[-1], loc.exact, loc.level))
+            value.level if value is not None else UNIFORM, loc.exact, loc.level))
 
     def _linear(self, mem: Memory, loc: Val) -> tuple[Array | None, tuple[Array, ...] | None]:
         if mem.dims is not None and len(mem.dims) > 1:

@@ -52,7 +52,6 @@ class Access:
     field_offset: int = 0               # bytes, for struct field accesses
     access_size: int | None = None      # bytes actually read/written (the field), None: element
     value_level: int = UNIFORM          # level of the value written
-    block_id: int = 0                   # id of the innermost compound statement
     exact: bool = False                 # the address depends only on thread ids and literals
     addr_level: int = UNIFORM           # level of the address (LANE: threads may differ)
 
