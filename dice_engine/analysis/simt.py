@@ -18,7 +18,6 @@ the run records (accesses, divergence events) is defined in `trace`.
 from __future__ import annotations
 
 import operator as operator_
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -27,7 +26,7 @@ import numpy as np
 from tree_sitter import Node
 
 from .syntax import FIELD, PRIMITIVE_SIZES, VECTOR_COMPONENTS, FileFacts, Function, base_type, captures, \
-    const_eval, float_literal_type, int_literal, operator, text
+    const_eval, float_literal_type, int_literal, operator, text, trip_count
 from .trace import LANE, UNIFORM, WARP, Access, Array, BlockModel, LoopStep, Memory, SyncEvent, Trace
 
 LOOP_ITERATIONS = 2          # unrolled iterations per loop entry
@@ -332,7 +331,7 @@ class Interpreter:
         entry = self.active
         self.loop_ids += 1
         ctl = _Ctrl("loop", UNIFORM, True, node, loop_id=self.loop_ids, tree=_is_tree_update(update),
-                    trip=self._trip_count(init, cond_node, update) if kind == "for_statement" else None)
+                    trip=trip_count(node, self.facts.constants) if kind == "for_statement" else None)
         self.ctrl.append(ctl)
         self._steps = None
         running = self.active
@@ -368,24 +367,6 @@ class Interpreter:
         self.active = self._minus_returned(entry)
         if saved_env is not None:
             self.env = _outer_scope(self.env, saved_env)
-
-    def _trip_count(self, init: Node | None, cond: Node | None, update: Node | None) -> int | None:
-        """`v = a; v < b; ++v` (or `v <= b`, `v++`, `v += 1`) with constant a and b."""
-        if init is None or cond is None or update is None or cond.type != "binary_expression":
-            return None
-        var = text(cond.child_by_field_id(FIELD.left))
-        op = operator(cond)
-        step = text(update).replace(" ", "")
-        if op not in ("<", "<=") or step not in (f"++{var}", f"{var}++", f"{var}+=1"):
-            return None
-        first = re.fullmatch(rf"(?:[\w\s]+\s)?{re.escape(var)}\s*=\s*(.+?);?", text(init).strip())
-        if first is None:
-            return None
-        start = const_eval(first.group(1), self.facts.constants)
-        bound = const_eval(text(cond.child_by_field_id(FIELD.right)), self.facts.constants)
-        if start is None or bound is None:
-            return None
-        return max(0, bound - start + (op == "<="))
 
     def _return(self, node: Node) -> None:
         value_node = next((c for c in node.named_children), None)

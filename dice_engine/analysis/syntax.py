@@ -525,6 +525,28 @@ def const_eval(expr: str, constants: dict[str, int]) -> int | None:
     return v if pos == len(toks) else None
 
 
+def trip_count(loop: Node, constants: dict[str, int]) -> int | None:
+    """The iterations of `for (v = a; v < b; ++v)` (or `v <= b`, `v++`, `v += 1`) with constant
+    a and b; None for any other loop."""
+    init, cond, update = (loop.child_by_field_id(f)
+                          for f in (FIELD.initializer, FIELD.condition, FIELD.update))
+    if init is None or cond is None or update is None or cond.type != "binary_expression":
+        return None
+    var = text(cond.child_by_field_id(FIELD.left))
+    op = operator(cond)
+    step = text(update).replace(" ", "")
+    if op not in ("<", "<=") or step not in (f"++{var}", f"{var}++", f"{var}+=1"):
+        return None
+    first = re.fullmatch(rf"(?:[\w\s]+\s)?{re.escape(var)}\s*=\s*(.+?);?", text(init).strip())
+    if first is None:
+        return None
+    start = const_eval(first.group(1), constants)
+    bound = const_eval(text(cond.child_by_field_id(FIELD.right)), constants)
+    if start is None or bound is None:
+        return None
+    return max(0, bound - start + (op == "<="))
+
+
 def _apply(op: str, a: int, b: int) -> int | None:
     if op in ("/", "%") and b == 0:
         return None
