@@ -16,7 +16,7 @@ import numpy as np
 from .findings import Finding, Fix
 from .report import finding, replace
 from .trace import Access, Trace
-from .syntax import FIELD, FileFacts, Source, int_literal
+from .syntax import FIELD, FileFacts, Source, int_literal, operator, text, trip_count
 
 BANKS = 32
 
@@ -38,8 +38,8 @@ def bank_conflict_findings(src: Source, trace: Trace, facts: FileFacts) -> list[
         if elem <= 4 and not irregular:
             continue
         degree = degrees.worst(_as_issued(accesses, elem), irregular, elem)
-        if degree >= 2 and elem <= 4:      # rare: only suspects pay for the neighbour search
-            merged = _merged_neighbours(accesses, by_mem[accesses[0].mem.name], elem)
+        if degree >= 2 and elem <= 8:      # rare: only suspects pay for the neighbour search
+            merged = _merged_neighbours(accesses, by_mem[accesses[0].mem.name], elem, facts)
             degree = degrees.worst(merged, irregular, elem)
         if degree < 2:
             continue
@@ -79,29 +79,36 @@ def _as_issued(accesses: list[Access], elem: int) -> list[tuple[Access, int]]:
     return out
 
 
-def _merged_neighbours(accesses: list[Access], same_array: list[Access],
-                       elem: int) -> list[tuple[Access, int]]:
-    """The executions of one access, with the statement's other accesses of the same array at
-    neighbouring elements: `s[2 * tid] + s[2 * tid + 1]` (2 * tid even) compiles to one 8-byte
-    access (ptxas merges them; a single LDS.64 on sm_90) and is judged as one. The execution that
+def _merged_neighbours(accesses: list[Access], same_array: list[Access], elem: int,
+                       facts: FileFacts) -> list[tuple[Access, int]]:
+    """The executions of one access, with the other accesses of the same array whose subscripts
+    spell neighbouring elements (`i` and `i + 1`) and that nvcc issues together with it (see
+    `_issued_together`): `s[2 * tid] + s[2 * tid + 1]`, or the two in consecutive statements,
+    with `2 * tid` even, compile to one 8-byte access (a single LDS.64 on sm_90), four 4-byte or
+    two 8-byte neighbours to one 16-byte access, and are judged as one. The execution that
     starts such an aligned run carries its size; the others are served by it and left out."""
     node = accesses[0].node
-    statement = _statement(node)
-    neighbours = [b for b in same_array if b.node.id != node.id and not b.field_offset
-                  and b.addr is not None and _statement(b.node) == statement]
+    spelled, offset = _spelled_index(node)
+    neighbours: list[tuple[Access, int]] = []          # (access, elements apart as written)
+    for b in same_array if offset is not None else ():
+        if b.node.id != node.id and not b.field_offset and b.addr is not None:
+            b_spelled, b_offset = _spelled_index(b.node)
+            if b_offset is not None and b_spelled == spelled:
+                neighbours.append((b, b_offset - offset))
     out: list[tuple[Access, int]] = []
     for a in accesses:
         size = a.access_size or elem
         live = a.mask
         if a.addr is not None and not a.field_offset and np.count_nonzero(live):
-            peers = [b.addr[live] for b in neighbours
-                     if b.kind == a.kind and b.iterations == a.iterations and np.array_equal(b.mask, live)]
+            peers = [(b.addr[live], apart) for b, apart in neighbours
+                     if b.kind == a.kind and b.iterations == a.iterations and b.epoch == a.epoch
+                     and np.array_equal(b.mask, live) and _issued_together(a, b, same_array, facts)]
             base = a.addr[live]
             for n in (4, 2):
                 first = int(base[0]) % n
                 if elem * n not in (8, 16) or np.any(base % n != first):
                     continue
-                if all(any(np.array_equal(p, base + k) for p in peers)
+                if all(any(apart == k and np.array_equal(p, base + k) for p, apart in peers)
                        for k in range(-first, n - first) if k):
                     size = elem * n if first == 0 else 0
                     break
@@ -110,11 +117,84 @@ def _merged_neighbours(accesses: list[Access], same_array: list[Access],
     return out
 
 
-def _statement(node):
-    """The innermost statement or declaration holding `node` (its byte range, comparable)."""
-    while node is not None and node.type not in ("expression_statement", "declaration", "return_statement"):
+def _spelled_index(node) -> tuple[tuple[str, ...], int | None]:
+    """A subscript as (the array and every index but the last, the last one's spelling without
+    a literal `+ c`/`- c`), c): `s[2 * t + 1]` → (("s", "2*t"), 1). Equal first parts mean the
+    compiler sees the two addresses a constant apart. (((), None) for a dereference.)"""
+    if node.type != "subscript_expression":
+        return (), None
+    parts: list[str] = []
+    index = node.child_by_field_id(FIELD.indices)
+    index = index.named_children[0] if index is not None and index.named_child_count == 1 else None
+    while node.type == "subscript_expression":
+        inner = node.child_by_field_id(FIELD.indices)
+        parts.append(_spelling(inner))
+        node = node.child_by_field_id(FIELD.argument)
+    parts.append(_spelling(node))
+    offset = 0
+    while index is not None and index.type == "parenthesized_expression" and index.named_child_count == 1:
+        index = index.named_children[0]
+    if index is not None and index.type == "binary_expression" and operator(index) in ("+", "-"):
+        left, right = index.child_by_field_id(FIELD.left), index.child_by_field_id(FIELD.right)
+        c = int_literal(_spelling(right))
+        if c is not None:
+            offset, index = (c if operator(index) == "+" else -c), left
+        elif operator(index) == "+" and int_literal(_spelling(left)) is not None:
+            offset, index = int_literal(_spelling(left)), right
+    parts[0] = _spelling(index)
+    return tuple(reversed(parts)), offset
+
+
+def _spelling(node) -> str:
+    return "".join(text(node).split())
+
+
+# loops of up to this many constant iterations are unrolled, and do not keep two accesses on
+# either side from being issued together (measured: a 4-iteration loop between two loads)
+_UNROLLED_TRIP = 4
+_JUMPS = frozenset({"return_statement", "break_statement", "continue_statement", "goto_statement",
+                    "labeled_statement", "switch_statement"})
+_LOOPS = frozenset({"for_statement", "for_range_loop", "while_statement", "do_statement"})
+
+
+def _issued_together(a: Access, b: Access, same_array: list[Access], facts: FileFacts) -> bool:
+    """Whether nvcc can issue `a` and `b` as one instruction, as measured with ptxas of CUDA 13 on
+    sm_90 (SASS and Nsight Compute): yes within one statement, and across statements of one
+    block with `if`s, global stores and short constant loops between them; no across a barrier
+    (`epoch`), a loop with a run-time trip count, or another store to the array (for loads;
+    any access, for stores), which might alias."""
+    first, last = (a, b) if a.seq < b.seq else (b, a)
+    if any(first.seq < x.seq < last.seq and (x.kind != "r" or a.kind != "r") for x in same_array):
+        return False
+    sa, sb = _statement_in_block(a.node), _statement_in_block(b.node)
+    if sa is None or sb is None or sa.parent != sb.parent:
+        return False
+    if sa == sb:
+        return True
+    lo, hi = sorted((sa.start_byte, sb.start_byte))
+    return not any(lo < s.start_byte < hi and _splits_block(s, facts) for s in sa.parent.named_children)
+
+
+def _statement_in_block(node):
+    """The statement directly inside a `{ }` block that holds `node` (None if none does)."""
+    while node is not None and node.parent is not None and node.parent.type != "compound_statement":
         node = node.parent
-    return None if node is None else (node.start_byte, node.end_byte)
+    return node if node is not None and node.parent is not None else None
+
+
+def _splits_block(statement, facts: FileFacts) -> bool:
+    """A jump, or a loop that nvcc keeps as a loop, anywhere in `statement`."""
+    stack = [statement]
+    while stack:
+        n = stack.pop()
+        if n.type in _JUMPS:
+            return True
+        if n.type in _LOOPS:
+            trip = trip_count(n, facts.constants) if n.type == "for_statement" else None
+            if trip is None or trip > _UNROLLED_TRIP:
+                return True
+        stack.extend(n.named_children)
+    return False
 
 
 class _Degrees:
