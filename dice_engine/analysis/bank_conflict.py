@@ -24,10 +24,13 @@ BANKS = 32
 def bank_conflict_findings(src: Source, trace: Trace, facts: FileFacts) -> list[Finding]:
     by_node: dict[int, list[Access]] = defaultdict(list)
     by_mem: dict[str, list[Access]] = defaultdict(list)
+    touching: dict[str, list[Access]] = defaultdict(list)   # atomics and unknown addresses too
     for a in trace.accesses:
-        if a.mem.space == "shared" and a.addr is not None and a.kind != "atomic":
-            by_node[a.node.id].append(a)
-            by_mem[a.mem.name].append(a)
+        if a.mem.space == "shared":
+            touching[a.mem.name].append(a)
+            if a.addr is not None and a.kind != "atomic":
+                by_node[a.node.id].append(a)
+                by_mem[a.mem.name].append(a)
     degrees = _Degrees()
     out: list[Finding] = []
     for accesses in by_node.values():
@@ -39,7 +42,8 @@ def bank_conflict_findings(src: Source, trace: Trace, facts: FileFacts) -> list[
             continue
         degree = degrees.worst(_as_issued(accesses, elem), irregular, elem)
         if degree >= 2 and elem <= 8:      # rare: only suspects pay for the neighbour search
-            merged = _merged_neighbours(accesses, by_mem[accesses[0].mem.name], elem, facts)
+            name = accesses[0].mem.name
+            merged = _merged_neighbours(accesses, by_mem[name], touching[name], elem, facts)
             degree = degrees.worst(merged, irregular, elem)
         if degree < 2:
             continue
@@ -79,14 +83,15 @@ def _as_issued(accesses: list[Access], elem: int) -> list[tuple[Access, int]]:
     return out
 
 
-def _merged_neighbours(accesses: list[Access], same_array: list[Access], elem: int,
-                       facts: FileFacts) -> list[tuple[Access, int]]:
+def _merged_neighbours(accesses: list[Access], same_array: list[Access], touching: list[Access],
+                       elem: int, facts: FileFacts) -> list[tuple[Access, int]]:
     """The executions of one access, with the other accesses of the same array whose subscripts
     spell neighbouring elements (`i` and `i + 1`) and that nvcc issues together with it (see
     `_issued_together`): `s[2 * tid] + s[2 * tid + 1]`, or the two in consecutive statements,
     with `2 * tid` even, compile to one 8-byte access (a single LDS.64 on sm_90), four 4-byte or
     two 8-byte neighbours to one 16-byte access, and are judged as one. The execution that
-    starts such an aligned run carries its size; the others are served by it and left out."""
+    starts such an aligned run carries its size; the others are served by it and left out.
+    `same_array`: the array's accesses at known addresses; `touching`: all of them."""
     node = accesses[0].node
     spelled, offset = _spelled_index(node)
     neighbours: list[tuple[Access, int]] = []          # (access, elements apart as written)
@@ -102,7 +107,7 @@ def _merged_neighbours(accesses: list[Access], same_array: list[Access], elem: i
         if a.addr is not None and not a.field_offset and np.count_nonzero(live):
             peers = [(b.addr[live], apart) for b, apart in neighbours
                      if b.kind == a.kind and b.iterations == a.iterations and b.epoch == a.epoch
-                     and np.array_equal(b.mask, live) and _issued_together(a, b, same_array, facts)]
+                     and np.array_equal(b.mask, live) and _issued_together(a, b, touching, facts)]
             base = a.addr[live]
             for n in (4, 2):
                 first = int(base[0]) % n
@@ -119,29 +124,36 @@ def _merged_neighbours(accesses: list[Access], same_array: list[Access], elem: i
 
 def _spelled_index(node) -> tuple[tuple[str, ...], int | None]:
     """A subscript as (the array and every index but the last, the last one's spelling without
-    a literal `+ c`/`- c`), c): `s[2 * t + 1]` → (("s", "2*t"), 1). Equal first parts mean the
-    compiler sees the two addresses a constant apart. (((), None) for a dereference.)"""
+    a literal `+ c`/`- c`), c): `s[2 * t + 1]` → (("s", "2*t"), 1), `p[1]` → (("p", ""), 1). Equal
+    first parts mean the compiler sees the two addresses a constant apart; `i = 2 * t; s[i];
+    i += 1; s[i]` is judged apart although nvcc merges it. (((), None) for a dereference.)"""
     if node.type != "subscript_expression":
         return (), None
     parts: list[str] = []
     index = node.child_by_field_id(FIELD.indices)
-    index = index.named_children[0] if index is not None and index.named_child_count == 1 else None
+    if index is None or index.named_child_count != 1:
+        return (), None
+    index = index.named_children[0]
     while node.type == "subscript_expression":
         inner = node.child_by_field_id(FIELD.indices)
         parts.append(_spelling(inner))
         node = node.child_by_field_id(FIELD.argument)
     parts.append(_spelling(node))
     offset = 0
-    while index is not None and index.type == "parenthesized_expression" and index.named_child_count == 1:
+    while index.type == "parenthesized_expression" and index.named_child_count == 1:
         index = index.named_children[0]
-    if index is not None and index.type == "binary_expression" and operator(index) in ("+", "-"):
+    if index.type == "binary_expression" and operator(index) in ("+", "-"):
         left, right = index.child_by_field_id(FIELD.left), index.child_by_field_id(FIELD.right)
         c = int_literal(_spelling(right))
         if c is not None:
             offset, index = (c if operator(index) == "+" else -c), left
         elif operator(index) == "+" and int_literal(_spelling(left)) is not None:
             offset, index = int_literal(_spelling(left)), right
-    parts[0] = _spelling(index)
+    literal = int_literal(_spelling(index))
+    if literal is not None:                     # p[0] and p[1]: a base address and offsets
+        offset, parts[0] = offset + literal, ""
+    else:
+        parts[0] = _spelling(index)
     return tuple(reversed(parts)), offset
 
 
@@ -150,21 +162,21 @@ def _spelling(node) -> str:
 
 
 # loops of up to this many constant iterations are unrolled, and do not keep two accesses on
-# either side from being issued together (measured: a 4-iteration loop between two loads)
-_UNROLLED_TRIP = 4
+# either side from being issued together (measured: 4-, 8- and 32-iteration loops between two loads)
+_UNROLLED_TRIP = 32
 _JUMPS = frozenset({"return_statement", "break_statement", "continue_statement", "goto_statement",
                     "labeled_statement", "switch_statement"})
 _LOOPS = frozenset({"for_statement", "for_range_loop", "while_statement", "do_statement"})
 
 
-def _issued_together(a: Access, b: Access, same_array: list[Access], facts: FileFacts) -> bool:
+def _issued_together(a: Access, b: Access, touching: list[Access], facts: FileFacts) -> bool:
     """Whether nvcc can issue `a` and `b` as one instruction, as measured with ptxas of CUDA 13 on
     sm_90 (SASS and Nsight Compute): yes within one statement, and across statements of one
-    block with `if`s, global stores and short constant loops between them; no across a barrier
-    (`epoch`), a loop with a run-time trip count, or another store to the array (for loads;
-    any access, for stores), which might alias."""
+    block with `if`s, global stores and constant loops of up to 32 iterations between them; no
+    across a barrier (`epoch`), a loop with a run-time trip count, or a store or atomic on the
+    array (for loads; any access, for stores), which might alias."""
     first, last = (a, b) if a.seq < b.seq else (b, a)
-    if any(first.seq < x.seq < last.seq and (x.kind != "r" or a.kind != "r") for x in same_array):
+    if any(first.seq < x.seq < last.seq and (x.kind != "r" or a.kind != "r") for x in touching):
         return False
     sa, sb = _statement_in_block(a.node), _statement_in_block(b.node)
     if sa is None or sb is None or sa.parent != sb.parent:

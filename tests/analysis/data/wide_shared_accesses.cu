@@ -3,7 +3,7 @@
 // holds the measured figures:
 //   nvcc -arch=sm_90 -lineinfo -o wide wide_shared_accesses.cu && cuobjdump -sass wide
 //   ncu --clock-control none --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum ./wide
-// Every kernel runs one block of 256 threads.
+// Every kernel runs one block of 256 threads (k21-k26 were measured in a second program).
 #include <cstdio>
 
 __global__ void k01_one_statement(float* out, int n) {
@@ -105,6 +105,36 @@ __global__ void k20_loop_between_reads_only(float* out, int n) {
     float a = s[2 * t]; float acc = 0.0f;
     for (int k = 0; k < 4; ++k) acc += s[(t + 32 * k) & 1023];
     float b = s[2 * t + 1]; out[t] = acc + a * b; }
+__global__ void k21_pointer_alias(float* out, int n) {
+    __shared__ float s[1024]; int t = threadIdx.x;
+    s[t] = t; s[t + 256] = t; s[t + 512] = t; s[t + 768] = t; __syncthreads();
+    const float* p = &s[2 * t]; float a = p[0]; float b = p[1]; out[t] = a * b; }
+__global__ void k22_atomic_between(float* out, int n) {
+    __shared__ float s[1024]; int t = threadIdx.x;
+    s[t] = t; s[t + 256] = t; s[t + 512] = t; s[t + 768] = t; __syncthreads();
+    float a = s[2 * t]; atomicAdd(&s[900 + (t & 7)], 1.0f); float b = s[2 * t + 1]; out[t] = a * b; }
+__global__ void k23_if_with_loop_between(float* out, int n) {
+    __shared__ float s[1024]; int t = threadIdx.x;
+    s[t] = t; s[t + 256] = t; s[t + 512] = t; s[t + 768] = t; __syncthreads();
+    float a = s[2 * t]; float acc = 0.0f;
+    if (n > 3) { for (int k = 0; k < n; ++k) acc += out[k]; }
+    float b = s[2 * t + 1]; out[t] = acc + a * b; }
+__global__ void k24_const_loop_8_between(float* out, int n) {
+    __shared__ float s[1024]; int t = threadIdx.x;
+    s[t] = t; s[t + 256] = t; s[t + 512] = t; s[t + 768] = t; __syncthreads();
+    float a = s[2 * t]; float acc = 0.0f;
+    for (int k = 0; k < 8; ++k) acc += s[(t + 32 * k) & 1023];
+    float b = s[2 * t + 1]; out[t] = acc + a * b; }
+__global__ void k25_const_loop_32_between(float* out, int n) {
+    __shared__ float s[1024]; int t = threadIdx.x;
+    s[t] = t; s[t + 256] = t; s[t + 512] = t; s[t + 768] = t; __syncthreads();
+    float a = s[2 * t]; float acc = 0.0f;
+    for (int k = 0; k < 32; ++k) acc += s[(t + 32 * k) & 1023];
+    float b = s[2 * t + 1]; out[t] = acc + a * b; }
+__global__ void k26_index_variable_updated(float* out, int n) {
+    __shared__ float s[1024]; int t = threadIdx.x;
+    s[t] = t; s[t + 256] = t; s[t + 512] = t; s[t + 768] = t; __syncthreads();
+    int i = 2 * t; float a = s[i]; i += 1; float b = s[i]; out[t] = a * b; }
 
 typedef void (*K)(float*, int);
 int main() {
@@ -112,7 +142,9 @@ int main() {
               k05_global_store_between, k06_shared_store_between, k07_barrier_between,
               k08_four_statements, k09_odd_base, k10_divergent_between, k11_store_pair,
               k12_double_pair, k13_loop_pair, k14_loop_pair_plain, k15_far_apart, k16_2d_pair,
-              k17_var_index, k18_test_memory, k19_double_single, k20_loop_between_reads_only};
+              k17_var_index, k18_test_memory, k19_double_single, k20_loop_between_reads_only,
+              k21_pointer_alias, k22_atomic_between, k23_if_with_loop_between,
+              k24_const_loop_8_between, k25_const_loop_32_between, k26_index_variable_updated};
     float* out; cudaMalloc(&out, 4096 * sizeof(float)); cudaMemset(out, 0, 4096 * sizeof(float));
     for (K k : ks) k<<<1, 256>>>(out, 4);
     cudaError_t e = cudaDeviceSynchronize();
