@@ -16,7 +16,7 @@ import numpy as np
 from .findings import Finding, Fix
 from .report import finding, replace
 from .trace import Access, Trace
-from .syntax import FIELD, FileFacts, Source, int_literal, operator, text, trip_count
+from .syntax import FIELD, FileFacts, Source, int_literal, operator, text, trip_count, walk
 
 BANKS = 32
 
@@ -96,7 +96,7 @@ def _merged_neighbours(accesses: list[Access], same_array: list[Access], touchin
     spelled, offset = _spelled_index(node)
     neighbours: list[tuple[Access, int]] = []          # (access, elements apart as written)
     for b in same_array if offset is not None else ():
-        if b.node.id != node.id and not b.field_offset and b.addr is not None:
+        if b.node.id != node.id and not b.field_offset:
             b_spelled, b_offset = _spelled_index(b.node)
             if b_offset is not None and b_spelled == spelled:
                 neighbours.append((b, b_offset - offset))
@@ -196,16 +196,13 @@ def _statement_in_block(node):
 
 def _splits_block(statement, facts: FileFacts) -> bool:
     """A jump, or a loop that nvcc keeps as a loop, anywhere in `statement`."""
-    stack = [statement]
-    while stack:
-        n = stack.pop()
+    for n in walk(statement):
         if n.type in _JUMPS:
             return True
         if n.type in _LOOPS:
             trip = trip_count(n, facts.constants) if n.type == "for_statement" else None
             if trip is None or trip > _UNROLLED_TRIP:
                 return True
-        stack.extend(n.named_children)
     return False
 
 

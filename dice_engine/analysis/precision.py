@@ -16,7 +16,7 @@ from tree_sitter import Node
 from .findings import Finding, Fix
 from .report import finding, replace
 from .syntax import FIELD, LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, Function, Source, \
-    float_literal_type, int_literal, operator, text
+    float_literal_type, int_literal, operator, text, walk
 from .types import GENERIC_MATH, Typer, is_floating, is_integer
 
 ARITHMETIC = frozenset({"+", "-", "*", "/"})
@@ -223,7 +223,7 @@ def _low_precision_accumulator(src: Source, typer: Typer, node: Node, body: Node
         return []
     name = text(left)
     accumulates = op in ("+=", "-=") or (
-        op == "=" and any(c.type == "identifier" and text(c) == name for c in _walk(right))
+        op == "=" and any(c.type == "identifier" and text(c) == name for c in walk(right))
         and any(tok in text(right) for tok in ("+", "__hadd", "__hfma", "fma", "__hsub")))
     if not accumulates:
         return []
@@ -263,9 +263,3 @@ def _atomic_target(src: Source, typer: Typer, node: Node) -> list[Finding]:
     return [finding(src, node, "DICE-P004", msg)]
 
 
-def _walk(node: Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.named_children)

@@ -6,7 +6,7 @@ from tree_sitter import Node
 
 from .findings import Finding, Fix, TextEdit
 from .report import finding, line_of
-from .syntax import FIELD, Source, text
+from .syntax import FIELD, Source, text, walk
 from .trace import SyncEvent, Trace
 
 
@@ -88,14 +88,9 @@ def _hoist_fix(src: Source, barrier: Node, branch: Node | None) -> Fix | None:
 
 
 def _touches_memory(node: Node | None) -> bool:
-    stack = [node] if node is not None else []
-    while stack:
-        n = stack.pop()
-        if n.type in ("subscript_expression", "pointer_expression", "call_expression",
-                      "assignment_expression", "update_expression"):
-            return True
-        stack.extend(n.named_children)
-    return False
+    return node is not None and any(
+        n.type in ("subscript_expression", "pointer_expression", "call_expression",
+                   "assignment_expression", "update_expression") for n in walk(node))
 
 
 def _indent(src: Source, node: Node) -> str:

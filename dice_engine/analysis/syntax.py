@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from typing import Iterator
 
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
@@ -523,6 +524,15 @@ def const_eval(expr: str, constants: dict[str, int]) -> int | None:
 
     v = binary(0)
     return v if pos == len(toks) else None
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """`node` and every named node under it (in no particular order)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.named_children)
 
 
 def trip_count(loop: Node, constants: dict[str, int]) -> int | None:
