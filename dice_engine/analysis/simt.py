@@ -31,6 +31,7 @@ from .trace import LANE, UNIFORM, WARP, Access, Array, BlockModel, LoopStep, Mem
 
 LOOP_ITERATIONS = 2          # unrolled iterations per loop entry
 SHORT_LOOP = 8               # constant-trip loops up to this length run completely (unrolled chunks)
+TREE_LOOP = 24               # halving/doubling loops with a block-uniform condition run to their end
 CALL_DEPTH = 4
 GENERIC_INT = 1 << 20        # the value an unknown uniform integer (a size parameter) takes
 GENERIC_BLOCK_IDX = 1
@@ -336,6 +337,10 @@ class Interpreter:
         self._steps = None
         running = self.active
         iterations = ctl.trip if ctl.trip is not None and ctl.trip <= SHORT_LOOP else LOOP_ITERATIONS
+        if ctl.tree and kind != "do_statement":
+            # a tree has few levels and its last ones differ most (one active thread, the widest
+            # strides): cut after two, the code after the loop would meet the wrong last level
+            iterations = max(iterations, TREE_LOOP)
         for iteration in range(iterations):
             ctl.iteration = iteration
             self._steps = None
@@ -347,6 +352,8 @@ class Interpreter:
                 running, _ = self._split(cond)
                 if cond.arr is not None and not running.any():
                     break
+                if iteration >= LOOP_ITERATIONS and not isinstance(cond.arr, (int, np.integer)):
+                    break               # past two levels only while the condition is one known value
             ctl.broken = ctl.continued = _nobody(self.n)
             self.active = running
             if body is not None:
