@@ -21,11 +21,22 @@ from .syntax import Source, text
 
 def race_findings(src: Source, trace: Trace) -> list[Finding]:
     groups: dict[tuple[str, int], list[Access]] = defaultdict(list)
+    atomics: dict[tuple[str, int], list[Access]] = defaultdict(list)
     for a in trace.accesses:
-        if a.mem.space == "shared" and a.addr is not None and a.kind != "atomic":
+        if a.mem.space != "shared":
+            continue
+        if a.kind == "atomic":
+            atomics[(a.mem.name, a.epoch)].append(a)
+        elif a.addr is not None:
             groups[(a.mem.name, a.epoch)].append(a)
     seen: set[tuple[str, int]] = set()
     out: list[Finding] = []
+    threads = _Threads(trace)
+    for (name, epoch), updates in atomics.items():
+        for a in _after_atomics(threads, updates, groups.get((name, epoch), ())):
+            if ("atomic", a.node.id) not in seen:
+                seen.add(("atomic", a.node.id))
+                out.append(_atomic_finding(src, updates[0], a))
     for node_id, a in _scattered_updates(trace).items():
         seen.add(("DICE-R003", node_id))
         out.append(finding(src, a.node, "DICE-R003",
@@ -33,7 +44,6 @@ def race_findings(src: Source, trace: Trace) -> list[Finding]:
                            "with the same index both read the old value and one update is lost. Use "
                            "`atomicAdd` (or another atomic) for scattered updates.",
                            data={"array": a.mem.name}))
-    threads = _Threads(trace)
     for accesses in groups.values():
         if not any(a.kind == "w" for a in accesses):
             continue
@@ -58,6 +68,19 @@ def _scattered_updates(trace: Trace) -> dict[int, Access]:
             reads.add(a.node.id)
         elif a.kind == "w" and a.node.id in reads:
             out.setdefault(a.node.id, a)
+    return out
+
+
+def _after_atomics(threads: _Threads, updates: list[Access], accesses) -> list[Access]:
+    """The plain accesses of one barrier interval that follow an atomic update of the same
+    shared array and may touch an element another thread updates: atomics order the updates
+    among themselves, not a later plain read (a histogram merged before the barrier)."""
+    out = []
+    for a in accesses:
+        for u in updates:
+            if u.seq < a.seq and (u.addr is None or threads.conflict(u, a)):
+                out.append(a)
+                break
     return out
 
 
@@ -135,6 +158,19 @@ class _Threads:
             order = np.lexsort((key, addr))
             got = self._sorted[(pattern, by_warp)] = (addr[order], key[order])
         return got
+
+
+def _atomic_finding(src: Source, update: Access, later: Access) -> Finding:
+    name = later.mem.name
+    other = f"`{text(update.node)}` (line {line_of(update.node)})"
+    if later.kind == "r":
+        code, what = "DICE-R001", "reads"
+    else:
+        code, what = "DICE-R003", "overwrites"
+    msg = (f"This {what} `{name}` while other threads may still update the same element with the "
+           f"atomic {other}: no `__syncthreads()` lies between, so it can miss their updates. Put a "
+           "barrier between the atomic updates and the plain accesses.")
+    return finding(src, later.node, code, msg, data={"array": name})
 
 
 def _finding(src: Source, code: str, earlier: Access, later: Access) -> Finding:

@@ -270,6 +270,7 @@ WIDE_INTEGERS = frozenset({"long", "unsigned long", "long long", "unsigned long 
                            "unsigned long long int", "long unsigned int", "ssize_t"})
 NARROW_INTEGERS = frozenset({"int", "unsigned", "unsigned int", "int32_t", "uint32_t", "short",
                              "unsigned short", "char", "signed char", "unsigned char"})
+_INTEGER_TYPES = WIDE_INTEGERS | NARROW_INTEGERS | {"long long int", "unsigned long int"}
 LOW_PRECISION = frozenset({"half", "__half", "__nv_bfloat16", "nv_bfloat16"})
 
 
@@ -392,20 +393,43 @@ def _record_struct(node: Node, facts: FileFacts) -> None:
     facts.structs[name] = fields
 
 
+@dataclass(frozen=True)
+class LaunchSite:
+    """What one `kernel<<<grid, block>>>(args)` fixes: block and grid sizes and the arguments
+    that are integer constants (by position), each None where not constant."""
+    kernel: str
+    block: tuple[int, int, int] | None
+    grid: tuple[int, int, int] | None
+    args: tuple[int | None, ...]
+
+
 def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> dict[str, tuple[int, int, int]]:
     """Literal block sizes of the kernel launches in one function body (`found`: its captures)."""
     out: dict[str, tuple[int, int, int]] = {}
+    for site in launch_sites(found, constants):
+        if site.block is not None:
+            out.setdefault(site.kernel, site.block)
+    return out
+
+
+def launch_sites(found: dict[str, list[Node]], constants: dict[str, int]) -> list[LaunchSite]:
+    """The kernel launches of one function body (`found`: its captures), read with the file's
+    constants and the function's own integer variables whose value is a constant (`const int
+    rows = 120000;`, never reassigned)."""
+    launches = [n for n in found.get("call", ()) if b"<<<" in (n.text or b"")]
+    if not launches:                # most functions launch nothing: skip reading their declarations
+        return []
+    local = _local_constants(found, constants)
     dims: dict[str, tuple[int, int, int]] = {}
-    events = [(n.start_byte, "call", n) for n in found.get("call", ()) if b"<<<" in (n.text or b"")]
-    if not events:                  # most functions launch nothing: skip reading their dim3s
-        return out
+    events = [(n.start_byte, "call", n) for n in launches]
     events += [(n.start_byte, "decl", n) for n in found.get("decl", ())
                if text(n.child_by_field_id(FIELD.type)) == "dim3"]
+    out: list[LaunchSite] = []
     for _, kind, node in sorted(events, key=lambda e: e[0]):      # a dim3 precedes its launch
         if kind == "decl":
             for d in node.children_by_field_id(FIELD.declarator):
                 name, args = _dim3_parts(d)
-                vals = [const_eval(a, constants) for a in args]
+                vals = [const_eval(a, local) for a in args]
                 if name and vals and all(v is not None for v in vals):
                     vals = (vals + [1, 1])[:3]
                     dims[name] = (vals[0], vals[1], vals[2])   # type: ignore[assignment]
@@ -414,18 +438,45 @@ def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> di
         if cfg is None or len(cfg.named_children) < 2:
             continue
         kernel = text(node.child_by_field_id(FIELD.function)).split("::")[-1].split("<")[0]
-        block = cfg.named_children[1]
-        size = dims.get(text(block))
-        if size is None:
-            v = const_eval(text(block), constants)
-            size = (v, 1, 1) if v is not None else None
-        if size is None and block.type == "call_expression" and text(block).startswith("dim3"):
-            vals = [const_eval(text(a), constants)
-                    for a in block.child_by_field_id(FIELD.arguments).named_children]
-            if vals and all(v is not None for v in vals):
-                size = tuple((vals + [1, 1])[:3])   # type: ignore[assignment]
-        if size is not None:
-            out.setdefault(kernel, size)
+        arguments = node.child_by_field_id(FIELD.arguments)
+        args = tuple(const_eval(text(a), local) for a in (arguments.named_children if arguments else ()))
+        out.append(LaunchSite(kernel, _dims(cfg.named_children[1], dims, local),
+                              _dims(cfg.named_children[0], dims, local), args))
+    return out
+
+
+def _dims(node: Node, named: dict[str, tuple[int, int, int]], constants: dict[str, int]
+          ) -> tuple[int, int, int] | None:
+    """A launch configuration's grid or block: a dim3 variable, `dim3(a, b)` or a number."""
+    size = named.get(text(node))
+    if size is not None:
+        return size
+    v = const_eval(text(node), constants)
+    if v is not None:
+        return (v, 1, 1)
+    if node.type == "call_expression" and text(node).startswith("dim3"):
+        vals = [const_eval(text(a), constants)
+                for a in node.child_by_field_id(FIELD.arguments).named_children]
+        if vals and all(v is not None for v in vals):
+            return tuple((vals + [1, 1])[:3])   # type: ignore[return-value]
+    return None
+
+
+def _local_constants(found: dict[str, list[Node]], constants: dict[str, int]) -> dict[str, int]:
+    """The file's constants plus the function's integer variables initialized to a constant and
+    never assigned again."""
+    assigned = {text(n.child_by_field_id(FIELD.left)) for n in found.get("assign", ())}
+    assigned |= {text(n.child_by_field_id(FIELD.argument)) for n in found.get("update", ())}
+    out = dict(constants)
+    for node in found.get("decl", ()):
+        if base_type(node) not in _INTEGER_TYPES:
+            continue
+        for d in node.children_by_field_id(FIELD.declarator):
+            if d.type == "init_declarator":
+                name = text(d.child_by_field_id(FIELD.declarator))
+                v = const_eval(text(d.child_by_field_id(FIELD.value)), out)
+                if v is not None and name not in assigned:
+                    out[name] = v
     return out
 
 
