@@ -17,11 +17,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dice_engine.analysis import check_source  # noqa: E402
-from dice_engine.analysis.codes import CODES  # noqa: E402
+from dice_engine.analysis.codes import CODES, STATIC_CATEGORIES  # noqa: E402
 from dice_engine.analysis.findings import CATEGORIES, Finding  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
-STATIC_CATEGORIES = ("sync", "race", "coalescing", "bank-conflict", "precision", "overflow")
 RECALL_TARGET, PRECISION_TARGET = 0.90, 0.95
 _EXPECT = re.compile(r"//\s*expect:\s*(.+?)\s*$")
 

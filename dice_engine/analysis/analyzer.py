@@ -10,18 +10,13 @@ from dataclasses import dataclass
 
 from tree_sitter import Point, Tree
 
-from .bank_conflict import bank_conflict_findings
-from .coalescing import coalescing_findings
+from . import registry
 from .findings import Finding, Fix, TextEdit
-from .overflow import overflow_findings
-from .precision import precision_findings
-from .race import race_findings
 from .report import render_lines, shift_lines
+from .rule import Context, Rule
 from .simt import run_function
-from .sync import sync_findings
-from .syntax import FIELD, FileFacts, Function, Source, captures, encode, file_facts, functions, \
-    launch_blocks, new_parser, text
-from .types import Typer
+from .syntax import FIELD, NO_LAUNCH, FileFacts, Function, LaunchFacts, LaunchSite, Source, captures, \
+    encode, file_facts, functions, launch_facts, launch_sites, new_parser, text
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +83,8 @@ class Analyzer:
                                     .encode(), digest_size=16).hexdigest()
         outlines: dict[tuple[bytes, str], _Outline] = {}
         calls: dict[str, list[str]] = {}
-        syntactic: dict[int, list[Finding]] = {}   # per function body, this update only
+        found: dict[int, dict[str, list]] = {}     # per function body, this update only
+        sites: list[LaunchSite] = []
         for f in every:
             text_key = (f.code, facts_key)
             outline = self._outlines.get(text_key)
@@ -96,29 +92,30 @@ class Analyzer:
                 nodes = captures(f.body)
                 outline = _outline(f, nodes, facts.constants)
                 if f.is_kernel or f.is_device:
-                    # analyzed now, while the query has its nodes in the CPU caches (2 ms less per
-                    # full analysis than later, between thread analyses); these analyses read the
-                    # file's constants and structs, not the block sizes still being gathered
-                    syntactic[f.body.id] = _syntactic_findings(src, f, facts, nodes)
+                    found[f.body.id] = nodes          # for the rules, should the function need them
             outlines[text_key] = outline
             calls[f.name] = [n for n in outline.callees if n in by_name]
-            for kernel, size in outline.launches.items():
-                facts.block_sizes.setdefault(kernel, size)
+            sites += outline.launches
         self._outlines = outlines
+        for site in sites:
+            if site.block is not None:
+                facts.block_sizes.setdefault(site.kernel, site.block)
+        launches = {f.name: launch_facts(f, sites) if sites and f.is_kernel else NO_LAUNCH for f in fns}
         closure = {f.name: _closure(f, by_name, calls) for f in fns}
         called = {c.name for f in fns if f.is_kernel for c in closure[f.name][1:]}
         cache: dict[tuple, list[Finding]] = {}
         out: list[Finding] = []
         seen: set[tuple] = set()
         for fn in fns:
-            key = self._key(fn, closure[fn.name], facts, facts_key, fn.name in called)
+            key = self._key(fn, closure[fn.name], facts, facts_key, fn.name in called, launches[fn.name])
             row = fn.node.start_point[0]
             cached = self._cache.get(key)
             if cached is None:
-                own = syntactic.get(fn.body.id)
-                if own is None:                 # its outline was reused, its nodes not captured
-                    own = _syntactic_findings(src, fn, facts, captures(fn.body))
-                fresh = self._function_findings(src, fn, by_name, facts, called, own)
+                nodes = found.get(fn.body.id)
+                if nodes is None:               # its outline was reused, its nodes not captured
+                    nodes = captures(fn.body)
+                ctx = Context(src, fn, facts, nodes, launches[fn.name])
+                fresh = self._function_findings(src, fn, by_name, facts, called, ctx)
                 cached = [_shift(f, -row) for f in fresh]
             cache[key] = cached
             for f in cached:
@@ -134,61 +131,60 @@ class Analyzer:
         return out
 
     def _key(self, fn: Function, closure: list[Function], facts: FileFacts, facts_key: str,
-             called: bool) -> tuple:
+             called: bool, launch: LaunchFacts) -> tuple:
         """Everything a function's findings depend on: its text, its callees' texts and their
         places relative to it, its column, the file's constants and structs, its launch block
-        size, and whether a kernel calls it (then its thread analysis happens in the callers).
+        size, grid and constant arguments, and whether a kernel calls it (then its thread
+        analysis happens in the callers).
         The texts themselves, not digests: a dict compares them on a hash match, so no collision
         can reuse the wrong findings."""
         row, column = fn.node.start_point
         # findings inside a callee sit at its offset from `fn`
         callees = tuple((c.code, c.node.start_point[0] - row, c.node.start_point[1]) for c in closure)
-        return column, facts.block_sizes.get(fn.name), facts_key, called, callees
+        return column, facts.block_sizes.get(fn.name), launch, facts_key, called, callees
 
     def _function_findings(self, src: Source, fn: Function, by_name: dict[str, Function],
-                           facts: FileFacts, called: set[str], syntactic: list[Finding]) -> list[Finding]:
-        out = list(syntactic)
+                           facts: FileFacts, called: set[str], ctx: Context) -> list[Finding]:
+        """Every rule's findings for one function; the rules that read the SIMT trace run only
+        for kernels and the device functions no kernel calls (the others are analyzed per
+        thread inside their callers)."""
+        out: list[Finding] = []
+        for rule in registry.RULES:
+            if not rule.needs_trace:
+                out += _guarded(rule, ctx)
         if fn.is_kernel or fn.name not in called:
             try:
-                trace = run_function(fn, by_name, facts)
+                ctx.trace = run_function(fn, by_name, facts)
             except RecursionError:
                 log.info("thread analysis of %s: input nested too deeply", fn.name)
                 return out
             except Exception:
                 log.warning("thread analysis of %s failed", fn.name, exc_info=True)
                 return out
-            out += _guarded(lambda s, t, _f: sync_findings(s, t), src, trace, facts)
-            out += _guarded(lambda s, t, _f: race_findings(s, t), src, trace, facts)
-            out += _guarded(coalescing_findings, src, trace, facts)
-            out += _guarded(bank_conflict_findings, src, trace, facts)
+            for rule in registry.RULES:
+                if rule.needs_trace:
+                    out += _guarded(rule, ctx)
         return out
 
 
-def _syntactic_findings(src: Source, fn: Function, facts: FileFacts,
-                        found: dict[str, list]) -> list[Finding]:
-    """Precision and overflow findings of one function (`found`: its body's captures)."""
-    typer = Typer(fn, facts, found.get("decl", []))     # shared by the two analyses
-    return _guarded(precision_findings, src, fn, typer, found) + \
-        _guarded(overflow_findings, src, facts, typer, found)
-
-
-def _guarded(analysis, *args) -> list[Finding]:
+def _guarded(rule: Rule, ctx: Context) -> list[Finding]:
+    """One rule's findings; a rule that fails on odd input is skipped (and logged)."""
     try:
-        return analysis(*args)
+        return rule.check(ctx)
     except RecursionError:       # expressions nested hundreds deep: skipped, a known limit
-        log.info("%s: input nested too deeply", getattr(analysis, "__name__", "analysis"))
+        log.info("%s: input nested too deeply", rule.name)
         return []
     except Exception:
-        log.warning("%s failed", getattr(analysis, "__name__", "analysis"), exc_info=True)
+        log.warning("rule %s failed", rule.name, exc_info=True)
         return []
 
 
 @dataclass(frozen=True)
 class _Outline:
-    """What one function contributes to the file's picture: the names it calls and the block
-    sizes it launches kernels with. Memoized by the function's text across updates."""
+    """What one function contributes to the file's picture: the names it calls and the kernel
+    launches it makes. Memoized by the function's text across updates."""
     callees: tuple[str, ...]
-    launches: dict[str, tuple[int, int, int]]
+    launches: tuple[LaunchSite, ...]
 
 
 def _outline(fn: Function, found: dict[str, list], constants: dict[str, int]) -> _Outline:
@@ -197,7 +193,7 @@ def _outline(fn: Function, found: dict[str, list], constants: dict[str, int]) ->
         name = text(call.child_by_field_id(FIELD.function)).split("::")[-1]
         if name not in names:
             names.append(name)
-    launches = launch_blocks(found, constants) if b"<<<" in fn.code else {}   # most launch nothing
+    launches = tuple(launch_sites(found, constants)) if b"<<<" in fn.code else ()   # most launch nothing
     return _Outline(tuple(names), launches)
 
 

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .rule import Context, Rule
 from .findings import Finding, Fix
 from .report import finding, replace
 from .trace import Access, Trace
@@ -301,3 +302,10 @@ def _last_dimension(decl, name: str):
             if node is not None and node.text.decode() == name:
                 return d.child_by_field_id(FIELD.size)
     return None
+
+
+def _check(ctx: Context) -> list[Finding]:
+    return bank_conflict_findings(ctx.src, ctx.trace, ctx.facts)
+
+
+RULE = Rule("bank-conflict", ('DICE-B001',), _check, needs_trace=True)

@@ -15,6 +15,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from .rule import Context, Rule
 from .findings import Finding
 from .report import finding
 from .trace import Access, Trace
@@ -172,3 +173,10 @@ def _finding(src: Source, a: Access, facts: FileFacts, ratio: float, stride: int
                "threads to consecutive elements (or load contiguous vectors and select in "
                "registers).")
     return finding(src, a.node, code, msg, data=data)
+
+
+def _check(ctx: Context) -> list[Finding]:
+    return coalescing_findings(ctx.src, ctx.trace, ctx.facts)
+
+
+RULE = Rule("coalescing", ('DICE-C001', 'DICE-C002', 'DICE-C003'), _check, needs_trace=True)

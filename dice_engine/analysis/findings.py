@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-CATEGORIES = ("sync", "race", "coalescing", "bank-conflict", "precision", "overflow",
-              "resources", "compile", "intent", "performance")
+from .codes import categories
+
+CATEGORIES = categories()           # every category of the code table, in its order
 SEVERITIES = ("error", "warning", "information", "hint")
 SOURCES = ("static", "compiler", "sanitizer", "profiler")
 

@@ -10,42 +10,53 @@ Two shapes, each needing evidence from the file that the extent really can be th
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
 from .findings import Finding, Fix, TextEdit
 from .report import finding, replace
-from .syntax import FIELD, NARROW_INTEGERS, WIDE_INTEGERS, FileFacts, Source, const_eval, operator, \
-    text
+from .rule import Context, Rule
+from .syntax import FIELD, NARROW_INTEGERS, WIDE_INTEGERS, Source, const_eval, operator, text
 from .types import Typer
 
 LIMIT = 1 << 31
-GRID_BUILTINS = ("blockIdx", "blockDim", "gridDim", "threadIdx")
 BUILTIN_MAX = {"threadIdx": 1023, "blockDim": 1024}
 BOUNDED_OPERATORS = frozenset({"+", "*", "/", ">>", "%", "&"})   # those `_max_value` bounds
 
 
-def overflow_findings(src: Source, facts: FileFacts, typer: Typer,
-                      found: dict[str, list[Node]]) -> list[Finding]:
-    """`found`: the function body's `syntax.captures`; `typer`: its types."""
+@dataclass(frozen=True)
+class _Sizes:
+    """What bounds an index in one kernel: integer constants (the file's, and the values its
+    launch sites pass to its parameters) and the largest value of each grid builtin."""
+    constants: dict[str, int]
+    builtins: dict[str, int]
+
+
+def overflow_findings(ctx: Context) -> list[Finding]:
+    src, typer, found = ctx.src, ctx.typer, ctx.found
     definitions = list(_index_definitions(found.get("decl", [])))
     products = list(_products(definitions))
-    if not products:             # only an index built from a product can overflow
+    subscripts = [n for n in found.get("binary", ()) if operator(n) == "*" and _in_subscript(n)]
+    if not products and not subscripts:     # only an index built from a product can overflow
         return []
+    sizes = _sizes(ctx)
+    indices = _subscript_indices(subscripts, typer)
     # a peak needs every variable of the index bounded: when no 32-bit index has one even with
     # all variables bounded, the constant bounds of the variables are not collected
-    boundable = any(type_name in NARROW_INTEGERS and _max_value(init, facts, _any_bound) is not None
-                    for (_, _, type_name, init), _ in products)
-    bounds, wide_compared = _comparisons(found, typer, facts, boundable)
+    boundable = any(type_name in NARROW_INTEGERS and _max_value(init, sizes, _any_bound) is not None
+                    for (_, _, type_name, init), _ in products) or \
+        any(_max_value(index, sizes, _any_bound) is not None for index in indices)
+    bounds, wide_compared = _comparisons(found, typer, sizes, boundable)
     if boundable:
         for _, name, _, init in definitions:
-            if name not in bounds and (peak := _max_value(init, facts, bounds.get)) is not None:
+            if name not in bounds and (peak := _max_value(init, sizes, bounds.get)) is not None:
                 bounds[name] = peak              # `int x = threadIdx.x` is at most 1023
     out: list[Finding] = []
     for (decl, name, type_name, init), product in products:
         if type_name in NARROW_INTEGERS:
             extent = wide_compared.get(name)
-            peak = _max_value(init, facts, bounds.get)
+            peak = _max_value(init, sizes, bounds.get)
             if extent is None and (peak is None or peak < LIMIT):
                 continue
             why = (f"it is compared with the 64-bit `{extent}`, so the extent it indexes can exceed 2^31"
@@ -62,7 +73,57 @@ def overflow_findings(src: Source, facts: FileFacts, typer: Typer,
                    f"`{type_name}`: past 2^32 threads the product wraps and `{name}` points at the wrong "
                    f"element. Cast the first factor: `({type_name}){text(_first_factor(product))} * …`.")
             out.append(finding(src, product, "DICE-O002", msg, fix=fix, data={"variable": name}))
+    for index in indices:
+        peak = _max_value(index, sizes, bounds.get)
+        if peak is None or peak < LIMIT:
+            continue
+        msg = (f"The index `{text(index)}` is computed in 32-bit `int` arithmetic and can reach "
+               f"{peak:,} (> 2^31 − 1): it wraps and the access lands out of bounds. Widen the first "
+               "factor (`(size_t)`) so the whole product is computed in 64 bits.")
+        out.append(finding(src, index, "DICE-O001", msg,
+                           fix=Fix("Widen the index to size_t", (_cast_edit(src, _product_in(index), "size_t"),)),
+                           data={"variable": text(index)}))
     return out
+
+
+def _sizes(ctx: Context) -> _Sizes:
+    constants = ctx.facts.constants
+    if ctx.launch.values:
+        constants = {**constants, **dict(ctx.launch.values)}
+    builtins: dict[str, int] = {}
+    block = ctx.facts.block_sizes.get(ctx.fn.name)
+    for axis, position in (("x", 0), ("y", 1), ("z", 2)):
+        if block is not None:
+            builtins[f"blockDim.{axis}"] = block[position]
+            builtins[f"threadIdx.{axis}"] = block[position] - 1
+        if ctx.launch.grid is not None:
+            builtins[f"gridDim.{axis}"] = ctx.launch.grid[position]
+            builtins[f"blockIdx.{axis}"] = ctx.launch.grid[position] - 1
+    return _Sizes(constants, builtins)
+
+
+def _in_subscript(node: Node) -> bool:
+    """Whether the expression lies in the index of a subscript (through arithmetic only)."""
+    parent = node.parent
+    while parent is not None and parent.type in ("binary_expression", "parenthesized_expression",
+                                                 "cast_expression"):
+        parent = parent.parent
+    return parent is not None and parent.type == "subscript_argument_list"
+
+
+def _subscript_indices(products: list[Node], typer: Typer) -> list[Node]:
+    """The 32-bit index expressions of subscripts that hold a product (each once)."""
+    out: dict[int, Node] = {}
+    for node in products:
+        while node.parent is not None and node.parent.type != "subscript_argument_list":
+            node = node.parent
+        if node.id not in out and typer.type_of(node) in NARROW_INTEGERS:
+            out[node.id] = node
+    return list(out.values())
+
+
+def _product_in(index: Node) -> Node:
+    return _first_product(index) or index
 
 
 def _index_definitions(declarations: list[Node]):
@@ -126,7 +187,7 @@ def _narrow_grid_product(product: Node, typer: Typer) -> bool:
     return grid and all(t in NARROW_INTEGERS for t in types)
 
 
-def _comparisons(found: dict[str, list[Node]], typer: Typer, facts: FileFacts,
+def _comparisons(found: dict[str, list[Node]], typer: Typer, sizes: _Sizes,
                  with_bounds: bool) -> tuple[dict[str, int], dict[str, str]]:
     """Constant upper bounds of variables (`x < C`; only `with_bounds`) and the 64-bit extent
     each variable is compared with."""
@@ -141,15 +202,30 @@ def _comparisons(found: dict[str, list[Node]], typer: Typer, facts: FileFacts,
             continue
         if op in (">", ">="):
             left, right = right, left
-        if with_bounds and left.type == "identifier":
-            c = const_eval(text(right), facts.constants)
-            if c is not None:
-                bounds[text(left)] = max(bounds.get(text(left), 0), c)
+        if with_bounds:
+            _bound_by(bounds, left, right, sizes)
+            # `if (w >= W) return;`: a guard against the extent bounds the index past it
+            _bound_by(bounds, right, left, sizes)
         terms = _index_terms(left)                  # `i < n`, `base + k < n`
         if terms and typer.type_of(right) in WIDE_INTEGERS:
             for name in terms:
                 wide.setdefault(name, text(right))
     return bounds, wide
+
+
+def _bound_by(bounds: dict[str, int], index: Node, extent: Node, sizes: _Sizes) -> None:
+    """Record `extent` as a bound of `index` (a variable, or a variable plus a constant)."""
+    c = const_eval(text(extent), sizes.constants)
+    if c is None:
+        return
+    if index.type == "binary_expression" and operator(index) == "+":
+        offset = const_eval(text(index.child_by_field_id(FIELD.right)), sizes.constants)
+        index = index.child_by_field_id(FIELD.left)
+        if offset is None or index is None:
+            return
+        c -= offset                              # `z + 1 < nz`
+    if index.type == "identifier":
+        bounds[text(index)] = max(bounds.get(text(index), 0), c)
 
 
 def _decremented(found: dict[str, list[Node]]) -> set[str]:
@@ -176,37 +252,45 @@ def _index_terms(node: Node) -> list[str]:
     return []
 
 
-def _max_value(node: Node, facts: FileFacts, bound: Callable[[str], int | None]) -> int | None:
+def _max_value(node: Node, sizes: _Sizes, bound: Callable[[str], int | None]) -> int | None:
     """Largest value of a non-negative index expression, or None when some part is unbounded.
     `bound`: a variable's upper bound, or None."""
     t = node.type
     if t == "number_literal":
-        return const_eval(text(node), facts.constants)
+        return const_eval(text(node), sizes.constants)
     if t == "identifier":
         name = text(node)
-        if name in facts.constants:
-            return facts.constants[name]
+        if name in sizes.constants:
+            return sizes.constants[name]
         return bound(name)
     if t == "field_expression":
-        return BUILTIN_MAX.get(text(node.child_by_field_id(FIELD.argument)))
+        got = sizes.builtins.get(text(node))
+        return got if got is not None else BUILTIN_MAX.get(text(node.child_by_field_id(FIELD.argument)))
     if t in ("parenthesized_expression", "cast_expression") and node.named_children:
-        return _max_value(node.named_children[-1], facts, bound)
+        return _max_value(node.named_children[-1], sizes, bound)
     if t == "binary_expression":
         op = operator(node)
         if op not in BOUNDED_OPERATORS:
             return None
+        right = node.child_by_field_id(FIELD.right)
+        if op == "%":                            # `nc % C` stays below C whatever nc is
+            b = _max_value(right, sizes, bound)
+            return None if b is None else max(b - 1, 0)
         # one unbounded operand makes the whole unbounded: the other is not read
-        a = _max_value(node.child_by_field_id(FIELD.left), facts, bound)
+        a = _max_value(node.child_by_field_id(FIELD.left), sizes, bound)
         if a is None:
             return None
-        b = _max_value(node.child_by_field_id(FIELD.right), facts, bound)
+        if op == "/":                            # divided by a constant: that much smaller
+            d = const_eval(text(right), sizes.constants)
+            return a // d if d is not None and d > 0 else a
+        b = _max_value(right, sizes, bound)
         if b is None:
             return None
         if op == "+":
             return a + b
         if op == "*":
             return a * b
-        return a                                 # / >> % & never exceed the left operand
+        return a                                 # >> & never exceed the left operand
     return None
 
 
@@ -227,3 +311,6 @@ def _widen_fix(src: Source, decl: Node, init: Node, product: Node) -> Fix | None
         return None
     return Fix("Widen the index to size_t",
                (replace(src, type_node, "size_t"), _cast_edit(src, product, "size_t")))
+
+
+RULE = Rule("overflow", ("DICE-O001", "DICE-O002"), overflow_findings)

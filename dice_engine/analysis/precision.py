@@ -13,6 +13,7 @@ from bisect import bisect_left
 
 from tree_sitter import Node
 
+from .rule import Context, Rule
 from .findings import Finding, Fix
 from .report import finding, replace
 from .syntax import FIELD, LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, Function, Source, \
@@ -263,3 +264,8 @@ def _atomic_target(src: Source, typer: Typer, node: Node) -> list[Finding]:
     return [finding(src, node, "DICE-P004", msg)]
 
 
+def _check(ctx: Context) -> list[Finding]:
+    return precision_findings(ctx.src, ctx.fn, ctx.typer, ctx.found)
+
+
+RULE = Rule("precision", ('DICE-P001', 'DICE-P002', 'DICE-P003', 'DICE-P004'), _check)

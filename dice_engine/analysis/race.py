@@ -13,6 +13,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from .rule import Context, Rule
 from .findings import Finding
 from .report import finding, line_of
 from .trace import LANE, UNIFORM, Access, Trace
@@ -194,3 +195,10 @@ def _finding(src: Source, code: str, earlier: Access, later: Access) -> Finding:
                f"threads are still writing from the previous step ({other}). Put `__syncthreads()` "
                "in the loop after each step (`__syncwarp()` for steps inside one warp).")
     return finding(src, later.node, code, msg, data={"array": name})
+
+
+def _check(ctx: Context) -> list[Finding]:
+    return race_findings(ctx.src, ctx.trace)
+
+
+RULE = Rule("race", ('DICE-R001', 'DICE-R002', 'DICE-R003', 'DICE-R004'), _check, needs_trace=True)

@@ -337,10 +337,11 @@ class Interpreter:
         self._steps = None
         running = self.active
         iterations = ctl.trip if ctl.trip is not None and ctl.trip <= SHORT_LOOP else LOOP_ITERATIONS
-        if ctl.tree and kind != "do_statement":
+        whole_tree = ctl.tree and kind != "do_statement" and iterations < TREE_LOOP
+        if whole_tree:
             # a tree has few levels and its last ones differ most (one active thread, the widest
             # strides): cut after two, the code after the loop would meet the wrong last level
-            iterations = max(iterations, TREE_LOOP)
+            iterations = TREE_LOOP
         for iteration in range(iterations):
             ctl.iteration = iteration
             self._steps = None
@@ -352,7 +353,8 @@ class Interpreter:
                 running, _ = self._split(cond)
                 if cond.arr is not None and not running.any():
                     break
-                if iteration >= LOOP_ITERATIONS and not isinstance(cond.arr, (int, np.integer)):
+                if whole_tree and iteration >= LOOP_ITERATIONS and \
+                        (cond.arr is None or isinstance(cond.arr, np.ndarray)):
                     break               # past two levels only while the condition is one known value
             ctl.broken = ctl.continued = _nobody(self.n)
             self.active = running

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from .rule import Context, Rule
 from .findings import Finding, Fix, TextEdit
 from .report import finding, line_of
 from .syntax import FIELD, Source, text, walk
@@ -96,3 +97,10 @@ def _touches_memory(node: Node | None) -> bool:
 def _indent(src: Source, node: Node) -> str:
     line = src.lines[node.start_point[0]].decode("utf-8", errors="replace")
     return line[: len(line) - len(line.lstrip())]
+
+
+def _check(ctx: Context) -> list[Finding]:
+    return sync_findings(ctx.src, ctx.trace)
+
+
+RULE = Rule("sync", ('DICE-S001', 'DICE-S002', 'DICE-S003', 'DICE-S004'), _check, needs_trace=True)

@@ -619,3 +619,32 @@ def _apply(op: str, a: int, b: int) -> int | None:
 
 def parse(parser: Parser, data: bytes, old: Tree | None = None) -> Tree:
     return parser.parse(data, old) if old is not None else parser.parse(data)
+
+
+@dataclass(frozen=True)
+class LaunchFacts:
+    """What the file's launch sites fix for one kernel, over all of them: the largest grid
+    extent per axis (None when some site's grid is not constant) and the largest constant
+    value passed to each integer parameter."""
+    grid: tuple[int, int, int] | None = None
+    values: tuple[tuple[str, int], ...] = ()
+
+
+NO_LAUNCH = LaunchFacts()
+
+
+def launch_facts(fn: Function, sites: list[LaunchSite]) -> LaunchFacts:
+    mine = [s for s in sites if s.kernel == fn.name]
+    if not mine:
+        return NO_LAUNCH
+    grids = [s.grid for s in mine]
+    grid = None if any(g is None for g in grids) else \
+        tuple(max(g[axis] for g in grids) for axis in range(3))     # type: ignore[index]
+    values: dict[str, int] = {}
+    for position, (name, type_name, indirect) in enumerate(fn.params):
+        if indirect or type_name not in _INTEGER_TYPES:
+            continue
+        known = [s.args[position] for s in mine if position < len(s.args) and s.args[position] is not None]
+        if known:
+            values[name] = max(known)
+    return LaunchFacts(grid, tuple(sorted(values.items())))   # type: ignore[arg-type]
