@@ -16,7 +16,7 @@ class CodeInfo:
     category: str
     severity: str
     title: str
-    origin: str          # who reports it: static (a rule of registry.RULES), compiler, editor, sanitizer, profiler
+    origin: str          # static (a rule of registry.RULES), compiler, editor, sanitizer or profiler
 
     def doc_path(self, code: str) -> str:
         return f"docs/codes/{code}.md"

@@ -80,9 +80,8 @@ def overflow_findings(ctx: Context) -> list[Finding]:
         msg = (f"The index `{text(index)}` is computed in 32-bit `int` arithmetic and can reach "
                f"{peak:,} (> 2^31 − 1): it wraps and the access lands out of bounds. Widen the first "
                "factor (`(size_t)`) so the whole product is computed in 64 bits.")
-        out.append(finding(src, index, "DICE-O001", msg,
-                           fix=Fix("Widen the index to size_t", (_cast_edit(src, _product_in(index), "size_t"),)),
-                           data={"variable": text(index)}))
+        fix = Fix("Widen the index to size_t", (_cast_edit(src, _product_in(index), "size_t"),))
+        out.append(finding(src, index, "DICE-O001", msg, fix=fix, data={"variable": text(index)}))
     return out
 
 
