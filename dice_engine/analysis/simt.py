@@ -711,6 +711,10 @@ class Interpreter:
         if op == "&":
             if arg is not None and arg.type == "subscript_expression":
                 return self._location(arg)
+            if arg is not None and arg.type == "identifier":
+                v = self.env.get(self.facts.text(arg))
+                if v is not None and v.mem is not None and v.mem.scalar:
+                    return v                    # `&counter` of a __shared__ scalar: its address, no read
             return self._expr(arg)
         v = self._expr(arg)
         if v.mem is None:
