@@ -162,6 +162,7 @@ def _report(r: GenerationResult) -> str:
 
 def _check(args: argparse.Namespace) -> int:
     from .analysis import check_source, compiler_findings, merge, output
+    from .intent_findings import file_intent_findings
     findings = []
     for name in args.files:
         try:
@@ -169,6 +170,7 @@ def _check(args: argparse.Namespace) -> int:
         except OSError as e:
             raise UsageError(f"cannot read {name}: {e.strerror}") from None
         static = check_source(text, name, args.arch)
+        static += file_intent_findings(text, name, args.arch, stale_is_error=True)
         dynamic = compiler_findings(text, name, args.arch, include_paths=[str(Path(name).resolve().parent)])
         if args.gpu:
             dynamic += _sanitizer_findings(text, name)

@@ -144,3 +144,28 @@ def test_check_gpu_runs_the_program_under_compute_sanitizer(tmp_path):
     done = dice("check", str(path), "--gpu", "--format", "json")
     findings = json.loads(done.stdout)
     assert any(f["source"] == "sanitizer" and f["line"] in (4, 5) for f in findings), findings
+
+
+def test_check_reports_intent_findings_and_fails_on_them(tmp_path):
+    from dice_engine.intent import intent_hash, render_region
+    kernel = "__global__ void k(float* y) { y[threadIdx.x] = 1.0f; }"
+    misspelt = tmp_path / "misspelt.cu"
+    misspelt.write_text("// @dice: y = sofmax(x, dim=1); x: f32[4096, 1024]\n" + kernel + "\n")
+    two = tmp_path / "two.cu"
+    two.write_text("// @dice: y = softmax(x @ W, dim=1); x: f32[4096, 1024]; W: f32[1024, 1024]\n")
+    old, new = "y = relu(a) + b; a, b: f32[1024]", "y = relu(a) * 2 + b; a, b: f32[1024]"
+    stale = tmp_path / "stale.cu"
+    stale.write_text(f"// @dice: {new}\n" + render_region(intent_hash(old), "elementwise", kernel))
+    edited = tmp_path / "edited.cu"
+    edited.write_text(stale.read_text().replace("1.0f", "2.0f"))
+    fresh = tmp_path / "fresh.cu"
+    fresh.write_text(f"// @dice: {old}\n" + render_region(intent_hash(old), "elementwise", kernel))
+    for path, code, words in ((misspelt, "DICE-I001", "softmax"), (two, "DICE-I001", "more than one kernel"),
+                              (stale, "DICE-I002", "different intent"), (edited, "DICE-I002", "by hand")):
+        done = dice("check", str(path), "--format", "json")
+        intent = [f for f in json.loads(done.stdout) if f["category"] == "intent"]
+        assert done.returncode == 1, path.name
+        assert [(f["code"], f["line"], f["severity"]) for f in intent] == [(code, 1, "error")], path.name
+        assert words in intent[0]["message"], path.name
+    ok = dice("check", str(fresh), "--format", "json")
+    assert not [f for f in json.loads(ok.stdout) if f["category"] == "intent"]
