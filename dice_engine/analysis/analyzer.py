@@ -79,18 +79,20 @@ class Analyzer:
         fns = [f for f in every if f.is_kernel or f.is_device]
         by_name = {f.name: f for f in fns}
         facts = file_facts(root)
-        facts_key = hashlib.blake2b(repr((sorted(facts.constants.items()), sorted(facts.structs.items())))
-                                    .encode(), digest_size=16).hexdigest()
+        facts_key = _facts_key(facts)
+        # each function sees the constants defined where it stands (#define/#undef)
+        views = {f.node.id: _view(facts, facts_key, f) for f in every}
         outlines: dict[tuple[bytes, str], _Outline] = {}
         calls: dict[str, list[str]] = {}
         found: dict[int, dict[str, list]] = {}     # per function body, this update only
         sites: list[LaunchSite] = []
         for f in every:
-            text_key = (f.code, facts_key)
+            view, view_key = views[f.node.id]
+            text_key = (f.code, view_key)
             outline = self._outlines.get(text_key)
             if outline is None:
                 nodes = captures(f.body)
-                outline = _outline(f, nodes, facts.constants)
+                outline = _outline(f, nodes, view.constants)
                 if f.is_kernel or f.is_device:
                     found[f.body.id] = nodes          # for the rules, should the function need them
             outlines[text_key] = outline
@@ -107,15 +109,16 @@ class Analyzer:
         out: list[Finding] = []
         seen: set[tuple] = set()
         for fn in fns:
-            key = self._key(fn, closure[fn.name], facts, facts_key, fn.name in called, launches[fn.name])
+            view, view_key = views[fn.node.id]
+            key = self._key(fn, closure[fn.name], facts, view_key, fn.name in called, launches[fn.name])
             row = fn.node.start_point[0]
             cached = self._cache.get(key)
             if cached is None:
                 nodes = found.get(fn.body.id)
                 if nodes is None:               # its outline was reused, its nodes not captured
                     nodes = captures(fn.body)
-                ctx = Context(src, fn, facts, nodes, launches[fn.name])
-                fresh = self._function_findings(src, fn, by_name, facts, called, ctx)
+                ctx = Context(src, fn, view, nodes, launches[fn.name])
+                fresh = self._function_findings(src, fn, by_name, view, called, ctx)
                 cached = [_shift(f, -row) for f in fresh]
             cache[key] = cached
             for f in cached:
@@ -165,6 +168,17 @@ class Analyzer:
                 if rule.needs_trace:
                     out += _guarded(rule, ctx)
         return out
+
+
+def _facts_key(facts: FileFacts) -> str:
+    return hashlib.blake2b(repr((sorted(facts.constants.items()), sorted(facts.structs.items())))
+                           .encode(), digest_size=16).hexdigest()
+
+
+def _view(facts: FileFacts, facts_key: str, fn: Function) -> tuple[FileFacts, str]:
+    """The file's facts where `fn` stands, and their cache key."""
+    view = facts.at(fn.node.start_byte)
+    return view, facts_key if view is facts else _facts_key(view)
 
 
 def _guarded(rule: Rule, ctx: Context) -> list[Finding]:

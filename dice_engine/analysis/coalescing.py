@@ -47,7 +47,24 @@ def coalescing_findings(src: Source, trace: Trace, facts: FileFacts) -> list[Fin
         if len(group) > len(accesses) and _footprint(group, facts) is None:
             continue
         out.append(_finding(src, first, facts, *worst))
-    return out
+    return _one_per_line(out)
+
+
+def _one_per_line(findings: list[Finding]) -> list[Finding]:
+    """One finding per code and line: a load and a store of one statement (`out[i] = in[i]`)
+    share the cause and the fix, so they are one finding covering both."""
+    kept: dict[tuple[str, int], Finding] = {}
+    for f in findings:
+        same = kept.get((f.code, f.line))
+        if same is None:
+            kept[(f.code, f.line)] = f
+            continue
+        same.column, same.end_column = min(same.column, f.column), max(same.end_column, f.end_column)
+        same.end_line = max(same.end_line, f.end_line)
+        other = f.data.get("array")
+        if other and other != same.data.get("array"):
+            same.message += f" `{other}` on this line is accessed the same way."
+    return list(kept.values())
 
 
 def _neighbours(by_node: dict[int, list[Access]]) -> dict[tuple, list[Access]]:

@@ -44,7 +44,8 @@ def findings_from_result(text_: str, path: str, arch: str, result: CompileResult
         res = result.resources.get(fn.name)
         if fn.is_kernel and res is not None:
             block = facts.block_sizes.get(fn.name)
-            threads = block[0] * block[1] * block[2] if block else fn.launch_bounds
+            threads = block[0] * block[1] * block[2] if block else \
+                fn.max_threads(facts.at(fn.node.start_byte).constants)
             out += _resource_findings(src, fn, res, arch, threads)
     return out
 
@@ -102,6 +103,8 @@ def _resource_findings(src: Source, fn: Function, res: KernelResources, arch: st
                          "`too many resources requested`.", figures))
         return out
     code = _LIMITER_CODES.get(occ.limiter)
+    if code == "DICE-M003" and fn.launch_bounds_args is not None:
+        code = None      # the kernel already states its register budget with __launch_bounds__
     # one-warp blocks reach exactly half the warp slots at the blocks-per-SM limit: still worth saying
     low = occ.fraction < LOW_OCCUPANCY or (code == "DICE-M005" and occ.fraction <= LOW_OCCUPANCY)
     if code is not None and low:

@@ -1121,8 +1121,9 @@ def block_model(fn: Function, facts: FileFacts) -> BlockModel:
             return BlockModel(dims, True)
     body = fn.body.text or b""
     uses_y = b"threadIdx.y" in body
-    if fn.launch_bounds and not uses_y and 0 < fn.launch_bounds <= 1024:
-        return BlockModel((fn.launch_bounds, 1, 1), True)
+    bound = fn.max_threads(facts.constants)
+    if bound and not uses_y and 0 < bound <= 1024:
+        return BlockModel((bound, 1, 1), True)
     if not uses_y:
         return BlockModel((256, 1, 1), False)
     for rows, cols in _shared_tiles(fn, facts) if b"__shared__" in body else ():

@@ -8,46 +8,14 @@ tree-sitter reports byte columns; findings use code-point columns, so every rang
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Iterator
 
-import tree_sitter_cuda
-from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
+from tree_sitter import Node, Parser, Query, QueryCursor, Tree
 
-LANGUAGE = Language(tree_sitter_cuda.language())
-
-
-def _field_id(name: str) -> int:
-    fid = LANGUAGE.field_id_for_name(name)
-    if fid is None:                 # a grammar upgrade renamed it: fail at import, not silently later
-        raise RuntimeError(f"tree-sitter-cuda has no field {name!r}")
-    return fid
-
-
-class FIELD:
-    """Field ids of the grammar: `node.child_by_field_id(FIELD.left)` skips the by-name lookup,
-    a scan of the grammar's field names on every call, in the analyses' hottest paths."""
-    alternative: int = _field_id("alternative")
-    argument: int = _field_id("argument")
-    arguments: int = _field_id("arguments")
-    body: int = _field_id("body")
-    condition: int = _field_id("condition")
-    consequence: int = _field_id("consequence")
-    declarator: int = _field_id("declarator")
-    field: int = _field_id("field")
-    function: int = _field_id("function")
-    indices: int = _field_id("indices")
-    initializer: int = _field_id("initializer")
-    left: int = _field_id("left")
-    name: int = _field_id("name")
-    operator: int = _field_id("operator")
-    parameters: int = _field_id("parameters")
-    right: int = _field_id("right")
-    size: int = _field_id("size")
-    type: int = _field_id("type")
-    update: int = _field_id("update")
-    value: int = _field_id("value")
+from .grammar import FIELD, LANGUAGE
+from .preprocessor import CONDITIONALS, compiled_children
 
 # The node kinds the analyses look for, found by tree-sitter in C rather than by walking in Python.
 _NODES = Query(LANGUAGE, """
@@ -150,13 +118,23 @@ class Function:
         return out
 
     @cached_property
-    def launch_bounds(self) -> int | None:
+    def launch_bounds_args(self) -> tuple[str, ...] | None:
+        """The arguments of `__launch_bounds__(...)` as written, None without one."""
         for c in self.node.children:
             if c.type == "launch_bounds":
-                nums = [n for n in c.named_children if n.type == "number_literal"]
-                if nums:
-                    return int_literal(text(nums[0]))
+                return tuple(text(n) for n in c.named_children)
         return None
+
+    @cached_property
+    def launch_bounds(self) -> int | None:
+        """The maximum threads per block `__launch_bounds__` states, when a literal."""
+        args = self.launch_bounds_args
+        return int_literal(args[0]) if args else None
+
+    def max_threads(self, constants: dict[str, int]) -> int | None:
+        """`__launch_bounds__`'s maximum threads per block, read with the file's constants."""
+        args = self.launch_bounds_args
+        return const_eval(args[0], constants) if args else None
 
 
 def _declarator_name(decl: Node | None) -> tuple[str, bool]:
@@ -282,6 +260,28 @@ class FileFacts:
     constants: dict[str, int] = field(default_factory=dict)
     structs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)   # name → (field, type)
     block_sizes: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # kernel → block
+    # names whose value depends on the place (defined twice, #undef'd): (byte, value or None)
+    scoped: dict[str, list[tuple[int, int | None]]] = field(default_factory=dict)
+
+    def at(self, byte: int) -> FileFacts:
+        """These facts as code at `byte` sees them: each scoped name with its last definition
+        before that place (gone when #undef'd or not yet defined). Block sizes stay shared."""
+        if not self.scoped:
+            return self
+        constants = dict(self.constants)
+        for name, events in self.scoped.items():
+            value = None
+            for where, v in events:
+                if where >= byte:
+                    break
+                value = v
+            if value is None:
+                constants.pop(name, None)
+            else:
+                constants[name] = value
+        if constants == self.constants:
+            return self
+        return replace(self, constants=constants)
 
     def text(self, node: Node) -> str:
         """`text(node)` for a node of this file, sliced from its bytes: `Node.text` costs several
@@ -329,33 +329,58 @@ class FileFacts:
 
 
 def file_facts(root: Node, fns: list[Function] = ()) -> FileFacts:
-    """Constants and structs of the file, and the block sizes launched from `fns`."""
+    """Constants and structs of the file, and the block sizes launched from `fns`. Only the
+    compiled branch of an `#if` on constants is read; a name defined again or #undef'd gets a
+    value per place (`FileFacts.at`)."""
     # the root's text starts at its first token: zeros stand for the leading blanks, never read
     facts = FileFacts(bytes(root.start_byte) + (root.text or b""))
+    events: dict[str, list[tuple[int, int | None]]] = {}
+    defined: set[str] = set()                 # macros, with an integer value or not
+    macros: dict[str, int] = {}               # what `#if` sees: macros only, not C++ constants
+
+    def define(name: str, value: int | None, byte: int) -> None:
+        events.setdefault(name, []).append((byte, value))
+        if value is None:
+            facts.constants.pop(name, None)
+        else:
+            facts.constants[name] = value
+
     stack = list(reversed(root.children))
     while stack:
         node = stack.pop()
         t = node.type
         if t == "preproc_def":
-            name, value = node.child_by_field_id(FIELD.name), node.child_by_field_id(FIELD.value)
+            name, value = text(node.child_by_field_id(FIELD.name)), node.child_by_field_id(FIELD.value)
+            defined.add(name)
             v = const_eval(text(value), facts.constants) if value is not None else None
+            define(name, v, node.start_byte)
             if v is not None:
-                facts.constants[text(name)] = v
+                macros[name] = v
+        elif t == "preproc_call" and text(node.child_by_field_id(FIELD.directive)) == "#undef":
+            name = text(node.child_by_field_id(FIELD.argument)).strip()
+            defined.discard(name)
+            macros.pop(name, None)
+            define(name, None, node.start_byte)
         elif t == "declaration":
-            _record_const_decl(node, facts)
+            _record_const_decl(node, facts, define)
         elif t == "struct_specifier" or (t == "type_definition" and node.named_children
                                          and node.named_children[0].type == "struct_specifier"):
             _record_struct(node, facts)
+        elif t in CONDITIONALS:
+            stack.extend(reversed(compiled_children(node, macros, defined)))
         elif t in ("template_declaration", "namespace_definition", "declaration_list",
-                   "linkage_specification", "preproc_if", "preproc_ifdef", "preproc_else"):
+                   "linkage_specification", "preproc_else"):
             stack.extend(reversed(node.named_children))
+    facts.scoped = {name: evs for name, evs in events.items()
+                    if len(evs) > 1 or any(v is None for _, v in evs)}
     for fn in fns:
-        for kernel, size in launch_blocks(captures(fn.body), facts.constants).items():
+        constants = facts.at(fn.node.start_byte).constants
+        for kernel, size in launch_blocks(captures(fn.body), constants).items():
             facts.block_sizes.setdefault(kernel, size)
     return facts
 
 
-def _record_const_decl(node: Node, facts: FileFacts) -> None:
+def _record_const_decl(node: Node, facts: FileFacts, define) -> None:
     quals = {text(c) for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")}
     if not quals & {"const", "constexpr"}:
         spec = node.child_by_field_id(FIELD.type)
@@ -366,7 +391,7 @@ def _record_const_decl(node: Node, facts: FileFacts) -> None:
         if d.type == "init_declarator":
             v = const_eval(text(d.child_by_field_id(FIELD.value)), facts.constants)
             if v is not None:
-                facts.constants[text(d.child_by_field_id(FIELD.declarator))] = v
+                define(text(d.child_by_field_id(FIELD.declarator)), v, node.start_byte)
 
 
 def _record_struct(node: Node, facts: FileFacts) -> None:

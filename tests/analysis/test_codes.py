@@ -40,3 +40,15 @@ def test_runner_and_server_take_their_codes_from_the_table():
     for folder in ("dice_engine/runner", "server"):
         for path in (ROOT / folder).rglob("*.py"):
             assert "CodeInfo(" not in path.read_text(), path
+
+
+def test_the_rule_registry_and_the_code_table_agree():
+    from dice_engine.analysis.codes import STATIC_CATEGORIES, categories
+    from dice_engine.analysis.findings import CATEGORIES
+    from dice_engine.analysis.registry import RULES
+    claimed = [code for rule in RULES for code in rule.codes]
+    static = [code for code, info in CODES.items() if info.origin == "static"]
+    assert sorted(claimed) == sorted(static)            # each static code belongs to exactly one rule
+    assert {info.origin for info in CODES.values()} == {"static", "compiler", "editor", "sanitizer", "profiler"}
+    assert CATEGORIES == categories() and set(CATEGORIES) == {i.category for i in CODES.values()}
+    assert STATIC_CATEGORIES == ("sync", "race", "coalescing", "bank-conflict", "precision", "overflow")

@@ -25,6 +25,11 @@ __global__ void __launch_bounds__(256) heavy(float* y) {
 __global__ void wide(float* y) { y[threadIdx.x] = 2.0f; }
 
 void launch(float* y) { wide<<<1, 1024>>>(y); }
+
+constexpr int THREADS = 256;
+__global__ void __launch_bounds__(THREADS, 1) bounded(float* y) { y[threadIdx.x] = 3.0f; }
+__global__ void plain(float* y) { y[threadIdx.x] = 4.0f; }
+void launch_plain(float* y) { plain<<<1, THREADS>>>(y); }
 """
 
 
@@ -49,14 +54,22 @@ def test_spills_stack_and_register_limited_occupancy():
                             stack_bytes=96, barriers=0)
     wide = KernelResources(registers=64, spill_store_bytes=0, spill_load_bytes=0, smem_bytes=0,
                            stack_bytes=16, barriers=0)
-    findings = findings_from_result(KERNEL, "k.cu", "sm_90", _result(heavy=heavy, wide=wide))
+    findings = findings_from_result(KERNEL, "k.cu", "sm_90",
+                                    _result(heavy=heavy, wide=wide, bounded=wide_registers(), plain=wide_registers()))
     by_kernel = {(f.line, f.code) for f in findings}
     assert (0, "DICE-M001") in by_kernel            # spills (the stack is part of them)
-    assert (0, "DICE-M003") in by_kernel            # 255 registers x 256 threads
     assert (4, "DICE-M002") in by_kernel            # stack without spills
-    m3 = next(f for f in findings if f.code == "DICE-M003")
-    assert m3.data["limiter"] == "registers" and m3.data["threads"] == 256
+    # 255 registers x 256 threads: register-limited, but __launch_bounds__ already states the
+    # budget (a named constant and a minimum of one block included); the plain kernel is told
+    m3s = [f for f in findings if f.code == "DICE-M003"]
+    assert [f.line for f in m3s] == [10]
+    assert m3s[0].data["limiter"] == "registers" and m3s[0].data["threads"] == 256
     assert all(f.category == "resources" for f in findings)
+
+
+def wide_registers() -> KernelResources:
+    return KernelResources(registers=255, spill_store_bytes=0, spill_load_bytes=0, smem_bytes=0,
+                           stack_bytes=0, barriers=0)
 
 
 def test_kernels_that_cannot_launch_are_errors():

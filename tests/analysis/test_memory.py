@@ -203,3 +203,15 @@ def test_coalescing_run_merging_counts_union_bytes_and_joins_touching_ranges():
     # [0,4) and [4,8) touch (one run); [6,10) overlaps it; [20,24) twice is one more run
     assert _merged([(20, 24), (4, 8), (0, 4), (6, 10), (20, 24)]) == (14, 2)
     assert _merged([(0, 32), (64, 96)]) == (64, 2)
+
+
+def test_a_load_and_a_store_of_one_statement_are_one_c003_finding():
+    src = """__global__ void transpose_naive(const float* in, float* out, int n) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    out[x * n + y] = in[x * n + y] * 2.0f;
+}
+"""
+    (f,) = check_source(src)
+    assert (f.code, f.line, f.column, f.end_column) == ("DICE-C003", 3, 4, 34)
+    assert "`in`" in f.message and "`out`" in f.message

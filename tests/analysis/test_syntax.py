@@ -65,3 +65,49 @@ void host(float* x) { const dim3 grid(4), block(kn::kTile, kn::kSplit); kn::k<<<
 """)
     model = block_model(fns[0], facts)
     assert model.dims == (16, 32, 1) and model.known
+
+
+def test_macros_are_scoped_by_undef_and_if_branches_on_constants():
+    fns, facts = _facts("""#define ROWS 8
+__global__ void rows_kernel(float* x) { x[threadIdx.y * 32 + threadIdx.x] = 0.0f; }
+void launch_rows(float* x) { rows_kernel<<<16, dim3(32, ROWS)>>>(x); }
+#undef ROWS
+namespace big { constexpr int ROWS = 8192; }
+#define WIDE 1
+#if WIDE && !defined(NARROW)
+#define TILE 64
+#elif 1
+#define TILE 16
+#else
+#define TILE 8
+#endif
+#ifndef TILE
+#define TILE 4
+#endif
+#if ROWS > 100
+#define PICK 1
+#else
+#define PICK 2
+#endif
+""")
+    assert facts.block_sizes["rows_kernel"] == (32, 8, 1)          # the macro, not big::ROWS
+    kernel = next(f for f in fns if f.name == "rows_kernel")
+    assert facts.at(kernel.node.start_byte).constants["ROWS"] == 8
+    assert facts.constants["ROWS"] == 8192 and facts.constants["TILE"] == 64
+    assert facts.constants["PICK"] == 2        # `#if` sees macros only: ROWS is undefined there
+
+
+def test_unknown_if_conditions_keep_every_branch_and_launch_bounds_take_named_constants():
+    fns, facts = _facts("""#if SOME_FLAG_FROM_THE_BUILD
+#define BLOCK 128
+#else
+#define BLOCK 256
+#endif
+#define SOME 1
+constexpr int THREADS = 256;
+__global__ void __launch_bounds__(THREADS, 1) k(float* y) { y[threadIdx.x] = 0.0f; }
+""")
+    assert facts.constants["BLOCK"] == 256     # undefined in `#if` is 0: the #else is compiled
+    (k,) = fns
+    assert k.launch_bounds is None and k.max_threads(facts.constants) == 256
+    assert block_model(k, facts).dims == (256, 1, 1)
