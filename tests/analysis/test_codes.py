@@ -49,6 +49,7 @@ def test_the_rule_registry_and_the_code_table_agree():
     claimed = [code for rule in RULES for code in rule.codes]
     static = [code for code, info in CODES.items() if info.origin == "static"]
     assert sorted(claimed) == sorted(static)            # each static code belongs to exactly one rule
-    assert {info.origin for info in CODES.values()} == {"static", "compiler", "editor", "sanitizer", "profiler"}
+    origins = {info.origin for info in CODES.values()}
+    assert origins == {"static", "compiler", "editor", "sanitizer", "profiler"}
     assert CATEGORIES == categories() and set(CATEGORIES) == {i.category for i in CODES.values()}
     assert STATIC_CATEGORIES == ("sync", "race", "coalescing", "bank-conflict", "precision", "overflow")

@@ -54,8 +54,8 @@ def test_spills_stack_and_register_limited_occupancy():
                             stack_bytes=96, barriers=0)
     wide = KernelResources(registers=64, spill_store_bytes=0, spill_load_bytes=0, smem_bytes=0,
                            stack_bytes=16, barriers=0)
-    findings = findings_from_result(KERNEL, "k.cu", "sm_90",
-                                    _result(heavy=heavy, wide=wide, bounded=wide_registers(), plain=wide_registers()))
+    resources = _result(heavy=heavy, wide=wide, bounded=wide_registers(), plain=wide_registers())
+    findings = findings_from_result(KERNEL, "k.cu", "sm_90", resources)
     by_kernel = {(f.line, f.code) for f in findings}
     assert (0, "DICE-M001") in by_kernel            # spills (the stack is part of them)
     assert (4, "DICE-M002") in by_kernel            # stack without spills
