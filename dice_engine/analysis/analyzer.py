@@ -16,7 +16,8 @@ from .report import render_lines, shift_lines
 from .rule import Context, Rule
 from .simt import run_function
 from .syntax import FIELD, NO_LAUNCH, FileFacts, Function, LaunchFacts, LaunchSite, Source, captures, \
-    encode, file_facts, functions, launch_facts, launch_sites, new_parser, text
+    constant_calls, encode, file_facts, forwarded_constants, functions, launch_facts, launch_sites, \
+    new_parser, text
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,7 @@ class Analyzer:
         calls: dict[str, list[str]] = {}
         found: dict[int, dict[str, list]] = {}     # per function body, this update only
         sites: list[LaunchSite] = []
+        host_calls: list[tuple[str, tuple[int | None, ...]]] = []
         for f in every:
             view, view_key = views[f.node.id]
             text_key = (f.code, view_key)
@@ -98,7 +100,10 @@ class Analyzer:
             outlines[text_key] = outline
             calls[f.name] = [n for n in outline.callees if n in by_name]
             sites += outline.launches
+            host_calls += outline.constant_calls
         self._outlines = outlines
+        if host_calls:
+            sites = _through_wrappers(every, views, outlines, host_calls, sites)
         for site in sites:
             if site.block is not None:
                 facts.block_sizes.setdefault(site.kernel, site.block)
@@ -199,6 +204,7 @@ class _Outline:
     launches it makes. Memoized by the function's text across updates."""
     callees: tuple[str, ...]
     launches: tuple[LaunchSite, ...]
+    constant_calls: tuple[tuple[str, tuple[int | None, ...]], ...]   # host functions only
 
 
 def _outline(fn: Function, found: dict[str, list], constants: dict[str, int]) -> _Outline:
@@ -208,7 +214,24 @@ def _outline(fn: Function, found: dict[str, list], constants: dict[str, int]) ->
         if name not in names:
             names.append(name)
     launches = tuple(launch_sites(found, constants)) if b"<<<" in fn.code else ()   # most launch nothing
-    return _Outline(tuple(names), launches)
+    host = not (fn.is_kernel or fn.is_device)
+    return _Outline(tuple(names), launches, constant_calls(found, constants) if host else ())
+
+
+def _through_wrappers(every: list[Function], views: dict, outlines: dict[tuple[bytes, str], _Outline],
+                      host_calls: list, sites: list[LaunchSite]) -> list[LaunchSite]:
+    """`sites` with the launches of host wrappers re-read with the constants their callers pass
+    (`launch_add(m, b, 120000, 40000)` calling `add<<<grid(1, rows)>>>(m, b, rows, cols)`)."""
+    for f in every:
+        view, view_key = views[f.node.id]
+        outline = outlines[(f.code, view_key)]
+        if not outline.launches:
+            continue
+        passed = forwarded_constants(f, host_calls)
+        if passed:
+            again = launch_sites(captures(f.body), {**view.constants, **passed})
+            sites = [s for s in sites if s not in outline.launches] + again
+    return sites
 
 
 def _closure(fn: Function, by_name: dict[str, Function], calls: dict[str, list[str]]) -> list[Function]:

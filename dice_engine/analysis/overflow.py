@@ -35,8 +35,8 @@ class _Sizes:
 
 def overflow_findings(ctx: Context) -> list[Finding]:
     src, typer, found = ctx.src, ctx.typer, ctx.found
-    definitions = list(_index_definitions(found.get("decl", [])))
-    products = list(_products(definitions))
+    definitions = list(_index_definitions(found.get("decl", []), typer))
+    products = list(_products(definitions + list(_index_assignments(found.get("assign", []), typer))))
     subscripts = [n for n in found.get("binary", ()) if operator(n) == "*" and _in_subscript(n)]
     if not products and not subscripts:     # only an index built from a product can overflow
         return []
@@ -125,8 +125,9 @@ def _product_in(index: Node) -> Node:
     return _first_product(index) or index
 
 
-def _index_definitions(declarations: list[Node]):
-    """(declaration, name, type, initializer) for scalar variables with initializers."""
+def _index_definitions(declarations: list[Node], typer: Typer):
+    """(declaration, name, type, initializer) for scalar variables with initializers; `auto`
+    takes the initializer's type."""
     for node in declarations:
         t = " ".join(text(node.child_by_field_id(FIELD.type)).split())
         for d in node.children_by_field_id(FIELD.declarator):
@@ -134,7 +135,18 @@ def _index_definitions(declarations: list[Node]):
                 target = d.child_by_field_id(FIELD.declarator)
                 value = d.child_by_field_id(FIELD.value)
                 if target is not None and target.type == "identifier" and value is not None:
-                    yield node, text(target), t, value
+                    yield node, text(target), (typer.type_of(value) or t) if t == "auto" else t, value
+
+
+def _index_assignments(assignments: list[Node], typer: Typer):
+    """(assignment, name, declared type, value) for `idx = …;` of a declared integer variable."""
+    for node in assignments:
+        left = node.child_by_field_id(FIELD.left)
+        value = node.child_by_field_id(FIELD.right)
+        if operator(node) == "=" and left is not None and left.type == "identifier" and value is not None:
+            type_name = typer.vars.get(text(left))
+            if type_name is not None:
+                yield node, text(left), type_name, value
 
 
 def _products(definitions: list[tuple[Node, str, str, Node]]):

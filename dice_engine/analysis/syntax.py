@@ -363,6 +363,9 @@ def file_facts(root: Node, fns: list[Function] = ()) -> FileFacts:
             define(name, None, node.start_byte)
         elif t == "declaration":
             _record_const_decl(node, facts, define)
+        elif t == "enum_specifier" or (t == "type_definition" and node.named_children
+                                       and node.named_children[0].type == "enum_specifier"):
+            _record_enum(node if t == "enum_specifier" else node.named_children[0], facts, define)
         elif t == "struct_specifier" or (t == "type_definition" and node.named_children
                                          and node.named_children[0].type == "struct_specifier"):
             _record_struct(node, facts)
@@ -392,6 +395,21 @@ def _record_const_decl(node: Node, facts: FileFacts, define) -> None:
             v = const_eval(text(d.child_by_field_id(FIELD.value)), facts.constants)
             if v is not None:
                 define(text(d.child_by_field_id(FIELD.declarator)), v, node.start_byte)
+
+
+def _record_enum(node: Node, facts: FileFacts, define) -> None:
+    """Enumerators as constants (`enum { NX = 1024, NY };`): each is its value or one more
+    than the one before."""
+    body = next((c for c in node.named_children if c.type == "enumerator_list"), None)
+    following: int | None = 0
+    for e in body.named_children if body is not None else ():
+        if e.type != "enumerator":
+            continue
+        value = e.child_by_field_id(FIELD.value)
+        v = const_eval(text(value), facts.constants) if value is not None else following
+        if v is not None:
+            define(text(e.child_by_field_id(FIELD.name)), v, e.start_byte)
+        following = None if v is None else v + 1
 
 
 def _record_struct(node: Node, facts: FileFacts) -> None:
@@ -467,6 +485,39 @@ def launch_sites(found: dict[str, list[Node]], constants: dict[str, int]) -> lis
         args = tuple(const_eval(text(a), local) for a in (arguments.named_children if arguments else ()))
         out.append(LaunchSite(kernel, _dims(cfg.named_children[1], dims, local),
                               _dims(cfg.named_children[0], dims, local), args))
+    return out
+
+
+def constant_calls(found: dict[str, list[Node]], constants: dict[str, int]
+                   ) -> tuple[tuple[str, tuple[int | None, ...]], ...]:
+    """(callee, argument values) of the plain calls in one host function body that pass some
+    integer constant (`launch_add(m, b, 120000, 40000)`): what a host wrapper's parameters
+    take, for the launches inside it."""
+    local = None
+    out = []
+    for call in found.get("call", ()):
+        arguments = call.child_by_field_id(FIELD.arguments)
+        if arguments is None or not arguments.named_children or \
+                any(c.type == "kernel_call_syntax" for c in call.named_children):
+            continue
+        if local is None:
+            local = _local_constants(found, constants)
+        values = tuple(const_eval(text(a), local) for a in arguments.named_children)
+        if any(v is not None for v in values):
+            out.append((text(call.child_by_field_id(FIELD.function)).split("::")[-1], values))
+    return tuple(out)
+
+
+def forwarded_constants(fn: Function, calls: list[tuple[str, tuple[int | None, ...]]]) -> dict[str, int]:
+    """The largest constant each integer parameter of host function `fn` receives at `calls`."""
+    out: dict[str, int] = {}
+    mine = [values for callee, values in calls if callee == fn.name]
+    for position, (name, type_name, indirect) in enumerate(fn.params):
+        if indirect or type_name not in _INTEGER_TYPES:
+            continue
+        known = [v[position] for v in mine if position < len(v) and v[position] is not None]
+        if known:
+            out[name] = max(known)      # type: ignore[type-var]
     return out
 
 
