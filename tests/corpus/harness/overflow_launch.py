@@ -65,6 +65,22 @@ LAUNCHES: dict[str, Launch] = {
         (Buffer("x", "float", _TOTAL_4G),),
         f"dim3((unsigned)(({_TOTAL_4G} + 255) / 256))", "dim3(256)", f"x, 2.0f, (size_t){_TOTAL_4G}",
         "x", "init_x(k) * 2.0f"),
+    # the sizes these kernels get from host constants, as their own host code passes them
+    "ovf_host_constant_extents.cu": Launch(
+        (Buffer("m", "float", "120000ull * 40000"), Buffer("row_scale", "float", "120000")),
+        "dim3((40000 + 31) / 32, (120000 + 7) / 8)", "dim3(32, 8)", "m, row_scale, 120000, 40000", "m",
+        "init_m(k) * init_row_scale(k / 40000)"),
+    "ovf_wrapper_host_sizes.cu": Launch(
+        (Buffer("m", "float", "120000ull * 40000"), Buffer("bias", "float", "40000")),
+        "dim3(1, 120000)", "dim3(256)", "m, bias, 120000, 40000", "m", "init_m(k) + init_bias(k % 40000)"),
+    "ovf_flat_4d_grid.cu": Launch(
+        (Buffer("x", "float", "(size_t)N * C * H * W"), Buffer("bias", "float", "C")),
+        "dim3(W / 256, H, N * C)", "dim3(256)", "x, bias", "x",
+        "init_x(k) + init_bias((k / ((unsigned long long)H * W)) % C)"),
+    "ovf_batched_loop_host_sizes.cu": Launch(
+        (Buffer("x", "float", "4096ull << 20"), Buffer("y", "float", "4096ull << 20")),
+        "dim3((1 << 20) / 256)", "dim3(256)", "x, y, 2.0f, 4096, 1 << 20", "y",
+        "fmaf(2.0f, init_x(k), init_y(k))"),
 }
 
 _INIT = {   # device-and-host value of element k before the launch: a hash, never all zeros
