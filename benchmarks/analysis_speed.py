@@ -7,7 +7,8 @@ two definitions collide, repeated until it reaches 2,000 lines. Measures the med
   - re-analysis after a one-line edit inside one kernel (incremental parse + per-function cache),
 prints them (median and p95, wall and CPU, with the machine's load average), and rewrites the
 generated part of benchmarks/ANALYSIS_SPEED.md (hand-written notes below it are kept).
-Targets: <= 50 ms and <= 10 ms median, judged on CPU time (the machine is shared).
+Targets: <= 150 ms and <= 10 ms median, judged on CPU time (the machine is shared); the earlier
+50 ms full-file target is retired (issue 17): the figure users feel is the per-keystroke one.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from dice_engine.analysis import Analyzer  # noqa: E402
 from dice_engine.analysis.syntax import new_parser  # noqa: E402
 
 TARGET_LINES = 2000
-FULL_TARGET_MS, EDIT_TARGET_MS = 50.0, 10.0
+FULL_TARGET_MS, EDIT_TARGET_MS = 150.0, 10.0
 END_OF_GENERATED = "<!-- end of generated part -->"
 _DEF = re.compile(r"\b(?:__global__|__device__)\s+(?:__forceinline__\s+)?[\w:<>]+\s*\*?\s+(\w+)\s*\(")
 

@@ -38,7 +38,9 @@ class Analyzer:
         self._tree: Tree | None = None
         self._data = b""
         self._cache: dict[tuple, list[Finding]] = {}
-        self._outlines: dict[tuple[bytes, str], _Outline] = {}
+        self._outlines: dict[tuple[bytes, tuple], _Outline] = {}
+        self._rewrapped: dict[tuple, tuple[LaunchSite, ...]] = {}
+        self._launch_memo: dict[tuple, LaunchFacts] = {}
 
     @property
     def tree(self) -> Tree | None:
@@ -83,7 +85,7 @@ class Analyzer:
         facts_key = _facts_key(facts)
         # each function sees the constants defined where it stands (#define/#undef)
         views = {f.node.id: _view(facts, facts_key, f) for f in every}
-        outlines: dict[tuple[bytes, str], _Outline] = {}
+        outlines: dict[tuple[bytes, tuple], _Outline] = {}
         calls: dict[str, list[str]] = {}
         found: dict[int, dict[str, list]] = {}     # per function body, this update only
         sites: list[LaunchSite] = []
@@ -103,11 +105,24 @@ class Analyzer:
             host_calls += outline.constant_calls
         self._outlines = outlines
         if host_calls:
-            sites = _through_wrappers(every, views, outlines, host_calls, sites)
+            sites = self._through_wrappers(every, views, outlines, host_calls, sites)
         for site in sites:
             if site.block is not None:
                 facts.block_sizes.setdefault(site.kernel, site.block)
-        launches = {f.name: launch_facts(f, sites) if sites and f.is_kernel else NO_LAUNCH for f in fns}
+        by_kernel: dict[str, list[LaunchSite]] = {}
+        for site in sites:
+            by_kernel.setdefault(site.kernel, []).append(site)
+        launches: dict[str, LaunchFacts] = {}
+        memo: dict[tuple, LaunchFacts] = {}     # by kernel text and sites, across updates
+        for f in fns:
+            mine = by_kernel.get(f.name) if f.is_kernel else None
+            if mine:
+                key = (f.code, tuple(mine))
+                got = memo[key] = self._launch_memo.get(key) or launch_facts(f, mine)
+                launches[f.name] = got
+            else:
+                launches[f.name] = NO_LAUNCH
+        self._launch_memo = memo
         closure = {f.name: _closure(f, by_name, calls) for f in fns}
         called = {c.name for f in fns if f.is_kernel for c in closure[f.name][1:]}
         cache: dict[tuple, list[Finding]] = {}
@@ -138,7 +153,30 @@ class Analyzer:
         out.sort(key=lambda f: (f.line, f.column, f.code))
         return out
 
-    def _key(self, fn: Function, closure: list[Function], facts: FileFacts, facts_key: str,
+    def _through_wrappers(self, every: list[Function], views: dict,
+                          outlines: dict[tuple[bytes, tuple], _Outline],
+                          host_calls: list, sites: list[LaunchSite]) -> list[LaunchSite]:
+        """`sites` with the launches of host wrappers re-read with the constants their callers
+        pass (`launch_add(m, b, 120000, 40000)` calling `add<<<grid(1, rows)>>>(m, b, rows, cols)`).
+        Memoized by the wrapper's text, facts and those constants, across updates."""
+        rewrapped: dict[tuple, tuple[LaunchSite, ...]] = {}
+        for f in every:
+            view, view_key = views[f.node.id]
+            outline = outlines[(f.code, view_key)]
+            if not outline.launches:
+                continue
+            passed = forwarded_constants(f, host_calls)
+            if passed:
+                key = (f.code, view_key, tuple(sorted(passed.items())))
+                again = self._rewrapped.get(key)
+                if again is None:
+                    again = tuple(launch_sites(captures(f.body), {**view.constants, **passed}))
+                rewrapped[key] = again
+                sites = [s for s in sites if s not in outline.launches] + list(again)
+        self._rewrapped = rewrapped
+        return sites
+
+    def _key(self, fn: Function, closure: list[Function], facts: FileFacts, facts_key: tuple,
              called: bool, launch: LaunchFacts) -> tuple:
         """Everything a function's findings depend on: its text, its callees' texts and their
         places relative to it, its column, the file's constants and structs, its launch block
@@ -160,9 +198,9 @@ class Analyzer:
         for rule in registry.RULES:
             if not rule.needs_trace:
                 out += _guarded(rule, ctx)
-        if fn.is_kernel or fn.name not in called:
+        if (fn.is_kernel or fn.name not in called) and any(rule.needs_trace for rule in registry.RULES):
             try:
-                ctx.trace = run_function(fn, by_name, facts)
+                ctx.trace = run_function(fn, by_name, facts, dict(ctx.launch.values))
             except RecursionError:
                 log.info("thread analysis of %s: input nested too deeply", fn.name)
                 return out
@@ -180,10 +218,10 @@ def _facts_key(facts: FileFacts) -> str:
                            .encode(), digest_size=16).hexdigest()
 
 
-def _view(facts: FileFacts, facts_key: str, fn: Function) -> tuple[FileFacts, str]:
+def _view(facts: FileFacts, facts_key: str, fn: Function) -> tuple[FileFacts, tuple]:
     """The file's facts where `fn` stands, and their cache key."""
-    view = facts.at(fn.node.start_byte)
-    return view, facts_key if view is facts else _facts_key(view)
+    view = facts.at(fn.node.start_byte, fn.code)
+    return view, (facts_key, view.scope)
 
 
 def _guarded(rule: Rule, ctx: Context) -> list[Finding]:
@@ -216,22 +254,6 @@ def _outline(fn: Function, found: dict[str, list], constants: dict[str, int]) ->
     launches = tuple(launch_sites(found, constants)) if b"<<<" in fn.code else ()   # most launch nothing
     host = not (fn.is_kernel or fn.is_device)
     return _Outline(tuple(names), launches, constant_calls(found, constants) if host else ())
-
-
-def _through_wrappers(every: list[Function], views: dict, outlines: dict[tuple[bytes, str], _Outline],
-                      host_calls: list, sites: list[LaunchSite]) -> list[LaunchSite]:
-    """`sites` with the launches of host wrappers re-read with the constants their callers pass
-    (`launch_add(m, b, 120000, 40000)` calling `add<<<grid(1, rows)>>>(m, b, rows, cols)`)."""
-    for f in every:
-        view, view_key = views[f.node.id]
-        outline = outlines[(f.code, view_key)]
-        if not outline.launches:
-            continue
-        passed = forwarded_constants(f, host_calls)
-        if passed:
-            again = launch_sites(captures(f.body), {**view.constants, **passed})
-            sites = [s for s in sites if s not in outline.launches] + again
-    return sites
 
 
 def _closure(fn: Function, by_name: dict[str, Function], calls: dict[str, list[str]]) -> list[Function]:

@@ -25,6 +25,7 @@ BANKS = 32
 def bank_conflict_findings(src: Source, trace: Trace, facts: FileFacts) -> list[Finding]:
     by_node: dict[int, list[Access]] = defaultdict(list)
     by_mem: dict[str, list[Access]] = defaultdict(list)
+    by_mem_node: dict[str, dict[int, list[Access]]] = defaultdict(lambda: defaultdict(list))
     touching: dict[str, list[Access]] = defaultdict(list)   # atomics and unknown addresses too
     for a in trace.accesses:
         if a.mem.space == "shared":
@@ -32,7 +33,9 @@ def bank_conflict_findings(src: Source, trace: Trace, facts: FileFacts) -> list[
             if a.addr is not None and a.kind != "atomic":
                 by_node[a.node.id].append(a)
                 by_mem[a.mem.name].append(a)
+                by_mem_node[a.mem.name][a.node.id].append(a)
     degrees = _Degrees()
+    spellings: dict[int, tuple[tuple[str, ...], int | None]] = {}    # node id → `_spelled_index`
     out: list[Finding] = []
     for accesses in by_node.values():
         elem = facts.sizeof(accesses[0].mem.elem)
@@ -44,7 +47,8 @@ def bank_conflict_findings(src: Source, trace: Trace, facts: FileFacts) -> list[
         degree = degrees.worst(_as_issued(accesses, elem), irregular, elem)
         if degree >= 2 and elem <= 8:      # rare: only suspects pay for the neighbour search
             name = accesses[0].mem.name
-            merged = _merged_neighbours(accesses, by_mem[name], touching[name], elem, facts)
+            merged = _merged_neighbours(accesses, by_mem_node[name], touching[name], elem, facts,
+                                        spellings)
             degree = degrees.worst(merged, irregular, elem)
         if degree < 2:
             continue
@@ -84,23 +88,29 @@ def _as_issued(accesses: list[Access], elem: int) -> list[tuple[Access, int]]:
     return out
 
 
-def _merged_neighbours(accesses: list[Access], same_array: list[Access], touching: list[Access],
-                       elem: int, facts: FileFacts) -> list[tuple[Access, int]]:
+def _merged_neighbours(accesses: list[Access], same_array: dict[int, list[Access]], touching: list[Access],
+                       elem: int, facts: FileFacts, spellings: dict[int, tuple[tuple[str, ...], int | None]]
+                       ) -> list[tuple[Access, int]]:
     """The executions of one access, with the other accesses of the same array whose subscripts
     spell neighbouring elements (`i` and `i + 1`) and that nvcc issues together with it (see
     `_issued_together`): `s[2 * tid] + s[2 * tid + 1]`, or the two in consecutive statements,
     with `2 * tid` even, compile to one 8-byte access (a single LDS.64 on sm_90), four 4-byte or
     two 8-byte neighbours to one 16-byte access, and are judged as one. The execution that
     starts such an aligned run carries its size; the others are served by it and left out.
-    `same_array`: the array's accesses at known addresses; `touching`: all of them."""
+    `same_array`: the array's accesses at known addresses, by node; `touching`: all of them; `spellings`:
+    the subscripts' `_spelled_index`, by node, filled as they are read (loops repeat nodes)."""
     node = accesses[0].node
     spelled, offset = _spelled_index(node)
     neighbours: list[tuple[Access, int]] = []          # (access, elements apart as written)
-    for b in same_array if offset is not None else ():
-        if b.node.id != node.id and not b.field_offset:
-            b_spelled, b_offset = _spelled_index(b.node)
-            if b_offset is not None and b_spelled == spelled:
-                neighbours.append((b, b_offset - offset))
+    for node_id, executions in same_array.items() if offset is not None else ():
+        if node_id == node.id:
+            continue
+        got = spellings.get(node_id)
+        if got is None:
+            got = spellings[node_id] = _spelled_index(executions[0].node)
+        b_spelled, b_offset = got
+        if b_offset is not None and b_spelled == spelled:
+            neighbours += [(b, b_offset - offset) for b in executions if not b.field_offset]
     out: list[tuple[Access, int]] = []
     for a in accesses:
         size = a.access_size or elem

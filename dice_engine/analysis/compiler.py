@@ -45,7 +45,7 @@ def findings_from_result(text_: str, path: str, arch: str, result: CompileResult
         if fn.is_kernel and res is not None:
             block = facts.block_sizes.get(fn.name)
             threads = block[0] * block[1] * block[2] if block else \
-                fn.max_threads(facts.at(fn.node.start_byte).constants)
+                fn.max_threads(facts.at(fn.node.start_byte, fn.code).constants)
             out += _resource_findings(src, fn, res, arch, threads)
     return out
 

@@ -37,11 +37,10 @@ def overflow_findings(ctx: Context) -> list[Finding]:
     src, typer, found = ctx.src, ctx.typer, ctx.found
     definitions = list(_index_definitions(found.get("decl", []), typer))
     products = list(_products(definitions + list(_index_assignments(found.get("assign", []), typer))))
-    subscripts = [n for n in found.get("binary", ()) if operator(n) == "*" and _in_subscript(n)]
-    if not products and not subscripts:     # only an index built from a product can overflow
+    indices = _subscript_indices(ctx, typer)
+    if not products and not indices:        # only an index built from a product can overflow
         return []
     sizes = _sizes(ctx)
-    indices = _subscript_indices(subscripts, typer)
     # a peak needs every variable of the index bounded: when no 32-bit index has one even with
     # all variables bounded, the constant bounds of the variables are not collected
     boundable = any(type_name in NARROW_INTEGERS and _max_value(init, sizes, _any_bound) is not None
@@ -101,24 +100,16 @@ def _sizes(ctx: Context) -> _Sizes:
     return _Sizes(constants, builtins)
 
 
-def _in_subscript(node: Node) -> bool:
-    """Whether the expression lies in the index of a subscript (through arithmetic only)."""
-    parent = node.parent
-    while parent is not None and parent.type in ("binary_expression", "parenthesized_expression",
-                                                 "cast_expression"):
-        parent = parent.parent
-    return parent is not None and parent.type == "subscript_argument_list"
-
-
-def _subscript_indices(products: list[Node], typer: Typer) -> list[Node]:
-    """The 32-bit index expressions of subscripts that hold a product (each once)."""
-    out: dict[int, Node] = {}
-    for node in products:
-        while node.parent is not None and node.parent.type != "subscript_argument_list":
-            node = node.parent
-        if node.id not in out and typer.type_of(node) in NARROW_INTEGERS:
-            out[node.id] = node
-    return list(out.values())
+def _subscript_indices(ctx: Context, typer: Typer) -> list[Node]:
+    """The 32-bit index expressions of subscripts that multiply (`x[(n * C + c) * H + h]`)."""
+    out = []
+    text_of = ctx.facts.text
+    for n in ctx.found.get("index", ()):
+        if n.named_child_count == 1 and "*" in text_of(n):
+            index = n.named_children[0]
+            if _first_product(index) is not None and typer.type_of(index) in NARROW_INTEGERS:
+                out.append(index)
+    return out
 
 
 def _product_in(index: Node) -> Node:

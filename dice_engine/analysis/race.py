@@ -88,6 +88,8 @@ def _after_atomics(threads: _Threads, updates: list[Access], accesses) -> list[A
 def _hazard(threads: _Threads, earlier: Access, later: Access) -> str | None:
     if earlier.kind == "r" and later.kind == "r":
         return None
+    if _across_truncated_tree(threads.trace, earlier, later):
+        return None
     if earlier is later:
         # one write executed by many threads: only a race when they store different values
         if later.value_level == UNIFORM or not threads.conflict(earlier, later):
@@ -101,6 +103,15 @@ def _hazard(threads: _Threads, earlier: Access, later: Access) -> str | None:
     if earlier.kind == "w" and later.kind == "w":
         return "DICE-R003"
     return "DICE-R001" if earlier.kind == "w" else "DICE-R002"
+
+
+def _across_truncated_tree(trace: Trace, earlier: Access, later: Access) -> bool:
+    """One access inside a tree loop the model stopped early and the other after it: which
+    threads the real last level runs is unknown, so nothing is claimed between the two."""
+    if not trace.truncated:
+        return False
+    inside = {s.loop for s in earlier.iterations} ^ {s.loop for s in later.iterations}
+    return bool(inside & trace.truncated)
 
 
 class _Threads:

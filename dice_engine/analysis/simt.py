@@ -31,7 +31,8 @@ from .trace import LANE, UNIFORM, WARP, Access, Array, BlockModel, LoopStep, Mem
 
 LOOP_ITERATIONS = 2          # unrolled iterations per loop entry
 SHORT_LOOP = 8               # constant-trip loops up to this length run completely (unrolled chunks)
-TREE_LOOP = 24               # halving/doubling loops with a block-uniform condition run to their end
+TREE_LOOP = 14               # halving/doubling loops with a block-uniform condition run to their end
+                             # (a tree over all of 48 KB of shared floats has 14 levels)
 CALL_DEPTH = 4
 GENERIC_INT = 1 << 20        # the value an unknown uniform integer (a size parameter) takes
 GENERIC_BLOCK_IDX = 1
@@ -68,6 +69,7 @@ class _Ctrl:
     iteration: int = 0
     tree: bool = False                  # loop variable halves or doubles (a reduction tree)
     trip: int | None = None             # constant trip count
+    whole: bool = False                 # a tree loop run to its last level
     exit_level: int = UNIFORM           # highest level of a break/continue seen in this loop
     exit_node: Node | None = None
     broken: Array | None = None
@@ -128,9 +130,10 @@ class Interpreter:
     """Runs one kernel (or one uncalled __device__ function) over a modeled block."""
 
     def __init__(self, fn: Function, functions: dict[str, Function], facts: FileFacts,
-                 model: BlockModel) -> None:
+                 model: BlockModel, launched: dict[str, int] | None = None) -> None:
         self.fn = fn
         self.functions = functions
+        self.launched = launched or {}
         self.facts = facts
         self.model = model
         bx, by, bz = model.dims
@@ -170,6 +173,11 @@ class Interpreter:
             return Val(None, UNIFORM, exact=True, mem=Memory(name, "global", type_name, None))
         if type_name in ("float", "double", "half", "__half", "__nv_bfloat16", "bool"):
             return Val(None, UNIFORM)
+        value = self.launched.get(name)
+        # the size every launch site passes, when it keeps the modeled block (block 1 of the
+        # grid) busy: a smaller one would idle it behind `if (i < n)` and hide its accesses
+        if value is not None and value >= 2 * (GENERIC_BLOCK_IDX + 1) * self.n:
+            return Val(value, UNIFORM)
         return Val(GENERIC_INT, UNIFORM)
 
     # -- statements -----------------------------------------------------------------------------
@@ -337,11 +345,18 @@ class Interpreter:
         self._steps = None
         running = self.active
         iterations = ctl.trip if ctl.trip is not None and ctl.trip <= SHORT_LOOP else LOOP_ITERATIONS
-        whole_tree = ctl.tree and kind != "do_statement" and iterations < TREE_LOOP
+        # one tree level deep: a tree inside a tree (a sorting network's two loops) multiplies the
+        # levels, and the outer loop's barrier already separates the inner loop's runs
+        whole_tree = ctl.tree and kind != "do_statement" and iterations < TREE_LOOP and \
+            _starts_with_barrier(body) and not any(c.whole for c in self.ctrl if c.kind == "loop")
         if whole_tree:
-            # a tree has few levels and its last ones differ most (one active thread, the widest
-            # strides): cut after two, the code after the loop would meet the wrong last level
+            # a tree whose levels start with a barrier (Blelloch's sweeps) has few levels and its
+            # last ones differ most (one active thread, the widest strides, the most threads of a
+            # growing tree): cut after two, the code after the loop meets the wrong last level
+            # (with the barrier at the end of each level, nothing after the loop meets it)
             iterations = TREE_LOOP
+        ctl.whole = whole_tree
+        finished = False                # the condition ended the loop (not the iteration cap)
         for iteration in range(iterations):
             ctl.iteration = iteration
             self._steps = None
@@ -352,6 +367,7 @@ class Interpreter:
                 ctl.exact = ctl.exact and cond.exact
                 running, _ = self._split(cond)
                 if cond.arr is not None and not running.any():
+                    finished = True
                     break
                 if whole_tree and iteration >= LOOP_ITERATIONS and \
                         (cond.arr is None or isinstance(cond.arr, np.ndarray)):
@@ -370,7 +386,10 @@ class Interpreter:
                 ctl.level = max(ctl.level, self._refined_level(cond))
                 running, _ = self._split(cond)
                 if cond.arr is not None and not running.any():
+                    finished = True
                     break
+        if whole_tree and not finished:
+            self.trace.truncated.add(ctl.loop_id)   # its last modeled level is not its last one
         self.ctrl.pop()
         self._steps = None
         self.active = self._minus_returned(entry)
@@ -1035,6 +1054,15 @@ def _callee_name(fnode: Node | None) -> str:
     return text(fnode).split("::")[-1]
 
 
+def _starts_with_barrier(body: Node | None) -> bool:
+    """The loop body's first statement is a block barrier (`__syncthreads();`)."""
+    if body is None or body.type != "compound_statement":
+        return False
+    first = next((c for c in body.named_children if c.type != "comment"), None)
+    return first is not None and first.type == "expression_statement" and \
+        (first.text or b"").startswith((b"__syncthreads", b"block.sync", b"cta.sync", b"g.sync"))
+
+
 def _is_tree_update(update: Node | None) -> bool:
     if update is None:
         return False
@@ -1150,5 +1178,8 @@ def _shared_tiles(fn: Function, facts: FileFacts) -> list[tuple[int, int]]:
     return tiles
 
 
-def run_function(fn: Function, functions: dict[str, Function], facts: FileFacts) -> Trace:
-    return Interpreter(fn, functions, facts, block_model(fn, facts)).run()
+def run_function(fn: Function, functions: dict[str, Function], facts: FileFacts,
+                 launched: dict[str, int] | None = None) -> Trace:
+    """The SIMT trace of `fn`; `launched`: constant values its launch sites pass to integer
+    parameters (otherwise a size parameter is a large generic value)."""
+    return Interpreter(fn, functions, facts, block_model(fn, facts), launched).run()

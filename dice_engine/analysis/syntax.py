@@ -24,11 +24,13 @@ _NODES = Query(LANGUAGE, """
 (binary_expression) @binary
 (assignment_expression) @assign
 (update_expression) @update
+(subscript_argument_list) @index
 """)
 
 
 def captures(node: Node) -> dict[str, list[Node]]:
-    """Calls, declarations, binary/assignment/update expressions under `node`, in document order."""
+    """Calls, declarations, binary/assignment/update expressions and subscript indices under
+    `node`, in document order."""
     return QueryCursor(_NODES).captures(node)
 
 
@@ -262,26 +264,30 @@ class FileFacts:
     block_sizes: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # kernel → block
     # names whose value depends on the place (defined twice, #undef'd): (byte, value or None)
     scoped: dict[str, list[tuple[int, int | None]]] = field(default_factory=dict)
+    # in a view (`at`): the scoped names whose value there differs from `constants`' last one
+    scope: tuple[tuple[str, int], ...] = ()
 
-    def at(self, byte: int) -> FileFacts:
-        """These facts as code at `byte` sees them: each scoped name with its last definition
-        before that place (gone when #undef'd or not yet defined). Block sizes stay shared."""
+    def at(self, byte: int, code: bytes | None = None) -> FileFacts:
+        """These facts as code at `byte` sees them: each scoped name with its definition in
+        force there (the last one of the file where none is: not yet defined, or #undef'd);
+        with `code`, only the names that code mentions. Block sizes stay shared."""
         if not self.scoped:
             return self
-        constants = dict(self.constants)
+        changes: dict[str, int] = {}
         for name, events in self.scoped.items():
-            value = None
+            if code is not None and name.encode() not in code:
+                continue
+            value = self.constants.get(name)
             for where, v in events:
                 if where >= byte:
                     break
-                value = v
-            if value is None:
-                constants.pop(name, None)
-            else:
-                constants[name] = value
-        if constants == self.constants:
+                value = v if v is not None else self.constants.get(name)
+            if value != self.constants.get(name):
+                changes[name] = value
+        if not changes:
             return self
-        return replace(self, constants=constants)
+        return replace(self, constants={**self.constants, **changes},
+                       scope=tuple(sorted(changes.items())))
 
     def text(self, node: Node) -> str:
         """`text(node)` for a node of this file, sliced from its bytes: `Node.text` costs several
@@ -374,10 +380,17 @@ def file_facts(root: Node, fns: list[Function] = ()) -> FileFacts:
         elif t in ("template_declaration", "namespace_definition", "declaration_list",
                    "linkage_specification", "preproc_else"):
             stack.extend(reversed(node.named_children))
-    facts.scoped = {name: evs for name, evs in events.items()
-                    if len(evs) > 1 or any(v is None for _, v in evs)}
+    # only a name defined with different values needs a value per place; between an #undef and
+    # its next definition the name means something else (a constant of a namespace): the last one
+    facts.scoped = {}
+    for name, evs in events.items():
+        values = {v for _, v in evs if v is not None}
+        if len(values) > 1:
+            facts.scoped[name] = evs
+        elif values and name not in facts.constants:     # `#undef` at the end of a header
+            facts.constants[name] = values.pop()
     for fn in fns:
-        constants = facts.at(fn.node.start_byte).constants
+        constants = facts.at(fn.node.start_byte, fn.code).constants
         for kernel, size in launch_blocks(captures(fn.body), constants).items():
             facts.block_sizes.setdefault(kernel, size)
     return facts

@@ -84,6 +84,7 @@ class Trace:
     threads: int = 0
     warp_of: Array | None = None
     thread_ids: Array | None = None
+    truncated: set[int] = field(default_factory=set)   # tree loops stopped before their last level
 
 
 @dataclass
