@@ -72,8 +72,12 @@ def overflow_findings(ctx: Context) -> list[Finding]:
                    f"`{type_name}`: past 2^32 threads the product wraps and `{name}` points at the wrong "
                    f"element. Cast the first factor: `({type_name}){text(_first_factor(product))} * …`.")
             out.append(finding(src, product, "DICE-O002", msg, fix=fix, data={"variable": name}))
+    peaks: dict[str, int | None] = {}        # by spelling: `a[i * n + j]` recurs in a kernel
     for index in indices:
-        peak = _max_value(index, sizes, bounds.get)
+        spelling = ctx.facts.text(index)
+        if spelling not in peaks:
+            peaks[spelling] = _max_value(index, sizes, bounds.get)
+        peak = peaks[spelling]
         if peak is None or peak < LIMIT:
             continue
         msg = (f"The index `{text(index)}` is computed in 32-bit `int` arithmetic and can reach "
@@ -104,11 +108,18 @@ def _subscript_indices(ctx: Context, typer: Typer) -> list[Node]:
     """The 32-bit index expressions of subscripts that multiply (`x[(n * C + c) * H + h]`)."""
     out = []
     text_of = ctx.facts.text
+    known: dict[str, bool] = {}
     for n in ctx.found.get("index", ()):
-        if n.named_child_count == 1 and "*" in text_of(n):
+        if n.named_child_count != 1:
+            continue
+        spelling = text_of(n)
+        keep = known.get(spelling)
+        if keep is None:
             index = n.named_children[0]
-            if _first_product(index) is not None and typer.type_of(index) in NARROW_INTEGERS:
-                out.append(index)
+            keep = known[spelling] = "*" in spelling and _first_product(index) is not None and \
+                typer.type_of(index) in NARROW_INTEGERS
+        if keep:
+            out.append(n.named_children[0])
     return out
 
 
@@ -134,7 +145,8 @@ def _index_assignments(assignments: list[Node], typer: Typer):
     for node in assignments:
         left = node.child_by_field_id(FIELD.left)
         value = node.child_by_field_id(FIELD.right)
-        if operator(node) == "=" and left is not None and left.type == "identifier" and value is not None:
+        if operator(node) == "=" and left is not None and left.type == "identifier" and value is not None \
+                and _first_product(value) is not None:
             type_name = typer.vars.get(text(left))
             if type_name is not None:
                 yield node, text(left), type_name, value
