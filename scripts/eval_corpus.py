@@ -127,7 +127,8 @@ def report(title: str, corpus: Path, gated: bool) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", nargs="?", type=Path, help="score only this corpus")
-    parser.add_argument("--corpus", dest="corpus_opt", type=Path, metavar="DIR", help="score only this corpus")
+    parser.add_argument("--corpus", dest="corpus_opt", type=Path, metavar="DIR",
+                        help="score only this corpus")
     args = parser.parse_args(argv)
     only = args.corpus_opt or args.corpus
     if only is not None:

@@ -87,7 +87,8 @@ def test_held_out_dynamic_checks_cover_every_overflow_and_accumulator_file(tmp_p
             for case in confirm.cases({"precision"}, HELD_OUT):
                 if case.path == path:
                     verdicts = confirm.check_ptx(case, tmp_path, "sm_90", numeric=False)
-                    no_promotion += [f"{path.name}: {v}" for v in verdicts.values() if not v.startswith("CONFIRMED")]
+                    no_promotion += [f"{path.name}: {v}" for v in verdicts.values()
+                                     if not v.startswith("CONFIRMED")]
     assert not missing and not no_promotion, (missing, no_promotion)
 
 

@@ -254,7 +254,8 @@ def ncu_metrics(log: str) -> dict[str, float]:
     return values
 
 
-def check_overflow(case: Case, workdir: Path, arch: str, launches: dict[str, Launch]) -> dict[Expectation, str]:
+def check_overflow(case: Case, workdir: Path, arch: str,
+                   launches: dict[str, Launch]) -> dict[Expectation, str]:
     launch = launches.get(case.path.name)
     if launch is None:
         return {e: "UNCHECKED (no launch written for this file)" for e in case.expected}
