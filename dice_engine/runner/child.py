@@ -21,14 +21,11 @@ import time
 import traceback
 from typing import Any, Callable
 
-import numpy as np
-
-from ..ir.reference import to_storage
-from .compare import POISON_BYTE, compare, tolerance_for
+from .checks import Checks, checks_for
+from .compare import POISON_BYTE, tolerance_for
 from .device import GUARD_BYTES, DeviceSession, GuardedBuffer
 from .inputs import concrete
 from .protocol import ChildGone, RunRequest, read_message, write_message
-from .references import TrialCache
 from .torch_reference import ReferenceTimer
 
 # cudaError_t values after which the context is unusable (illegal address, assert, hardware
@@ -72,10 +69,10 @@ class Launcher:
 
 
 class Child:
-    def __init__(self, session: DeviceSession, notify: Callable[[str], None]):
+    def __init__(self, session: DeviceSession, notify: Callable[[str], None], checks: Checks | None = None):
         self.session = session
         self.notify = notify
-        self.trials = TrialCache()
+        self.checks = checks or checks_for(session.index)
         self.reference = ReferenceTimer(session.l2_bytes)
 
     def handle(self, request: Any) -> dict:
@@ -106,46 +103,61 @@ class Child:
     def _verify_and_time(self, req: RunRequest, launcher: Launcher, buffers: list[GuardedBuffer]) -> dict:
         program = req.problem.program
         out_dtype = program.output.dtype
-        storage = to_storage(np.zeros(1), out_dtype).dtype
         tolerance = tolerance_for(req.problem)
         guard = GUARD_BYTES if req.guards else 0
         worst = 0.0
         time_us = reference_us = None
-        for case, bindings in enumerate(req.shapes):
-            for b in buffers:
-                b.free()
-            buffers.clear()
-            named: dict[str, GuardedBuffer] = {}
-            for name, decl in program.inputs.items():
-                size = decl.dtype.size * math.prod(concrete(decl.shape, bindings))
-                named[name] = self.session.allocate(size, guard)
-            out_shape = concrete(program.output.shape, bindings)
-            output = self.session.allocate(out_dtype.size * math.prod(out_shape), guard)
-            buffers.extend([*named.values(), output])
-            args = self._arguments(req, named, output, bindings)
-            where = f"at {bindings}" if bindings else "at the intent's shapes"
-            trials = self.trials.get_many(program, bindings, req.seed, case, req.trials)
-            for trial, t in enumerate(trials):
-                for name, buf in named.items():
-                    buf.upload(to_storage(t.inputs[name], program.inputs[name].dtype))
-                output.poison(POISON_BYTE)
-                self._launch(launcher, args, f"trial {trial + 1} {where}")
-                raw = output.download(storage)
-                for name, buf in [*named.items(), (program.output_name, output)]:
-                    if (damage := buf.guards_intact()) is not None:
-                        detail = f"wrote out of bounds of '{name}' ({damage}), trial {trial + 1} {where}"
-                        return {"verdict": "out-of-bounds", "detail": detail}
-                result = compare(raw, t.expected, out_dtype, tolerance, t.tie_values, t.tie_dim)
-                if result.verdict != "ok":
-                    return {"verdict": result.verdict, "max_rel_err": result.max_rel_err,
-                            "detail": f"{result.detail}; trial {trial + 1} {where}"}
-                worst = max(worst, result.max_rel_err or 0.0)
-            if req.time and case == 0:
-                time_us = self._time(launcher, args, req.runs)
-                if req.reference:
-                    reference_us = self.reference.time_us(program, bindings, runs=req.runs, seed=req.seed)
+        checks = self.checks
+        try:
+            for case, bindings in enumerate(req.shapes):
+                for b in buffers:
+                    b.free()
+                buffers.clear()
+                named: dict[str, GuardedBuffer] = {}
+                for name, decl in program.inputs.items():
+                    size = decl.dtype.size * math.prod(concrete(decl.shape, bindings))
+                    named[name] = self.session.allocate(size, guard)
+                out_shape = concrete(program.output.shape, bindings)
+                output = self.session.allocate(out_dtype.size * math.prod(out_shape), guard)
+                buffers.extend([*named.values(), output])
+                args = self._arguments(req, named, output, bindings)
+                where = f"at {bindings}" if bindings else "at the intent's shapes"
+                checks.begin(program, bindings, req.seed, case, req.trials, named, output)
+                for trial in range(req.trials):
+                    checks.prepare(trial)
+                    output.poison(POISON_BYTE)
+                    started = time.perf_counter()
+                    self._launch(launcher, args, f"trial {trial + 1} {where}")
+                    self._stage("launch", started)
+                    for name, buf in [*named.items(), (program.output_name, output)]:
+                        if (damage := buf.guards_intact()) is not None:
+                            detail = f"wrote out of bounds of '{name}' ({damage}), trial {trial + 1} {where}"
+                            return {"verdict": "out-of-bounds", "detail": detail}
+                    result = checks.check(trial, tolerance)
+                    if result.verdict != "ok":
+                        return {"verdict": result.verdict, "max_rel_err": result.max_rel_err,
+                                "detail": f"{result.detail}; trial {trial + 1} {where}"}
+                    worst = max(worst, result.max_rel_err or 0.0)
+                if req.time and case == 0:
+                    started = time.perf_counter()
+                    time_us = self._time(launcher, args, req.runs)
+                    self._stage("runs", started)
+                    if req.reference:
+                        started = time.perf_counter()
+                        reference_us = self.reference.time_us(program, bindings, runs=req.runs, seed=req.seed)
+                        self._stage("reference runs", started)
+        finally:
+            checks.finish()
         return {"verdict": "ok", "max_rel_err": worst, "time_us": time_us, "reference_time_us": reference_us,
                 "detail": f"verified {req.trials} trials at {len(req.shapes)} shape(s)"}
+
+    def _stage(self, stage: str, started: float) -> None:
+        self.checks.stages[stage] = self.checks.stages.get(stage, 0.0) + time.perf_counter() - started
+
+    def take_stages(self) -> dict[str, float]:
+        """Seconds per stage since the last call (inputs, reference, launch, check, runs, ...)."""
+        stages, self.checks.stages = self.checks.stages, {}
+        return stages
 
     @staticmethod
     def _arguments(req: RunRequest, named: dict[str, GuardedBuffer], output: GuardedBuffer,
@@ -204,6 +216,7 @@ def serve(device: int) -> int:
 def _handle_safely(child: Child, request: Any) -> dict:
     try:
         reply = child.handle(request)
+        reply["stages"] = child.take_stages()
     except Exception:
         reply = {"verdict": "crash", "detail": "runner child error:\n" + traceback.format_exc(limit=6)}
     harmless = ("ok", "mismatch", "unwritten", "compile-error")

@@ -133,6 +133,7 @@ class GpuRunner:
         self._no_gpu: str | None = None
         self._ceilings: Ceilings | None = None
         self._overheads_ms: list[float] = []
+        self._stages_s: dict[str, float] = {}
         self.restarts = 0
 
     # -- availability ---------------------------------------------------------------------
@@ -190,7 +191,9 @@ class GpuRunner:
         if not self.available():
             return failed("no-gpu", self._no_gpu or "no GPU")
         target = rendered.compile_arch(self.gpu.get("arch") or _arch_name(arch))
+        started = time.monotonic()
         built = build_library(rendered.source, target)
+        self._add_stages({"build": time.monotonic() - started})
         if built.library is None:
             return failed("compile-error", built.error)
         return self.run_library(str(built.library), launcher_symbol(rendered), rendered, problem,
@@ -217,6 +220,8 @@ class GpuRunner:
             if "busy_s" in reply:
                 report.overhead_ms = max(0.0, (wall - reply["busy_s"]) * 1e3)
                 self._overheads_ms.append(report.overhead_ms)
+                self._add_stages({"transfer": report.overhead_ms * 1e-3})
+            self._add_stages(reply.get("stages", {}))
             if report.time_us:
                 measured = rates(problem, request.shapes[0], report.time_us, self.ceilings())
                 report.gbps, report.tflops = measured.gbps, measured.tflops
@@ -277,10 +282,18 @@ class GpuRunner:
                         ceiling_cache.store(self._ceilings, driver)
             return self._ceilings
 
+    def _add_stages(self, stages: dict[str, float]) -> None:
+        for stage, seconds in stages.items():
+            self._stages_s[stage] = self._stages_s.get(stage, 0.0) + seconds
+
     def stats(self) -> dict[str, Any]:
+        """Candidates run, child restarts, the median parent-side overhead per candidate, and
+        seconds per stage so far: build (nvcc for the runner's library), transfer (request and
+        reply), and the child's inputs, reference, launch, check, runs, reference runs."""
         overheads = sorted(self._overheads_ms)
         return {"candidates": len(overheads), "restarts": self.restarts,
-                "median_overhead_ms": overheads[len(overheads) // 2] if overheads else None}
+                "median_overhead_ms": overheads[len(overheads) // 2] if overheads else None,
+                "stages_s": dict(self._stages_s)}
 
     # -- lifetime -------------------------------------------------------------------------
 

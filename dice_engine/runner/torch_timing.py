@@ -3,28 +3,15 @@ an L2 flush before every run, warm-up, median of the runs. Used by the runner ch
 reference time beside every candidate) and by the benchmark (which adds torch.compile)."""
 from __future__ import annotations
 
-import math
 import statistics
 from typing import Callable
 
 import torch
 
 from ..ir.graph import Program
+from .device import run_counts
 from .device_inputs import draw_tensors, trial_generator
 from .torch_program import torch_function
-
-# Long calls get fewer runs: the timed part of one measurement stays near this many seconds
-# (never fewer than MIN_RUNS), so a 10 ms GEMM is not run 55 times per candidate.
-TIMED_SECONDS = 0.25
-MIN_RUNS = 10
-
-
-def run_counts(estimate_s: float, runs: int, warmup: int) -> tuple[int, int]:
-    """(warm-up, timed) runs for a call that took about `estimate_s` seconds once."""
-    if estimate_s <= 0:
-        return warmup, runs
-    fitted = max(MIN_RUNS, math.floor(TIMED_SECONDS / estimate_s))
-    return min(warmup, max(1, math.floor(0.2 * fitted))), min(runs, fitted)
 
 
 class TorchTimer:

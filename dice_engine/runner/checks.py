@@ -1,0 +1,202 @@
+"""Where a runner child makes a trial's inputs and reference and checks the output.
+
+`DeviceChecks` (torch present in the child, normally with CUDA): inputs are drawn straight into
+the candidate's input buffers, the reference is evaluated and the output compared on the
+device; only scalars reach the host, so the traffic per trial does not grow with the problem.
+`HostChecks` (no torch with CUDA): numpy draws and the float64 numpy reference on the host,
+uploaded and downloaded per trial, the reference kept in a byte-budgeted cache.
+Both check every element, the same way (`compare` / `device_compare`).
+"""
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import time
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..ir.graph import Program
+from ..ir.reference import to_storage
+from .compare import Comparison, Tolerance, compare
+from .device import GuardedBuffer
+from .references import Trial, TrialCache
+
+# The host cache of trials: at most this, and at most this fraction of the machine's memory.
+HOST_CACHE_BYTES = 8 << 30
+HOST_CACHE_FRACTION = 1 / 8
+# The wide (float64) device reference is used while its values fit in this fraction of the free
+# device memory; beyond it the narrow one (float32 values, float64 sums).
+WIDE_FRACTION = 0.6
+
+
+class Checks(Protocol):
+    stages: dict[str, float]    # seconds spent per stage ("inputs", "reference", "check")
+
+    def begin(self, program: Program, bindings: dict[str, int], seed: int, case: int, count: int,
+              inputs: dict[str, GuardedBuffer], output: GuardedBuffer) -> None:
+        """A new shape: `count` trials will follow, into these buffers."""
+
+    def prepare(self, trial: int) -> None:
+        """Write trial `trial`'s inputs into the input buffers (and know its reference)."""
+
+    def check(self, trial: int, tolerance: Tolerance) -> Comparison:
+        """Compare the output buffer with trial `trial`'s reference."""
+
+    def finish(self) -> None:
+        """The candidate is done: give back what was held for it."""
+
+
+def _timed(stages: dict[str, float], stage: str, started: float) -> None:
+    stages[stage] = stages.get(stage, 0.0) + time.perf_counter() - started
+
+
+def host_cache_bytes() -> int:
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return HOST_CACHE_BYTES
+    return int(min(HOST_CACHE_BYTES, physical * HOST_CACHE_FRACTION))
+
+
+class HostChecks:
+    def __init__(self) -> None:
+        self.trials = TrialCache(host_cache_bytes())
+        self.stages: dict[str, float] = {}
+        self._current: list[Trial] = []
+
+    def begin(self, program: Program, bindings: dict[str, int], seed: int, case: int, count: int,
+              inputs: dict[str, GuardedBuffer], output: GuardedBuffer) -> None:
+        started = time.perf_counter()
+        self.program, self.inputs, self.output = program, inputs, output
+        self._current = self.trials.get_many(program, bindings, seed, case, count)
+        _timed(self.stages, "reference", started)    # numpy draws and reference, made together
+
+    def prepare(self, trial: int) -> None:
+        started = time.perf_counter()
+        for name, buf in self.inputs.items():
+            buf.upload(to_storage(self._current[trial].inputs[name], self.program.inputs[name].dtype))
+        _timed(self.stages, "inputs", started)
+
+    def check(self, trial: int, tolerance: Tolerance) -> Comparison:
+        started = time.perf_counter()
+        t = self._current[trial]
+        out_dtype = self.program.output.dtype
+        raw = self.output.download(to_storage(np.zeros(1), out_dtype).dtype)
+        result = compare(raw, t.expected, out_dtype, tolerance, t.tie_values, t.tie_dim)
+        _timed(self.stages, "check", started)
+        return result
+
+    def finish(self) -> None:
+        self._current = []
+
+
+class _CudaBytes:
+    """Device bytes as the CUDA array interface describes them (torch wraps them, no copy)."""
+
+    def __init__(self, ptr: int, nbytes: int):
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (ptr, False),
+                                         "version": 3, "strides": None}
+
+
+class DeviceChecks:
+    def __init__(self, device: Any):
+        import torch
+
+        self.torch = torch
+        self.device = torch.device(device)
+        self.stages: dict[str, float] = {}
+        self.expected: Any = None
+        self.ties: tuple[Any, int] | None = None
+
+    def _bytes(self, buf: GuardedBuffer) -> Any:
+        torch = self.torch
+        if buf.nbytes == 0:
+            return torch.empty(0, dtype=torch.uint8, device=self.device)
+        if self.device.type == "cuda":
+            return torch.as_tensor(_CudaBytes(buf.ptr, buf.nbytes), device=self.device)
+        # CPU torch over host memory: the tests' stand-in for pycuda keeps buffers on the host
+        return torch.from_numpy(np.ctypeslib.as_array((ctypes.c_uint8 * buf.nbytes).from_address(buf.ptr)))
+
+    def _sync(self) -> None:
+        if self.device.type == "cuda":
+            self.torch.cuda.synchronize(self.device)
+
+    def begin(self, program: Program, bindings: dict[str, int], seed: int, case: int, count: int,
+              inputs: dict[str, GuardedBuffer], output: GuardedBuffer) -> None:
+        from .device_reference import torch_dtype
+        from .inputs import concrete
+
+        self.program, self.bindings, self.seed, self.case = program, bindings, seed, case
+        self.views = {name: self._bytes(buf).view(torch_dtype(program.inputs[name].dtype))
+                      .reshape(concrete(program.inputs[name].shape, bindings)) for name, buf in inputs.items()}
+        self.output = self._bytes(output)
+        self.wide = self._wide_fits()
+
+    def _wide_fits(self) -> bool:
+        from .device_reference import wide_bytes
+
+        if self.device.type != "cuda":
+            return True
+        torch = self.torch
+        free, _ = torch.cuda.mem_get_info(self.device)
+        free += torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
+        return wide_bytes(self.program, self.bindings) <= WIDE_FRACTION * free
+
+    def prepare(self, trial: int) -> None:
+        from .device_inputs import draw_into, trial_generator
+        from .device_reference import evaluate
+
+        started = time.perf_counter()
+        self.expected = self.ties = None
+        draw_into(self.views, self.program, self.bindings,
+                  trial_generator(self.device, self.seed, self.case, trial))
+        self._sync()
+        _timed(self.stages, "inputs", started)
+        started = time.perf_counter()
+        try:
+            self.expected = evaluate(self.program, self.views, wide=self.wide)
+        except self.torch.cuda.OutOfMemoryError:
+            self.torch.cuda.empty_cache()
+            self.wide = False
+            self.expected = evaluate(self.program, self.views, wide=False)
+        out = self.program.output
+        if out.op in ("argmax", "argmin") and len(out.attr("dim")) == 1:
+            values = Program(self.program.inputs, "values", out.args[0], self.program.symbols)
+            self.ties = (evaluate(values, self.views, wide=self.wide), out.attr("dim")[0])
+        self._sync()
+        _timed(self.stages, "reference", started)
+
+    def check(self, trial: int, tolerance: Tolerance) -> Comparison:
+        from .device_compare import compare_on_device
+
+        started = time.perf_counter()
+        tie_values, tie_dim = self.ties if self.ties is not None else (None, None)
+        result = compare_on_device(self.output, self.expected, self.program.output.dtype, tolerance,
+                                   tie_values, tie_dim)
+        _timed(self.stages, "check", started)
+        return result
+
+    def finish(self) -> None:
+        self.expected = self.ties = None
+        self.views, self.output = {}, None
+        if self.device.type == "cuda":
+            # the next candidate's buffers come from the driver, not from torch's cache
+            self.torch.cuda.empty_cache()
+
+
+def checks_for(device_index: int, where: str | None = None) -> Checks:
+    """Device checks when torch with CUDA is importable (`where` forces "host" or a torch
+    device such as "cpu"), else host checks."""
+    if where == "host":
+        return HostChecks()
+    if where is not None:
+        return DeviceChecks(where)
+    if importlib.util.find_spec("torch") is not None:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.set_device(device_index)
+            return DeviceChecks(f"cuda:{device_index}")
+    return HostChecks()
