@@ -129,7 +129,10 @@ class Search:
     def run(self) -> Iterator[Candidate]:
         # Compiles of one round run in parallel (nvcc is a subprocess); scoring stays in order,
         # so results do not depend on which compile finishes first.
-        pool = ThreadPoolExecutor(max_workers=max(1, min(self.per_round, os.cpu_count() or 1)))
+        # A runner that can build its library ahead (GpuRunner.prepare) does so beside the compile.
+        prepare = getattr(self.runner, "prepare", None)
+        workers = self.per_round * (2 if prepare is not None else 1)
+        pool = ThreadPoolExecutor(max_workers=max(1, min(workers, os.cpu_count() or 1)))
         try:
             stale = 0
             while len(self.history) < self.budget and stale < self.patience and not self._cancelled():
@@ -140,10 +143,12 @@ class Search:
                 rendered = [self._render(arm, point) for arm, point in proposals]
                 compiles = [None if isinstance(r, str) else pool.submit(self.compiler, r, self.arch)
                             for r in rendered]
-                for (arm, point), r, compiling in zip(proposals, rendered, compiles):
+                builds = [None if isinstance(r, str) or prepare is None else pool.submit(prepare, r, self.arch)
+                          for r in rendered]
+                for (arm, point), r, compiling, building in zip(proposals, rendered, compiles, builds):
                     if self._cancelled():
                         return
-                    found = self._evaluate(arm, point, self.rounds, r, compiling)
+                    found = self._evaluate(arm, point, self.rounds, r, compiling, building)
                     if found is not None:
                         improved = True
                         yield found
@@ -235,7 +240,7 @@ class Search:
             return f"{type(e).__name__}: {e}"
 
     def _evaluate(self, arm: _Arm, point: Point, round_no: int, rendered: RenderedKernel | str,
-                  compiling: Future[CompileResult] | None) -> Candidate | None:
+                  compiling: Future[CompileResult] | None, building: Future[Any] | None = None) -> Candidate | None:
         ev = Evaluation(len(self.history), round_no, arm.sketch.name, dict(point), "ok")
         if isinstance(rendered, str) or compiling is None:
             ev.status, ev.detail = "render-error", str(rendered)
@@ -253,7 +258,10 @@ class Search:
             ev.status = "cannot-launch"
             self._record(arm, ev)
             return None
-        run = self.runner.evaluate(rendered, self.problem, self.arch) if self.runner is not None else None
+        run = None
+        if self.runner is not None:
+            prebuilt = {"built": building.result()} if building is not None else {}
+            run = self.runner.evaluate(rendered, self.problem, self.arch, **prebuilt)
         ev.verified = run.verified if run is not None else None
         if run is not None and run.verified is False:
             ev.status, ev.detail = "incorrect", f"{run.verdict}: {run.detail}"

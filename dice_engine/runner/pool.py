@@ -23,7 +23,7 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from ..sketches.base import RenderedKernel
 from . import ceilings as ceiling_cache
-from .build import build_library, launcher_symbol
+from .build import Built, build_library, launcher_symbol
 from .env import child_environment
 from .inputs import shapes_to_check
 from .metrics import Ceilings, rates
@@ -134,6 +134,8 @@ class GpuRunner:
         self._ceilings: Ceilings | None = None
         self._overheads_ms: list[float] = []
         self._stages_s: dict[str, float] = {}
+        self._stages_lock = threading.Lock()
+        self._hello: dict[str, Any] | None = None
         self.restarts = 0
 
     # -- availability ---------------------------------------------------------------------
@@ -171,6 +173,7 @@ class GpuRunner:
             if not hello["ok"]:
                 self._discard()
                 raise NoGpu(hello.get("error", "no GPU"))
+            self._hello = dict(hello)
         if self._spare is None and self.spares > 0:
             self._spare = _Child(self.command)
         return self._child
@@ -182,18 +185,32 @@ class GpuRunner:
 
     # -- evaluation -----------------------------------------------------------------------
 
+    def prepare(self, rendered: RenderedKernel, arch: ArchSpec | str | None = None) -> Built | None:
+        """Build `rendered`'s library for this GPU (thread-safe; the search calls it beside its
+        own compile, then hands the result to `evaluate`). None without a GPU."""
+        hello = self._hello     # read without the lock, which a running candidate holds
+        if hello is None:
+            if not self.available():
+                return None
+            hello = self.gpu
+        target = rendered.compile_arch(hello.get("arch") or _arch_name(arch))
+        started = time.monotonic()
+        built = build_library(rendered.source, target)
+        self._add_stages({"build": time.monotonic() - started})
+        return built
+
     def evaluate(self, rendered: RenderedKernel, problem: Problem, arch: ArchSpec | str | None = None, *,
-                 trials: int | None = None, time: bool = True) -> RunReport:
-        """Compile `rendered`, verify it against the reference at the intent's shapes (and an odd
-        shape when the intent has symbols) over fresh random inputs, and time it.
+                 trials: int | None = None, time: bool = True, built: Built | None = None) -> RunReport:
+        """Compile `rendered` (unless `built` by `prepare`), verify it against the reference at the
+        intent's shapes (and an odd shape when the intent has symbols) over fresh random inputs,
+        and time it.
 
         The library is built for the GPU that runs it; `arch` names the generation target only."""
         if not self.available():
             return failed("no-gpu", self._no_gpu or "no GPU")
-        target = rendered.compile_arch(self.gpu.get("arch") or _arch_name(arch))
-        started = time.monotonic()
-        built = build_library(rendered.source, target)
-        self._add_stages({"build": time.monotonic() - started})
+        built = built or self.prepare(rendered, arch)
+        if built is None:
+            return failed("no-gpu", self._no_gpu or "no GPU")
         if built.library is None:
             return failed("compile-error", built.error)
         return self.run_library(str(built.library), launcher_symbol(rendered), rendered, problem,
@@ -283,8 +300,9 @@ class GpuRunner:
             return self._ceilings
 
     def _add_stages(self, stages: dict[str, float]) -> None:
-        for stage, seconds in stages.items():
-            self._stages_s[stage] = self._stages_s.get(stage, 0.0) + seconds
+        with self._stages_lock:
+            for stage, seconds in stages.items():
+                self._stages_s[stage] = self._stages_s.get(stage, 0.0) + seconds
 
     def stats(self) -> dict[str, Any]:
         """Candidates run, child restarts, the median parent-side overhead per candidate, and

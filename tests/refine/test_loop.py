@@ -127,3 +127,29 @@ def test_goal_registers_trades_time_for_fewer_registers():
     lean = list(_search(goal="registers", **kw).run())[-1].evaluation
     assert fastest.tokens["threads"] == 512     # 1024 threads × 80 registers exceed the register file
     assert lean.resources["registers"] < fastest.resources["registers"] and lean.time_us > fastest.time_us
+
+
+class PreparingRunner(ThreadsRunner):
+    """Builds each candidate ahead (off the search's thread) and gets the build in evaluate."""
+
+    def __init__(self):
+        self.prepared: dict[int, str] = {}
+        self.handed: list[bool] = []
+        self.loop_thread = threading.get_ident()
+
+    def prepare(self, rendered, arch):
+        self.prepared[id(rendered)] = threading.current_thread().name
+        return f"built {id(rendered)}"
+
+    def evaluate(self, rendered, problem, arch, built=None):
+        self.handed.append(built == f"built {id(rendered)}")
+        return super().evaluate(rendered, problem, arch)
+
+
+def test_a_runner_that_prepares_builds_beside_the_compile_and_gets_its_build():
+    runner = PreparingRunner()
+    search = _search(runner=runner, budget=8)
+    list(search.run())
+    measured = [e for e in search.history if e.status == "ok"]
+    assert measured and len(runner.handed) == len(measured) and all(runner.handed)
+    assert all(name != threading.current_thread().name for name in runner.prepared.values())
