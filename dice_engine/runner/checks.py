@@ -13,6 +13,7 @@ import ctypes
 import importlib.util
 import os
 import time
+from collections import OrderedDict
 from typing import Any, Protocol
 
 import numpy as np
@@ -21,7 +22,7 @@ from ..ir.graph import Program
 from ..ir.reference import to_storage
 from .compare import Comparison, Tolerance, compare
 from .device import GuardedBuffer
-from .references import Trial, TrialCache
+from .references import Trial, TrialCache, program_key
 
 # The host cache of trials: at most this, and at most this fraction of the machine's memory.
 HOST_CACHE_BYTES = 8 << 30
@@ -29,6 +30,9 @@ HOST_CACHE_FRACTION = 1 / 8
 # The wide (float64) device reference is used while its values fit in this fraction of the free
 # device memory; beyond it the narrow one (float32 values, float64 sums).
 WIDE_FRACTION = 0.6
+# Reference outputs kept on the device for the next candidates (same seeds, same draws), up to
+# this fraction of the device's memory; dropped whenever a candidate's buffers do not fit.
+DEVICE_CACHE_FRACTION = 0.2
 
 
 class Checks(Protocol):
@@ -46,6 +50,9 @@ class Checks(Protocol):
 
     def finish(self) -> None:
         """The candidate is done: give back what was held for it."""
+
+    def release(self) -> None:
+        """Give back device memory held for later candidates (a candidate's buffers need it)."""
 
 
 def _timed(stages: dict[str, float], stage: str, started: float) -> None:
@@ -91,6 +98,9 @@ class HostChecks:
     def finish(self) -> None:
         self._current = []
 
+    def release(self) -> None:
+        pass        # the cache is in host memory
+
 
 class _CudaBytes:
     """Device bytes as the CUDA array interface describes them (torch wraps them, no copy)."""
@@ -109,6 +119,10 @@ class DeviceChecks:
         self.stages: dict[str, float] = {}
         self.expected: Any = None
         self.ties: tuple[Any, int] | None = None
+        total = torch.cuda.mem_get_info(self.device)[1] if self.device.type == "cuda" else 1 << 30
+        self.cache_budget = int(DEVICE_CACHE_FRACTION * total)
+        self._cache: OrderedDict[tuple, tuple[Any, tuple[Any, int] | None]] = OrderedDict()
+        self._cached_bytes = 0
 
     def _bytes(self, buf: GuardedBuffer) -> Any:
         torch = self.torch
@@ -129,6 +143,7 @@ class DeviceChecks:
         from .inputs import concrete
 
         self.program, self.bindings, self.seed, self.case = program, bindings, seed, case
+        self.key = (program_key(program), tuple(sorted(bindings.items())), seed, case)
         self.views = {name: self._bytes(buf).view(torch_dtype(program.inputs[name].dtype))
                       .reshape(concrete(program.inputs[name].shape, bindings)) for name, buf in inputs.items()}
         self.output = self._bytes(output)
@@ -146,7 +161,6 @@ class DeviceChecks:
 
     def prepare(self, trial: int) -> None:
         from .device_inputs import draw_into, trial_generator
-        from .device_reference import evaluate
 
         started = time.perf_counter()
         self.expected = self.ties = None
@@ -155,18 +169,40 @@ class DeviceChecks:
         self._sync()
         _timed(self.stages, "inputs", started)
         started = time.perf_counter()
+        key = (*self.key, trial)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            self.expected, self.ties = self._cache[key]
+        else:
+            self.expected, self.ties = self._reference()
+            self._keep(key)
+        self._sync()
+        _timed(self.stages, "reference", started)
+
+    def _reference(self) -> tuple[Any, tuple[Any, int] | None]:
+        from .device_reference import evaluate
+
         try:
-            self.expected = evaluate(self.program, self.views, wide=self.wide)
+            expected = evaluate(self.program, self.views, wide=self.wide)
         except self.torch.cuda.OutOfMemoryError:
-            self.torch.cuda.empty_cache()
+            self.release()
             self.wide = False
-            self.expected = evaluate(self.program, self.views, wide=False)
+            expected = evaluate(self.program, self.views, wide=False)
         out = self.program.output
         if out.op in ("argmax", "argmin") and len(out.attr("dim")) == 1:
             values = Program(self.program.inputs, "values", out.args[0], self.program.symbols)
-            self.ties = (evaluate(values, self.views, wide=self.wide), out.attr("dim")[0])
-        self._sync()
-        _timed(self.stages, "reference", started)
+            return expected, (evaluate(values, self.views, wide=self.wide), out.attr("dim")[0])
+        return expected, None
+
+    def _keep(self, key: tuple) -> None:
+        size = self.expected.nbytes + (self.ties[0].nbytes if self.ties is not None else 0)
+        if size > self.cache_budget:
+            return
+        while self._cache and self._cached_bytes + size > self.cache_budget:
+            _, (old, old_ties) = self._cache.popitem(last=False)
+            self._cached_bytes -= old.nbytes + (old_ties[0].nbytes if old_ties is not None else 0)
+        self._cache[key] = (self.expected, self.ties)
+        self._cached_bytes += size
 
     def check(self, trial: int, tolerance: Tolerance) -> Comparison:
         from .device_compare import compare_on_device
@@ -183,6 +219,13 @@ class DeviceChecks:
         self.views, self.output = {}, None
         if self.device.type == "cuda":
             # the next candidate's buffers come from the driver, not from torch's cache
+            self.torch.cuda.empty_cache()
+
+    def release(self) -> None:
+        self._cache.clear()
+        self._cached_bytes = 0
+        self.expected = self.ties = None
+        if self.device.type == "cuda":
             self.torch.cuda.empty_cache()
 
 

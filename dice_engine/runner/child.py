@@ -24,6 +24,7 @@ from typing import Any, Callable
 from .checks import Checks, checks_for
 from .compare import POISON_BYTE, tolerance_for
 from .device import GUARD_BYTES, DeviceSession, GuardedBuffer
+from ..ir.graph import Program
 from .inputs import concrete
 from .protocol import ChildGone, RunRequest, read_message, write_message
 from .torch_reference import ReferenceTimer
@@ -103,7 +104,6 @@ class Child:
 
     def _verify_and_time(self, req: RunRequest, launcher: Launcher, buffers: list[GuardedBuffer]) -> dict:
         program = req.problem.program
-        out_dtype = program.output.dtype
         tolerance = tolerance_for(req.problem)
         guard = GUARD_BYTES if req.guards else 0
         worst = 0.0
@@ -114,13 +114,7 @@ class Child:
                 for b in buffers:
                     b.free()
                 buffers.clear()
-                named: dict[str, GuardedBuffer] = {}
-                for name, decl in program.inputs.items():
-                    size = decl.dtype.size * math.prod(concrete(decl.shape, bindings))
-                    named[name] = self.session.allocate(size, guard)
-                out_shape = concrete(program.output.shape, bindings)
-                output = self.session.allocate(out_dtype.size * math.prod(out_shape), guard)
-                buffers.extend([*named.values(), output])
+                named, output = self._allocate(program, bindings, guard, buffers)
                 args = self._arguments(req, named, output, bindings)
                 where = f"at {bindings}" if bindings else "at the intent's shapes"
                 checks.begin(program, bindings, req.seed, case, req.trials, named, output)
@@ -151,6 +145,32 @@ class Child:
             checks.finish()
         return {"verdict": "ok", "max_rel_err": worst, "time_us": time_us, "reference_time_us": reference_us,
                 "detail": f"verified {req.trials} trials at {len(req.shapes)} shape(s)"}
+
+    def _allocate(self, program: Program, bindings: dict[str, int], guard: int,
+                  buffers: list[GuardedBuffer]) -> tuple[dict[str, GuardedBuffer], GuardedBuffer]:
+        """The candidate's input and output buffers (listed in `buffers` for freeing); what the
+        checks keep for later candidates is given back first if they do not fit."""
+        sizes = {name: decl.dtype.size * math.prod(concrete(decl.shape, bindings))
+                 for name, decl in program.inputs.items()}
+        out_size = program.output.dtype.size * math.prod(concrete(program.output.shape, bindings))
+        try:
+            return self._allocate_once(sizes, out_size, guard, buffers)
+        except self.session.cuda.MemoryError:
+            for b in buffers:
+                b.free()
+            buffers.clear()
+            self.checks.release()
+        return self._allocate_once(sizes, out_size, guard, buffers)
+
+    def _allocate_once(self, sizes: dict[str, int], out_size: int, guard: int,
+                       buffers: list[GuardedBuffer]) -> tuple[dict[str, GuardedBuffer], GuardedBuffer]:
+        named = {}
+        for name, size in sizes.items():
+            named[name] = self.session.allocate(size, guard)
+            buffers.append(named[name])
+        output = self.session.allocate(out_size, guard)
+        buffers.append(output)
+        return named, output
 
     def _stage(self, stage: str, started: float) -> None:
         self.checks.stages[stage] = self.checks.stages.get(stage, 0.0) + time.perf_counter() - started

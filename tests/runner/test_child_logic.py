@@ -148,3 +148,40 @@ def test_device_checks_draw_the_same_inputs_for_every_candidate(monkeypatch, lib
     child.handle(request(library, "good_launch", time=False))
     assert len(seen) == 20 and seen[:10] == seen[10:]          # 5 trials × 2 shapes, twice
     assert len({tuple(s) for s in seen[:5]}) == 5              # fresh inputs per trial
+
+
+def test_device_checks_keep_references_for_the_next_candidates(monkeypatch, library):
+    from dice_engine.runner import device_reference
+
+    child = _child(monkeypatch, "cpu")
+    calls: list[int] = []
+    real = device_reference.evaluate
+    monkeypatch.setattr(device_reference, "evaluate", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert child.handle(request(library, "good_launch", time=False))["verdict"] == "ok"
+    assert len(calls) == 10                                    # 5 trials × 2 shapes
+    assert child.handle(request(library, "wrong_launch", time=False))["verdict"] == "mismatch"
+    assert child.handle(request(library, "good_launch", time=False))["verdict"] == "ok"
+    assert len(calls) == 10                                    # the same draws: kept references
+    child.checks.release()
+    assert child.handle(request(library, "good_launch", time=False))["verdict"] == "ok"
+    assert len(calls) == 20
+
+
+def test_buffers_that_do_not_fit_first_make_the_checks_give_back_memory(monkeypatch, library):
+    import fake_cuda
+
+    child = _child(monkeypatch, "cpu")
+    released: list[bool] = []
+    real_release = child.checks.release
+    monkeypatch.setattr(child.checks, "release", lambda: released.append(True) or real_release())
+    failures = iter([True])
+    real_alloc = fake_cuda.mem_alloc
+
+    def alloc(size):
+        if next(failures, False):
+            raise fake_cuda.MemoryError("cuMemAlloc failed: out of memory")
+        return real_alloc(size)
+
+    monkeypatch.setattr(fake_cuda, "mem_alloc", alloc)
+    assert child.handle(request(library, "good_launch", time=False))["verdict"] == "ok"
+    assert released == [True]
