@@ -143,8 +143,8 @@ class Search:
                 rendered = [self._render(arm, point) for arm, point in proposals]
                 compiles = [None if isinstance(r, str) else pool.submit(self.compiler, r, self.arch)
                             for r in rendered]
-                builds = [None if isinstance(r, str) or prepare is None else pool.submit(prepare, r, self.arch)
-                          for r in rendered]
+                builds = [None if isinstance(r, str) or prepare is None
+                          else pool.submit(prepare, r, self.arch) for r in rendered]
                 for (arm, point), r, compiling, building in zip(proposals, rendered, compiles, builds):
                     if self._cancelled():
                         return
@@ -240,7 +240,8 @@ class Search:
             return f"{type(e).__name__}: {e}"
 
     def _evaluate(self, arm: _Arm, point: Point, round_no: int, rendered: RenderedKernel | str,
-                  compiling: Future[CompileResult] | None, building: Future[Any] | None = None) -> Candidate | None:
+                  compiling: Future[CompileResult] | None,
+                  building: Future[Any] | None = None) -> Candidate | None:
         ev = Evaluation(len(self.history), round_no, arm.sketch.name, dict(point), "ok")
         if isinstance(rendered, str) or compiling is None:
             ev.status, ev.detail = "render-error", str(rendered)

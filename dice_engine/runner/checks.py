@@ -144,8 +144,9 @@ class DeviceChecks:
 
         self.program, self.bindings, self.seed, self.case = program, bindings, seed, case
         self.key = (program_key(program), tuple(sorted(bindings.items())), seed, case)
-        self.views = {name: self._bytes(buf).view(torch_dtype(program.inputs[name].dtype))
-                      .reshape(concrete(program.inputs[name].shape, bindings)) for name, buf in inputs.items()}
+        decls = program.inputs
+        self.views = {name: self._bytes(buf).view(torch_dtype(decls[name].dtype))
+                      .reshape(concrete(decls[name].shape, bindings)) for name, buf in inputs.items()}
         self.output = self._bytes(output)
         self.wide = self._wide_fits()
 

@@ -66,9 +66,12 @@ class _Evaluator:
         return x.to(self.work)
 
     def const(self, value: float | int | bool) -> Tensor:
-        dtype = torch.bool if isinstance(value, bool) else torch.int64 if isinstance(value, int) else torch.float64
-        if dtype == torch.float64 and not self.wide:
-            dtype = self.work
+        if isinstance(value, bool):
+            dtype = torch.bool
+        elif isinstance(value, int):
+            dtype = torch.int64
+        else:
+            dtype = torch.float64 if self.wide else self.work
         return torch.tensor(value, dtype=dtype, device=self.device)
 
     def sum_(self, x: Tensor, dim: int | tuple[int, ...], keepdim: bool) -> Tensor:
@@ -192,13 +195,14 @@ class _Evaluator:
                           dtype=self.work, device=a.device)
         b64 = b.to(torch.float64)
         for start in range(0, rows, step):
-            out[..., start:start + step, :] = torch.matmul(a[..., start:start + step, :].to(torch.float64), b64)
+            rows_64 = a[..., start:start + step, :].to(torch.float64)
+            out[..., start:start + step, :] = torch.matmul(rows_64, b64)
         return out
 
     def conv2d(self, args: list[Tensor], node: Node) -> Tensor:
         x, w = self.float_(args[0]), args[1].to(torch.float64)
         bias = args[2].to(torch.float64) if len(args) > 2 else None
-        attrs = {"stride": node.attr("stride"), "padding": node.attr("padding"), "dilation": node.attr("dilation")}
+        attrs = {k: node.attr(k) for k in ("stride", "padding", "dilation")}
         per_image = math.prod(w.shape[0:1]) * math.prod(node.shape[2:])   # output elements per image
         step = max(1, NARROW_CHUNK_ELEMENTS // per_image) if self.work != torch.float64 else x.shape[0]
         parts = [F.conv2d(x[i:i + step].to(torch.float64), w, bias, **attrs).to(self.work)
@@ -214,7 +218,10 @@ class _Evaluator:
         for i in range(kh):
             for j in range(kw):
                 window = padded[:, :, i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw]
-                out = window.clone() if out is None else (torch.maximum(out, window) if is_max else out + window)
+                if out is None:
+                    out = window.clone()
+                else:
+                    out = torch.maximum(out, window) if is_max else out + window
         assert out is not None
         return out if is_max else out / (kh * kw)   # count_include_pad=True, torch's default
 

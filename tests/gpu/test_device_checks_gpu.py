@@ -30,8 +30,8 @@ def _check_stages(runner: GpuRunner) -> float:
 
 
 @pytest.mark.parametrize("checks", ["cuda:0", "host"])
-@pytest.mark.parametrize("kind, verdict", [("good", "ok"), ("wrong", "mismatch"), ("half_written", "unwritten"),
-                                           ("overrun", "out-of-bounds")])
+@pytest.mark.parametrize("kind, verdict", [("good", "ok"), ("wrong", "mismatch"),
+                                           ("half_written", "unwritten"), ("overrun", "out-of-bounds")])
 def test_both_checks_reach_the_same_verdicts(monkeypatch, checks, kind, verdict):
     runner = _runner(monkeypatch, checks)
     try:

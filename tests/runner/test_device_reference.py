@@ -11,7 +11,7 @@ import torch
 
 from dice_engine.intent import parse_intent
 from dice_engine.ir import ops, reference
-from dice_engine.ir.dtypes import BF16, BOOL, F16, F32, F64, I32, U8
+from dice_engine.ir.dtypes import BF16, BOOL, F16, F32, I32, U8
 from dice_engine.ir.graph import Node, Program, TensorDecl
 from dice_engine.runner import device_reference
 from dice_engine.runner.device_inputs import draw_tensors, trial_generator
@@ -96,8 +96,8 @@ def _program(out: Node) -> Program:
 
 
 def _torch_inputs(program: Program, arrays: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
-    return {n: torch.from_numpy(np.ascontiguousarray(a)).to(device_reference.torch_dtype(program.inputs[n].dtype))
-            for n, a in arrays.items()}
+    dtypes = {n: device_reference.torch_dtype(d.dtype) for n, d in program.inputs.items()}
+    return {n: torch.from_numpy(np.ascontiguousarray(a)).to(dtypes[n]) for n, a in arrays.items()}
 
 
 def _agree(program: Program, got: torch.Tensor, want: np.ndarray, limit: float) -> None:
