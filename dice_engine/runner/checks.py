@@ -14,7 +14,7 @@ import importlib.util
 import os
 import time
 from collections import OrderedDict
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol, TypeVar
 
 import numpy as np
 
@@ -33,6 +33,12 @@ WIDE_FRACTION = 0.6
 # Reference outputs kept on the device for the next candidates (same seeds, same draws), up to
 # this fraction of the device's memory; dropped whenever a candidate's buffers do not fit.
 DEVICE_CACHE_FRACTION = 0.2
+
+T = TypeVar("T")
+
+
+class ChecksOutOfMemory(Exception):
+    """The inputs, the reference or the comparison did not fit on the device."""
 
 
 class Checks(Protocol):
@@ -165,8 +171,8 @@ class DeviceChecks:
 
         started = time.perf_counter()
         self.expected = self.ties = None
-        draw_into(self.views, self.program, self.bindings,
-                  trial_generator(self.device, self.seed, self.case, trial))
+        self._fitting(lambda: draw_into(self.views, self.program, self.bindings,
+                                        trial_generator(self.device, self.seed, self.case, trial)))
         self._sync()
         _timed(self.stages, "inputs", started)
         started = time.perf_counter()
@@ -175,7 +181,7 @@ class DeviceChecks:
             self._cache.move_to_end(key)
             self.expected, self.ties = self._cache[key]
         else:
-            self.expected, self.ties = self._reference()
+            self.expected, self.ties = self._fitting(self._reference)
             self._keep(key)
         self._sync()
         _timed(self.stages, "reference", started)
@@ -195,23 +201,33 @@ class DeviceChecks:
             return expected, (evaluate(values, self.views, wide=self.wide), out.attr("dim")[0])
         return expected, None
 
+    @staticmethod
+    def _nbytes(entry: tuple[Any, tuple[Any, int] | None]) -> int:
+        expected, ties = entry
+        return expected.nbytes + (ties[0].nbytes if ties is not None else 0)
+
     def _keep(self, key: tuple) -> None:
-        size = self.expected.nbytes + (self.ties[0].nbytes if self.ties is not None else 0)
-        if size > self.cache_budget:
-            return
-        while self._cache and self._cached_bytes + size > self.cache_budget:
-            _, (old, old_ties) = self._cache.popitem(last=False)
-            self._cached_bytes -= old.nbytes + (old_ties[0].nbytes if old_ties is not None else 0)
-        self._cache[key] = (self.expected, self.ties)
-        self._cached_bytes += size
+        """Keep this trial's reference if it fits once other problems' references are dropped.
+        Never at the expense of this problem's other trials: every candidate asks for trials
+        0, 1, 2, ... in turn, which evicting the oldest would turn into no hits at all."""
+        entry = (self.expected, self.ties)
+        size = self._nbytes(entry)
+        for other in [k for k in self._cache if k[:4] != key[:4]]:
+            if self._cached_bytes + size <= self.cache_budget:
+                break
+            self._cached_bytes -= self._nbytes(self._cache.pop(other))
+        if self._cached_bytes + size <= self.cache_budget:
+            self._cache[key] = entry
+            self._cached_bytes += size
 
     def check(self, trial: int, tolerance: Tolerance) -> Comparison:
         from .device_compare import compare_on_device
 
         started = time.perf_counter()
         tie_values, tie_dim = self.ties if self.ties is not None else (None, None)
-        result = compare_on_device(self.output, self.expected, self.program.output.dtype, tolerance,
-                                   tie_values, tie_dim)
+        dtype = self.program.output.dtype
+        result = self._fitting(lambda: compare_on_device(self.output, self.expected, dtype, tolerance,
+                                                         tie_values, tie_dim))
         _timed(self.stages, "check", started)
         return result
 
@@ -222,10 +238,23 @@ class DeviceChecks:
             # the next candidate's buffers come from the driver, not from torch's cache
             self.torch.cuda.empty_cache()
 
+    def _fitting(self, work: Callable[[], T]) -> T:
+        """`work()`, retried once with the kept references given back if the device ran out of
+        memory; ChecksOutOfMemory if it still does not fit."""
+        out_of_memory = self.torch.cuda.OutOfMemoryError
+        try:
+            return work()
+        except out_of_memory:
+            self.release()
+        try:
+            return work()
+        except out_of_memory as exc:
+            raise ChecksOutOfMemory(f"the checks ran out of device memory beside the candidate's buffers "
+                                    f"({str(exc).splitlines()[0]})") from None
+
     def release(self) -> None:
         self._cache.clear()
         self._cached_bytes = 0
-        self.expected = self.ties = None
         if self.device.type == "cuda":
             self.torch.cuda.empty_cache()
 

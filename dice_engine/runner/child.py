@@ -21,7 +21,7 @@ import time
 import traceback
 from typing import Any, Callable
 
-from .checks import Checks, checks_for
+from .checks import Checks, ChecksOutOfMemory, checks_for
 from .compare import POISON_BYTE, tolerance_for
 from .device import GUARD_BYTES, DeviceSession, GuardedBuffer
 from ..ir.graph import Program
@@ -91,6 +91,8 @@ class Child:
             return self._verify_and_time(req, launcher, buffers)
         except DeviceError as exc:
             return {"verdict": exc.verdict, "detail": exc.detail}
+        except ChecksOutOfMemory as exc:
+            return {"verdict": "out-of-memory", "detail": str(exc)}
         except self.session.cuda.MemoryError as exc:
             return {"verdict": "out-of-memory", "detail": f"allocating the buffers failed: {exc}"}
         except self.session.cuda.Error as exc:

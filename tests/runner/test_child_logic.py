@@ -185,3 +185,40 @@ def test_buffers_that_do_not_fit_first_make_the_checks_give_back_memory(monkeypa
     monkeypatch.setattr(fake_cuda, "mem_alloc", alloc)
     assert child.handle(request(library, "good_launch", time=False))["verdict"] == "ok"
     assert released == [True]
+
+
+def test_the_kept_references_never_evict_the_trials_of_the_problem_being_checked(monkeypatch, library):
+    from dice_engine.runner import device_reference
+
+    child = _child(monkeypatch, "cpu")
+    one = 1001 * 4                                 # one trial's reference at the first shape
+    child.checks.cache_budget = 3 * one + 100      # room for three of its five trials
+    calls: list[int] = []
+    real = device_reference.evaluate
+    monkeypatch.setattr(device_reference, "evaluate", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = request(library, "good_launch", time=False)
+    first.shapes = first.shapes[:1]
+    for _ in range(3):
+        assert child.handle(first)["verdict"] == "ok"
+    assert len(calls) == 5 + 2 + 2                 # trials 0-2 kept, 3-4 made each time
+    other = request(library, "good_launch", n=999, time=False)
+    other.shapes = other.shapes[:1]
+    assert child.handle(other)["verdict"] == "ok"
+    assert {k[1] for k in child.checks._cache} == {(("N", 999),)}   # another problem's room is taken
+
+
+def test_device_memory_that_runs_out_in_the_checks_is_an_out_of_memory_verdict(monkeypatch, library):
+    from dice_engine.runner import device_compare
+
+    child = _child(monkeypatch, "cpu")
+    monkeypatch.setattr(child.checks.torch.cuda, "OutOfMemoryError", MemoryError, raising=False)
+    attempts: list[int] = []
+
+    def exhausted(*args, **kwargs):
+        attempts.append(1)
+        raise MemoryError("CUDA out of memory. Tried to allocate 6.00 GiB")
+
+    monkeypatch.setattr(device_compare, "compare_on_device", exhausted)
+    reply = child.handle(request(library, "good_launch", time=False))
+    assert reply["verdict"] == "out-of-memory" and len(attempts) == 2
+    assert "ran out of device memory" in reply["detail"] and "6.00 GiB" in reply["detail"]
