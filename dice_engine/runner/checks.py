@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import logging
 import os
 import time
 from collections import OrderedDict
@@ -23,6 +24,8 @@ from ..ir.reference import to_storage
 from .compare import Comparison, Tolerance, compare
 from .device import GuardedBuffer
 from .references import Trial, TrialCache, program_key
+
+log = logging.getLogger("dice.runner")
 
 # The host cache of trials: at most this, and at most this fraction of the machine's memory.
 HOST_CACHE_BYTES = 8 << 30
@@ -266,10 +269,14 @@ def checks_for(device_index: int, where: str | None = None) -> Checks:
         return HostChecks()
     if where is not None:
         return DeviceChecks(where)
-    if importlib.util.find_spec("torch") is not None:
+    if importlib.util.find_spec("torch") is None:
+        return HostChecks()
+    try:
         import torch
 
         if torch.cuda.is_available():
             torch.cuda.set_device(device_index)
             return DeviceChecks(f"cuda:{device_index}")
+    except Exception as exc:   # a torch whose CUDA cannot start here: the host checks still can
+        log.warning("device-side checks unavailable (%s: %s); checking on the host", type(exc).__name__, exc)
     return HostChecks()

@@ -252,7 +252,9 @@ def run_once(device: int, request_path: str, reply_path: str) -> int:
     """One request from a file, for compute-sanitizer and ncu (they wrap a whole process)."""
     with open(request_path, "rb") as f:
         request = pickle.load(f)
-    child = Child(DeviceSession(device), lambda event: None)
+    # Host checks: under compute-sanitizer and ncu only the candidate's kernels should run
+    # (torch's draws, reference and comparison would be checked and profiled too).
+    child = Child(DeviceSession(device), lambda event: None, checks_for(device, "host"))
     reply = _handle_safely(child, request)
     with open(reply_path, "wb") as f:
         pickle.dump(reply, f)
