@@ -1,14 +1,15 @@
 """How long GPU-tuned `dice generate` takes at KernelBench level-1 sizes, and where the time goes.
 
-    python benchmarks/tuning_speed.py [--budget 24] [--cases gemm_4096,relu_big] [--out results.json]
-                                      [--markdown TUNING_SPEED.md] [--warm-cache] [--limit-s 120]
+    python benchmarks/tuning_speed.py [--budget 24] [--cases gemm_4096,relu_4096x393216]
+                                      [--out results.json] [--markdown TUNING_SPEED.md]
+                                      [--passes 2] [--limit-s 120]
 
 Each case does what `dice generate "<intent>" --budget N` does on a GPU machine: a fresh runner
 pool (child start-up and CUDA initialisation included), the DICE search with every candidate
 compiled, verified (5 trials on fresh inputs, every element) and timed, then the pool closed.
-By default every case starts from an empty compile cache, as a first run does (`--warm-cache`
-keeps one cache for all cases); the machine's ceilings are measured once beforehand, as they
-are cached on disk after a user's first run.
+The first pass of a case starts from an empty compile cache, as a user's first run does; later
+passes (`--passes`, default 2) find its compiles cached, as a repeated run does. The machine's
+ceilings are measured once beforehand, as they are cached on disk after a user's first run.
 
 Per case it prints and writes the wall time and its split:
   startup     runner pool start until the child answers (CUDA context, imports)
@@ -64,6 +65,7 @@ CHILD_STAGES = ("inputs", "reference", "launch", "check", "runs", "reference run
 class Row:
     case: str
     intent: str
+    compile_cache: str = "empty"     # "empty" (first pass) or "filled" (later passes)
     total_s: float = math.nan
     startup_s: float = math.nan
     compile_wall_s: float = math.nan
@@ -109,8 +111,8 @@ class Intervals:
 
 
 def run_case(name: str, intent: str, arch: str, budget: int, limit_s: float,
-             make_runner: Callable[[], GpuRunner] = GpuRunner) -> Row:
-    row = Row(name, intent)
+             make_runner: Callable[[], GpuRunner] = GpuRunner, compile_cache: str = "empty") -> Row:
+    row = Row(name, intent, compile_cache)
     started = time.monotonic()
     runner = make_runner()
     try:
@@ -156,8 +158,8 @@ def _cell(value: float) -> str:
 
 
 def table(rows: list[Row], gpu: str, budget: int) -> str:
-    head = ("| case | total s | startup | compile (wall) | nvcc (sum) | inputs | reference | check | runs | "
-            "transfer | candidates | best | PyTorch | note |")
+    head = ("| case | compile cache | total s | startup | compile (wall) | nvcc (sum) | inputs | reference | "
+            "check | runs | transfer | candidates | best | PyTorch | note |")
     lines = [f"GPU-tuned `dice generate` at budget {budget} on {gpu}, seconds per stage.", "", head,
              "|" + " --- |" * (head.count("|") - 1)]
     for r in rows:
@@ -166,8 +168,8 @@ def table(rows: list[Row], gpu: str, budget: int) -> str:
         check = s.get("launch", 0.0) + s.get("check", 0.0)
         best = f"{r.sketch} {r.time_us:.1f} us" if r.time_us else r.sketch
         torch_us = f"{r.reference_time_us:.1f} us" if r.reference_time_us else "—"
-        lines.append(f"| {r.case} | {_cell(r.total_s)} | {_cell(r.startup_s)} | {_cell(r.compile_wall_s)} | "
-                     f"{_cell(r.nvcc_s)} | {_cell(s.get('inputs', math.nan))} | "
+        lines.append(f"| {r.case} | {r.compile_cache} | {_cell(r.total_s)} | {_cell(r.startup_s)} | "
+                     f"{_cell(r.compile_wall_s)} | {_cell(r.nvcc_s)} | {_cell(s.get('inputs', math.nan))} | "
                      f"{_cell(s.get('reference', math.nan))} | {_cell(check)} | {_cell(runs)} | "
                      f"{_cell(s.get('transfer', math.nan))} | {r.candidates} | {best} | {torch_us} | "
                      f"{r.note} |")
@@ -182,9 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arch", default=None, help="generation target (default: the GPU's own)")
     parser.add_argument("--out", default="benchmarks/tuning_speed.json")
     parser.add_argument("--markdown", default=None, help="also write the table here")
-    parser.add_argument("--warm-cache", action="store_true", help="one compile cache for every case")
+    parser.add_argument("--passes", type=int, default=2,
+                        help="per case: the first from an empty compile cache, later ones with it filled")
     parser.add_argument("--limit-s", type=float, default=120.0, help="stop a case's search after this long")
     args = parser.parse_args(argv)
+    if args.passes < 1 or args.budget < 1:
+        print("tuning_speed.py: --passes and --budget must be at least 1", file=sys.stderr)
+        return 2
     names = list(CASES) if args.cases == "all" else [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = [n for n in names if n not in CASES]
     if unknown:
@@ -201,18 +207,19 @@ def main(argv: list[str] | None = None) -> int:
     arch = args.arch or _target(gpu)
     rows = []
     for name in names:
-        if not args.warm_cache:
-            case_dir = base / f"case-{name}"
-            shutil.rmtree(case_dir, ignore_errors=True)
-            if (base / "ceilings").is_dir():
-                shutil.copytree(base / "ceilings", case_dir / "ceilings", dirs_exist_ok=True)
-            os.environ["DICE_CACHE_DIR"] = str(case_dir)
-        row = run_case(name, CASES[name], arch, args.budget, args.limit_s)
-        rows.append(row)
-        print(f"{name}: {row.total_s:.1f} s total, stages {row.stages_s}, "
-              f"compile wall {row.compile_wall_s:.1f} s"
-              f"{', ' + row.note if row.note else ''}", flush=True)
-        _write(args, rows, gpu, arch)
+        case_dir = base / f"case-{name}"
+        shutil.rmtree(case_dir, ignore_errors=True)
+        if (base / "ceilings").is_dir():
+            shutil.copytree(base / "ceilings", case_dir / "ceilings", dirs_exist_ok=True)
+        os.environ["DICE_CACHE_DIR"] = str(case_dir)
+        for run in range(args.passes):
+            row = run_case(name, CASES[name], arch, args.budget, args.limit_s,
+                           compile_cache="filled" if run else "empty")
+            rows.append(row)
+            print(f"{name} ({row.compile_cache} compile cache): {row.total_s:.1f} s total, stages "
+                  f"{row.stages_s}, compile wall {row.compile_wall_s:.1f} s"
+                  f"{', ' + row.note if row.note else ''}", flush=True)
+            _write(args, rows, gpu, arch)
     print(table(rows, gpu.get("gpu", "?"), args.budget))
     return 0
 
@@ -228,8 +235,8 @@ def _target(gpu: dict[str, Any]) -> str:
 def _write(args: argparse.Namespace, rows: list[Row], gpu: dict[str, Any], arch: str) -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"gpu": gpu, "arch": arch, "budget": args.budget, "warm_cache": args.warm_cache,
-                               "rows": [asdict(r) for r in rows]}, indent=1))
+    results = {"gpu": gpu, "arch": arch, "budget": args.budget, "rows": [asdict(r) for r in rows]}
+    out.write_text(json.dumps(results, indent=1))
     if args.markdown:
         Path(args.markdown).write_text(table(rows, gpu.get("gpu", "?"), args.budget) + "\n")
 

@@ -221,8 +221,10 @@ def serve(device: int) -> int:
     except Exception as exc:   # no pycuda, no driver, no device: all mean "no GPU here"
         write_message(replies, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
         return 0
-    write_message(replies, {"ok": True, **session.describe()})
+    # Made before the hello, so that start-up (torch's import for the device checks included) is
+    # over when the parent sees the child as ready.
     child = Child(session, lambda event: write_message(replies, {"event": event}))
+    write_message(replies, {"ok": True, **session.describe()})
     while True:
         try:
             request = read_message(requests)
