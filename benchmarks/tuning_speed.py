@@ -13,8 +13,9 @@ ceilings are measured once beforehand, as they are cached on disk after a user's
 
 Per case it prints and writes the wall time and its split:
   startup     runner pool start until the child answers (CUDA context, imports)
-  compile     wall time during which at least one nvcc was running (search compiles and the
-              runner's library builds; they overlap GPU work, so the split need not add up)
+  compile     wall time during which at least one nvcc was running (the runner's library builds,
+              whose ptxas figures also serve the search, and the search's own compiles where
+              the target is not the GPU's arch; they overlap GPU work, so the split need not add up)
   nvcc        nvcc seconds summed over the parallel compiles
   inputs      drawing the trials' inputs (in the runner child)
   reference   evaluating the reference of each trial (or finding it kept from a candidate before)
@@ -37,13 +38,16 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dice_engine.api import CUDAGenerator  # noqa: E402
 from dice_engine.arch import resolve  # noqa: E402
+from dice_engine.refine import loop as search_loop  # noqa: E402
 from dice_engine.runner import GpuRunner  # noqa: E402
+from dice_engine.runner import build as runner_build  # noqa: E402
 
 CASES: dict[str, str] = {
     "gemm_4096": "C = A @ B; A: f32[4096, 4096]; B: f32[4096, 4096]",
@@ -110,6 +114,19 @@ class Intervals:
         return total
 
 
+@contextmanager
+def _timing_nvcc(intervals: Intervals) -> Iterator[None]:
+    """Every nvcc call of the search and of the runner's builds recorded in `intervals`."""
+    originals = {module: module.compile_cuda for module in (search_loop, runner_build)}
+    for module, compile_cuda in originals.items():
+        module.compile_cuda = intervals.wrap(compile_cuda)
+    try:
+        yield
+    finally:
+        for module, compile_cuda in originals.items():
+            module.compile_cuda = compile_cuda
+
+
 def run_case(name: str, intent: str, arch: str, budget: int, limit_s: float,
              make_runner: Callable[[], GpuRunner] = GpuRunner, compile_cache: str = "empty") -> Row:
     row = Row(name, intent, compile_cache)
@@ -124,14 +141,13 @@ def run_case(name: str, intent: str, arch: str, budget: int, limit_s: float,
         program, _ = generator.parse(intent)
         search = generator.search_for(program, threading.Event())
         nvcc = Intervals()
-        search.compiler = nvcc.wrap(search.compiler)
-        runner.prepare = nvcc.wrap(runner.prepare)      # the runner's library builds, beside the compiles
         stop = threading.Timer(limit_s, search.cancel.set)
         stop.start()
         best = None
         try:
-            for found in search.run():
-                best = found
+            with _timing_nvcc(nvcc):
+                for found in search.run():
+                    best = found
         finally:
             stop.cancel()
         if search.cancel.is_set():

@@ -185,17 +185,25 @@ class GpuRunner:
 
     # -- evaluation -----------------------------------------------------------------------
 
-    def prepare(self, rendered: RenderedKernel, arch: ArchSpec | str | None = None) -> Built | None:
-        """Build `rendered`'s library for this GPU (thread-safe; the search calls it beside its
-        own compile, then hands the result to `evaluate`). None without a GPU."""
+    def build_arch(self) -> str | None:
+        """The arch candidates' libraries are built for (this GPU's), None without a GPU."""
         hello = self._hello     # read without the lock, which a running candidate holds
         if hello is None:
             if not self.available():
                 return None
             hello = self.gpu
-        target = rendered.compile_arch(hello.get("arch") or _arch_name(arch))
+        return hello.get("arch")
+
+    def prepare(self, rendered: RenderedKernel, arch: ArchSpec | str | None = None) -> Built | None:
+        """Build `rendered`'s library for this GPU (thread-safe; the search calls it beside its
+        own compile, then hands the result to `evaluate`). None without a GPU."""
+        gpu_arch = self.build_arch()
+        if gpu_arch is None:
+            return None
+        target = rendered.compile_arch(gpu_arch)
+        kernel = rendered.kernel_names[0].split("::")[-1] if rendered.kernel_names else "kernel"
         started = time.monotonic()
-        built = build_library(rendered.source, target)
+        built = build_library(rendered.source, target, filename=f"{kernel}.cu")
         self._add_stages({"build": time.monotonic() - started})
         return built
 
