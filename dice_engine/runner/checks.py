@@ -142,6 +142,20 @@ class DeviceChecks:
         # CPU torch over host memory: the tests' stand-in for pycuda keeps buffers on the host
         return torch.from_numpy(np.ctypeslib.as_array((ctypes.c_uint8 * buf.nbytes).from_address(buf.ptr)))
 
+    def sees(self, session: Any) -> bool:
+        """Whether torch sees the bytes of the session's buffers (wrapped in place, no copy)."""
+        probe = session.allocate(256, 0)
+        try:
+            session.cuda.memset_d8(probe.ptr, 7, 256)
+            view = self._bytes(probe)
+            if not bool((view == 7).all()):
+                return False
+            view.fill_(9)          # and what torch writes there is what the kernel will read
+            self._sync()
+            return bool((probe.download(np.uint8) == 9).all())
+        finally:
+            probe.free()
+
     def _sync(self) -> None:
         if self.device.type == "cuda":
             self.torch.cuda.synchronize(self.device)
@@ -262,9 +276,9 @@ class DeviceChecks:
             self.torch.cuda.empty_cache()
 
 
-def checks_for(device_index: int, where: str | None = None) -> Checks:
-    """Device checks when torch with CUDA is importable (`where` forces "host" or a torch
-    device such as "cpu"), else host checks."""
+def checks_for(session: Any, where: str | None = None) -> Checks:
+    """Device checks when torch with CUDA is importable and sees the session's buffers (`where`
+    forces "host" or a torch device such as "cpu"), else host checks."""
     if where == "host":
         return HostChecks()
     if where is not None:
@@ -275,8 +289,11 @@ def checks_for(device_index: int, where: str | None = None) -> Checks:
         import torch
 
         if torch.cuda.is_available():
-            torch.cuda.set_device(device_index)
-            return DeviceChecks(f"cuda:{device_index}")
+            torch.cuda.set_device(session.index)
+            checks = DeviceChecks(f"cuda:{session.index}")
+            if checks.sees(session):
+                return checks
+            log.warning("torch does not see the runner's device buffers; checking on the host")
     except Exception as exc:   # a torch whose CUDA cannot start here: the host checks still can
         log.warning("device-side checks unavailable (%s: %s); checking on the host", type(exc).__name__, exc)
     return HostChecks()

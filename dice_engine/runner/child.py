@@ -74,7 +74,7 @@ class Child:
         self.session = session
         self.notify = notify
         # DICE_RUNNER_CHECKS=host forces the numpy checks, =<torch device> the device checks
-        self.checks = checks or checks_for(session.index, os.environ.get("DICE_RUNNER_CHECKS") or None)
+        self.checks = checks or checks_for(session, os.environ.get("DICE_RUNNER_CHECKS") or None)
         self.reference = ReferenceTimer(session.l2_bytes)
 
     def handle(self, request: Any) -> dict:
@@ -256,7 +256,7 @@ def run_once(device: int, request_path: str, reply_path: str) -> int:
         request = pickle.load(f)
     # Host checks: under compute-sanitizer and ncu only the candidate's kernels should run
     # (torch's draws, reference and comparison would be checked and profiled too).
-    child = Child(DeviceSession(device), lambda event: None, checks_for(device, "host"))
+    child = Child(DeviceSession(device), lambda event: None, checks_for(None, "host"))
     reply = _handle_safely(child, request)
     with open(reply_path, "wb") as f:
         pickle.dump(reply, f)

@@ -42,7 +42,8 @@ def library(tmp_path_factory) -> str:
 def _child(monkeypatch, where: str) -> Child:
     install(monkeypatch)
     events: list[str] = []
-    made = Child(DeviceSession(0), events.append, checks_for(0, where))
+    session = DeviceSession(0)
+    made = Child(session, events.append, checks_for(session, where))
     made.events = events
     return made
 
@@ -222,3 +223,9 @@ def test_device_memory_that_runs_out_in_the_checks_is_an_out_of_memory_verdict(m
     reply = child.handle(request(library, "good_launch", time=False))
     assert reply["verdict"] == "out-of-memory" and len(attempts) == 2
     assert "ran out of device memory" in reply["detail"] and "6.00 GiB" in reply["detail"]
+
+
+def test_device_checks_see_the_sessions_buffers_in_place(monkeypatch):
+    install(monkeypatch)
+    session = DeviceSession(0)
+    assert checks_for(session, "cpu").sees(session)
