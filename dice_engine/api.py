@@ -55,19 +55,20 @@ class GenerationResult:
     summary: str                     # one line for the `// @dice-begin` marker
     intent: str = ""
     notes: list[str] = field(default_factory=list)   # assumptions and what held the kernel back
+    prior: str = ""                  # the denoiser that proposed the design tokens ("heuristic", ...)
     # Measured with `time_us` (None without a GPU run); not part of to_json, whose keys design.md fixes.
     gbps: float | None = None                # fewest bytes the kernel must move / time
     tflops: float | None = None              # useful floating-point work / time (GEMM, conv)
     roofline_fraction: float | None = None   # the machine's measured ceilings' time floor / time
 
     def to_json(self) -> dict[str, Any]:
-        """The `dice generate --format json` object (design.md §3)."""
+        """The `dice generate --format json` object (design.md §3, plus "prior": the denoiser's name)."""
         return {"source": self.source, "kernel": self.kernel, "launcher": self.launcher, "arch": self.arch,
                 "sketch": self.sketch, "tokens": self.tokens,
                 "resources": {k: self.resources.get(k) for k in ("registers", "spill_bytes", "smem_bytes",
                                                                   "occupancy")},
                 "verified": self.verified, "time_us": self.time_us,
-                "reference_time_us": self.reference_time_us, "rounds": self.rounds}
+                "reference_time_us": self.reference_time_us, "rounds": self.rounds, "prior": self.prior}
 
     def report(self) -> list[str]:
         """The short human report: sketch, tokens, ptxas figures, occupancy, timing, search."""
@@ -89,7 +90,7 @@ class GenerationResult:
                  f"  launch     {res.get('blocks')} blocks x {res.get('threads')} threads",
                  f"  timing     {timing}",
                  f"  search     {len(self.history)} candidates in {self.rounds} rounds "
-                 f"(best found in round {self.round})"]
+                 f"(best found in round {self.round}; prior {self.prior})"]
         return lines + [f"  note       {n}" for n in self.notes]
 
 
@@ -125,7 +126,8 @@ def _result(candidate: Candidate, search: Search, program: Program, notes: list[
         reference_time_us=run.reference_time_us if run else None, cost_us=ev.cost_us or 0.0, round=ev.round,
         rounds=search.rounds + 1, history=list(candidate.history), summary=rendered.summary + measured,
         intent=program.text, notes=notes + candidate.estimate.notes, gbps=run.gbps if run else None,
-        tflops=run.tflops if run else None, roofline_fraction=run.roofline_fraction if run else None)
+        tflops=run.tflops if run else None, roofline_fraction=run.roofline_fraction if run else None,
+        prior=search.denoiser.name or type(search.denoiser).__name__)
 
 
 class CUDAGenerator:

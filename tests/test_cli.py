@@ -26,10 +26,11 @@ def test_generate_json_is_the_documented_object():
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert set(out) == {"source", "kernel", "launcher", "arch", "sketch", "tokens", "resources", "verified",
-                        "time_us", "reference_time_us", "rounds"}
+                        "time_us", "reference_time_us", "rounds", "prior"}
     assert out["arch"] == "sm_80" and out["sketch"] == "elementwise.fused"
     assert set(out["resources"]) == {"registers", "spill_bytes", "smem_bytes", "occupancy"}
     assert out["verified"] is None and out["time_us"] is None
+    assert out["prior"] == "heuristic"
 
 
 @needs_nvcc
