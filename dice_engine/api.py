@@ -135,7 +135,7 @@ class CUDAGenerator:
     def __init__(self, device: str | None = None, *, arch: str | None = None, budget: int = DEFAULT_BUDGET,
                  runner: Runner | None = None, seed: int = 0,
                  default_shape: tuple[int, ...] | None = API_DEFAULT_SHAPE):
-        self.target = resolve(device or arch)   # raises UnknownTarget (a KeyError): one line naming the targets
+        self.target = resolve(device or arch)   # UnknownTarget (a KeyError): one line naming the targets
         self.budget, self.runner, self.seed = budget, runner, seed
         self.default_shape = default_shape
 
@@ -235,7 +235,8 @@ FILE_ERRORS = (IntentError, GenerationError)
 def generate_file(source: str, *, arch: str | None = None, budget: int = DEFAULT_BUDGET,
                   only_stale: bool = False, generator: CUDAGenerator | None = None,
                   cancel: threading.Event | None = None,
-                  on_result: Callable[[GenerationResult], None] | None = None) -> tuple[str, list[FileReport]]:
+                  on_result: Callable[[GenerationResult], None] | None = None
+                  ) -> tuple[str, list[FileReport]]:
     """Serve every `// @dice:` intent of a CUDA file; returns the new text and one report per
     intent. Only generated regions change. A region edited by hand since it was generated is
     left alone (status "edited"); with `only_stale`, regions whose intent is unchanged are too.

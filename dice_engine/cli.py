@@ -54,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
                     "and nvcc/ptxas findings (errors, spills, occupancy) for CUDA files. Exit 1 when an "
                     "error is found.")
     check.add_argument("files", nargs="+", metavar="FILE",
-                       help="CUDA source files (.cu, .cuh); #include \"...\" is resolved from each file's folder")
+                       help="CUDA source files (.cu, .cuh); #include \"...\" is resolved from each "
+                            "file's folder")
     check.add_argument("--arch", default=DEFAULT_ARCH,
                        help=f"the target nvcc builds for and occupancy is judged on: {TARGETS_HELP}; "
                             f"default {DEFAULT_ARCH}")
@@ -172,8 +173,9 @@ def _progress_printer(args: argparse.Namespace) -> Callable[[GenerationResult], 
         took = time.monotonic() - start
         timing = (f"{result.time_us:.1f} us measured" if result.time_us is not None
                   else f"~{result.cost_us:.1f} us estimated")
+        tried = len(result.history)
         print(f"dice generate: `{result.name}` round {result.round}: {result.sketch}, {timing} "
-              f"({len(result.history)} candidate{'s' if len(result.history) != 1 else ''}, {took:.1f} s)", file=sys.stderr, flush=True)
+              f"({tried} candidate{'s' if tried != 1 else ''}, {took:.1f} s)", file=sys.stderr, flush=True)
     return show
 
 

@@ -149,7 +149,8 @@ def test_check_gpu_runs_the_program_under_compute_sanitizer(tmp_path):
 # -- targets: sm_100/sm_120 and named Blackwell GPUs; unknown targets are one line ----------------
 
 KERNEL = ("__global__ void scale(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; "
-          "if (i < n) x[i] *= 2.0f; }\nint main() { float* d; cudaMalloc(&d, 4096); scale<<<4, 256>>>(d, 1024); }\n")
+          "if (i < n) x[i] *= 2.0f; }\n"
+          "int main() { float* d; cudaMalloc(&d, 4096); scale<<<4, 256>>>(d, 1024); }\n")
 
 
 @needs_nvcc

@@ -81,8 +81,8 @@ ARCH_PATTERNS: list[tuple[str, str]] = [
     ("family", w(r"blackwell|hopper|ampere|ada(?: lovelace)?|turing")),
 ]
 # "Blackwell" alone names the data-centre part (B200/GB200); RTX 50 cards are named by model.
-FAMILIES = {"blackwell": "sm_100", "hopper": "sm_90", "ampere": "sm_80", "ada": "sm_89", "ada lovelace": "sm_89",
-            "turing": "sm_75"}
+FAMILIES = {"blackwell": "sm_100", "hopper": "sm_90", "ampere": "sm_80", "ada": "sm_89",
+            "ada lovelace": "sm_89", "turing": "sm_75"}
 
 GOALS: list[tuple[str, str]] = [
     ("registers", w(r"fewer registers|reduce registers|register pressure|minimi[sz]e registers|low register")

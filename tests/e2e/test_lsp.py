@@ -416,3 +416,16 @@ async def test_settings_from_initialization_options_then_configuration(session):
     await change_settings(editor, {"arch": "RTX 4090"})
     titles = [a.title for a in await editor.code_actions(uri, INTENT_LINE)]
     assert "DICE: Tune for sm_89 (GeForce RTX 4090)" in titles
+
+
+async def test_blackwell_arch_setting_is_honoured_and_a_bogus_one_is_shown(session):
+    editor = await session(init_options={"arch": "sm_100"}, settings={"arch": None})
+    uri = editor.open("fused.cu", INTENT_FILE)
+    titles = [a.title for a in await editor.code_actions(uri, INTENT_LINE)]
+    assert "DICE: Tune for sm_100 (B200)" in titles
+
+    await change_settings(editor, {"arch": "bogus"})
+    warnings = [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
+    assert any("dice.arch = 'bogus' ignored" in m and "keeping 'sm_100'" in m for m in warnings), warnings
+    titles = [a.title for a in await editor.code_actions(uri, INTENT_LINE)]
+    assert "DICE: Tune for sm_100 (B200)" in titles
