@@ -154,6 +154,8 @@ GPUS: dict[str, tuple[str, dict]] = {
 }
 
 DEFAULT_ARCH = "sm_90"
+# The most device memory of any GPU above (B200: 192 GB of HBM3e): larger tensors cannot be served.
+LARGEST_GPU_MEMORY_BYTES = 192 * 10**9
 
 
 class UnknownTarget(KeyError, ValueError):

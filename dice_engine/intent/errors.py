@@ -19,6 +19,9 @@ class IntentError(ValueError):
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """' — did you mean X?' for the closest of `choices`, or ''."""
-    close = difflib.get_close_matches(word.lower(), sorted(set(choices)), n=1, cutoff=0.6)
+    """' — did you mean X?' for the closest of `choices`, or ''. Choices much shorter than the
+    word are left out: "topk" is not a misspelt "to"."""
+    word = word.lower()
+    plausible = sorted({c for c in choices if len(c) >= min(len(word) - 1, 3)})
+    close = difflib.get_close_matches(word, plausible, n=1, cutoff=0.6)
     return f" — did you mean {close[0]}?" if close else ""

@@ -13,6 +13,7 @@ from ..ir.graph import Dim, Node, Program, TensorDecl
 from .errors import IntentError, did_you_mean
 from .functions import FUNCTIONS, Arg, Value, bind
 from .options import merge_options, normalize_option
+from .unsupported import CAN_GENERATE, unsupported_function
 from .words import annotations
 from .syntax import (Assignment, Attribute, Binary, Call, Declaration, Expr, Literal, Name, OptionSetting,
                      Seq, Span, Unary, WordNote, parse_statements)
@@ -236,8 +237,10 @@ class _Builder:
         name, name_start, name_end, receiver = self.callee(expr.func)
         fn = FUNCTIONS.get(name)
         if fn is None:
-            raise IntentError(f"unknown function '{name}'" + did_you_mean(name, FUNCTIONS),
-                              name_start, name_end)
+            message = unsupported_function(name) or (
+                f"unknown function '{name}'"
+                + (did_you_mean(name, FUNCTIONS) or f"; DICE generates {CAN_GENERATE}"))
+            raise IntentError(message, name_start, name_end)
         positional = [Arg(self.value(a), a.start, a.end) for a in expr.args]
         if receiver is not None:
             positional.insert(0, Arg(self.tensor(receiver), receiver.start, receiver.end))
