@@ -137,7 +137,7 @@ async def test_words_intents_never_get_a_guessed_size(session):
 # --- generation and streaming -----------------------------------------------------------------
 
 @needs_nvcc
-async def test_generate_streams_edits_with_progress(session):
+async def test_generate_streams_edits_with_progress(session, tmp_path: Path):
     editor = await session(settings={"budget": 8})
     uri = editor.open("fused.cu", INTENT_FILE)
     before, after = outside_region(INTENT_FILE)
@@ -162,6 +162,9 @@ async def test_generate_streams_edits_with_progress(session):
     reports = [v for v in values if isinstance(v, types.WorkDoneProgressReport)]
     assert len(reports) >= 2 and all(r.message.startswith("round ") for r in reports)
     assert values[-1].message.startswith("done:")
+    log = (tmp_path / "dice-lsp.log").read_text()       # the log tells the generation's story too
+    assert f"generation started in {uri} (arch sm_90): y = relu(" in log
+    assert f"generation ended in {uri} after" in log and "s: done: round" in log
 
 
 @needs_nvcc
