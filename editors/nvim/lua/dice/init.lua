@@ -90,7 +90,8 @@ local function on_progress(err, result, ctx, handler_config)
       vim.notify("DICE: " .. message, level_of(message))
     end
   elseif config.notify and value.message then
-    local text = "DICE: " .. (value.title and (value.title .. ": ") or "") .. value.message
+    local title = value.title and (value.title:gsub("^DICE: ", "") .. ": ") or ""
+    local text = "DICE: " .. title .. value.message
     vim.api.nvim_echo({ { text:sub(1, math.max(20, vim.o.columns - 12)) } }, false, {})
   end
 end
