@@ -88,7 +88,8 @@ def test_the_root_is_the_nearest_folder_with_a_marker(tmp_path):
         (tmp_path / path).write_text("")
     roots = run_lua(tmp_path, """
       local dice = require("dice")
-      for _, name in ipairs({ "parent/projA/src/k.cu", "parent/projB/k.cu", "repo/a/b/k.cu", "loose/k.cu" }) do
+      local files = { "parent/projA/src/k.cu", "parent/projB/k.cu", "repo/a/b/k.cu", "loose/k.cu" }
+      for _, name in ipairs(files) do
         out[name] = dice.root_dir(vim.fn.getcwd() .. "/" .. name)
       end""")
     assert roots == {"parent/projA/src/k.cu": str(tmp_path / "parent" / "projA"),
