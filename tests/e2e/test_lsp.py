@@ -358,6 +358,19 @@ async def test_hover_and_code_lens_show_resources_and_generation(session):
     assert {lens.range.start.line for lens in lenses} <= kernel_lines
 
 
+async def test_did_you_mean_is_a_quick_fix_on_the_intent(session):
+    editor = await session()
+    text = "#include <cuda_runtime.h>\n// @dice: y = softmx(x, dim=1); x: f32[4096, 1024]\nint main() {}\n"
+    uri = editor.open("typo.cu", text)
+    await editor.diagnostics(uri, version=1, where=lambda d: "DICE-I001" in codes(d))
+    actions = await editor.code_actions(uri, 1, only_kind=types.CodeActionKind.QuickFix)
+    (fix,) = [a for a in actions if a.diagnostics and a.diagnostics[0].code == "DICE-I001"]
+    assert fix.title == "DICE: Replace 'softmx' with 'softmax'"
+    await editor.on_apply_edit(types.ApplyWorkspaceEditParams(edit=fix.edit))
+    await editor.diagnostics(uri, version=2, where=lambda d: "DICE-I001" not in codes(d))
+    assert editor.text(uri) == text.replace("softmx", "softmax")
+
+
 async def test_launch_hover_and_quick_fix(session):
     editor = await session()
     uri = editor.open("scale.cu", STATIC_FILE)

@@ -68,3 +68,17 @@ def test_sizes_that_fit_or_are_bound_at_run_time_pass():
     parse_intent("C = A @ B; A: f16[65536, 65536]; B: f16[65536, 65536]")   # 25.8 GB in all
     with pytest.raises(IntentError, match="these tensors need"):
         parse_intent("y = relu(x); x: f32[N]", N=10**11)
+
+
+@pytest.mark.parametrize("intent, underlined, suggestion", [
+    ("y = softmx(x, dim=1); x: f32[4096, 1024]", "softmx", "softmax"),
+    ("y = relu(x); x: f33[4]", "f33", "f32"),
+    ("y = relu(xx); x: f32[4]", "xx", "x"),
+    ("y = frobnicate(x); x: f32[4]", "frobnicate", None),
+    ("y = topk(x, k=8, dim=1); x: f32[4096, 1024]", "topk", None),
+])
+def test_a_misspelling_carries_its_replacement_for_a_quick_fix(intent, underlined, suggestion):
+    with pytest.raises(IntentError) as caught:
+        parse_intent(intent)
+    e = caught.value
+    assert intent[e.start:e.end] == underlined and e.suggestion == suggestion
