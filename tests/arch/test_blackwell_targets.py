@@ -86,3 +86,20 @@ def test_default_designs_compile_for_blackwell(arch):
         else:
             assert built.resources, sketch.name
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc")
+@pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
+def test_generate_serves_every_family_there(arch):
+    """The whole search (`dice generate --arch …`), not only the default designs: every kernel it
+    returns was built by nvcc for the target, spill-free, and no wgmma kernel is among them."""
+    from dice_engine import CUDAGenerator
+    generator = CUDAGenerator(arch=arch, budget=2)
+    families = set()
+    for intent in INTENTS:
+        result = generator.generate(intent)
+        assert result.arch == arch and "wgmma" not in result.source, intent
+        assert result.resources["registers"] > 0 and result.resources["spill_bytes"] == 0, intent
+        families.add(result.sketch.split(".")[0])
+    assert families == {s.name.split(".")[0] for s in ALL_SKETCHES}
