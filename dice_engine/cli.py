@@ -123,8 +123,9 @@ def _generate(args: argparse.Namespace) -> int:
         if is_file:
             return _generate_file(args, generator, stack)
         program, notes = generator.parse(args.target)
+        on_result = _progress_printer(args)      # says it has started before the GPU child starts
         _attach_gpu(generator, stack)
-        result = generator.generate_program(program, notes, on_result=_progress_printer(args))
+        result = generator.generate_program(program, notes, on_result=on_result)
     if args.out:
         Path(args.out).write_text(result.source)
     if args.format == "json":
@@ -142,8 +143,9 @@ def _generate_file(args: argparse.Namespace, generator: CUDAGenerator, stack: Ex
         text = path.read_text()
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    on_result = _progress_printer(args)
     _attach_gpu(generator, stack)
-    new_text, reports = generate_file(text, generator=generator, on_result=_progress_printer(args))
+    new_text, reports = generate_file(text, generator=generator, on_result=on_result)
     if args.write:
         if new_text != text:
             path.write_text(new_text)
@@ -166,8 +168,9 @@ def _progress_printer(args: argparse.Namespace) -> Callable[[GenerationResult], 
     if not (args.progress if args.progress is not None else sys.stderr.isatty()):
         return None
     start = time.monotonic()
-    print("dice generate: searching (nvcc builds each candidate; a first run with an empty cache is "
-          "the slowest)", file=sys.stderr, flush=True)
+    print("dice generate: searching: nvcc builds each candidate, a GPU (if any) verifies and times it; "
+          "the first run, with empty caches and this GPU's ceilings still to measure, is the slowest",
+          file=sys.stderr, flush=True)
 
     def show(result: GenerationResult) -> None:
         took = time.monotonic() - start
