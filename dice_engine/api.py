@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .analysis.findings import TextEdit
 from .arch import ArchSpec, resolve
@@ -137,7 +137,7 @@ class CUDAGenerator:
     def __init__(self, device: str | None = None, *, arch: str | None = None, budget: int = DEFAULT_BUDGET,
                  runner: Runner | None = None, seed: int = 0,
                  default_shape: tuple[int, ...] | None = API_DEFAULT_SHAPE):
-        self.target = resolve(device or arch)   # raises KeyError naming the supported targets
+        self.target = resolve(device or arch)   # UnknownTarget (a KeyError): one line naming the targets
         self.budget, self.runner, self.seed = budget, runner, seed
         self.default_shape = default_shape
 
@@ -169,11 +169,15 @@ class CUDAGenerator:
         return self.generate_program(program, notes)
 
     def generate_program(self, program: Program, notes: list[str] | None = None, *,
-                         cancel: threading.Event | None = None) -> GenerationResult:
+                         cancel: threading.Event | None = None,
+                         on_result: Callable[[GenerationResult], None] | None = None) -> GenerationResult:
+        """The best kernel for `program`; `on_result` sees each improvement as it is found."""
         search = self.search_for(program, cancel)
         best = None
         for result in self._results(search, program, notes or []):
             best = result
+            if on_result is not None:
+                on_result(result)
         if best is None:
             raise GenerationError("cancelled before any kernel was found")
         best.rounds, best.history = search.rounds, list(search.history)
@@ -232,11 +236,14 @@ FILE_ERRORS = (IntentError, GenerationError)
 
 def generate_file(source: str, *, arch: str | None = None, budget: int = DEFAULT_BUDGET,
                   only_stale: bool = False, generator: CUDAGenerator | None = None,
-                  cancel: threading.Event | None = None) -> tuple[str, list[FileReport]]:
+                  cancel: threading.Event | None = None,
+                  on_result: Callable[[GenerationResult], None] | None = None
+                  ) -> tuple[str, list[FileReport]]:
     """Serve every `// @dice:` intent of a CUDA file; returns the new text and one report per
     intent. Only generated regions change. A region edited by hand since it was generated is
     left alone (status "edited"); with `only_stale`, regions whose intent is unchanged are too.
-    Intents without a size are errors here, as in the editor: nothing is assumed."""
+    Intents without a size are errors here, as in the editor: nothing is assumed. `on_result` sees
+    each improvement of each intent's search as it is found."""
     generator = generator or CUDAGenerator(arch, budget=budget, default_shape=None)
     reports: list[FileReport] = []
     edits: list[TextEdit] = []
@@ -253,7 +260,7 @@ def generate_file(source: str, *, arch: str | None = None, budget: int = DEFAULT
         try:
             program, notes = generator.parse(site.text)
             _give_unique_name(program, names)
-            result = generator.generate_program(program, notes, cancel=cancel)
+            result = generator.generate_program(program, notes, cancel=cancel, on_result=on_result)
         except FILE_ERRORS as e:
             line = site.line
             if isinstance(e, IntentError):

@@ -24,6 +24,7 @@ from ..ir.patterns import Problem
 from ..sketches.base import RenderedKernel
 from . import ceilings as ceiling_cache
 from .build import Built, build_library, launcher_symbol
+from .doctor import PYCUDA_HINT
 from .env import child_environment
 from .inputs import shapes_to_check
 from .metrics import Ceilings, rates
@@ -160,7 +161,7 @@ class GpuRunner:
     def _current(self) -> _Child:
         if self._child is None:
             if not self._custom_child and importlib.util.find_spec("pycuda") is None:
-                raise NoGpu("pycuda is not installed (pip install 'dice-cuda[gpu]')")
+                raise NoGpu(f"pycuda is not installed ({PYCUDA_HINT})")
             self._child = self._spare or _Child(self.command)
             self._spare = None
             try:
