@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .analysis.findings import TextEdit
 from .arch import ArchSpec, resolve
@@ -55,19 +55,20 @@ class GenerationResult:
     summary: str                     # one line for the `// @dice-begin` marker
     intent: str = ""
     notes: list[str] = field(default_factory=list)   # assumptions and what held the kernel back
+    prior: str = ""                  # the denoiser that proposed the design tokens ("heuristic", ...)
     # Measured with `time_us` (None without a GPU run); not part of to_json, whose keys design.md fixes.
     gbps: float | None = None                # fewest bytes the kernel must move / time
     tflops: float | None = None              # useful floating-point work / time (GEMM, conv)
     roofline_fraction: float | None = None   # the machine's measured ceilings' time floor / time
 
     def to_json(self) -> dict[str, Any]:
-        """The `dice generate --format json` object (design.md §3)."""
+        """The `dice generate --format json` object (design.md §3, plus "prior": the denoiser's name)."""
         return {"source": self.source, "kernel": self.kernel, "launcher": self.launcher, "arch": self.arch,
                 "sketch": self.sketch, "tokens": self.tokens,
                 "resources": {k: self.resources.get(k) for k in ("registers", "spill_bytes", "smem_bytes",
                                                                   "occupancy")},
                 "verified": self.verified, "time_us": self.time_us,
-                "reference_time_us": self.reference_time_us, "rounds": self.rounds}
+                "reference_time_us": self.reference_time_us, "rounds": self.rounds, "prior": self.prior}
 
     def report(self) -> list[str]:
         """The short human report: sketch, tokens, ptxas figures, occupancy, timing, search."""
@@ -89,7 +90,7 @@ class GenerationResult:
                  f"  launch     {res.get('blocks')} blocks x {res.get('threads')} threads",
                  f"  timing     {timing}",
                  f"  search     {len(self.history)} candidates in {self.rounds} rounds "
-                 f"(best found in round {self.round})"]
+                 f"(best found in round {self.round}; prior {self.prior})"]
         return lines + [f"  note       {n}" for n in self.notes]
 
 
@@ -125,7 +126,8 @@ def _result(candidate: Candidate, search: Search, program: Program, notes: list[
         reference_time_us=run.reference_time_us if run else None, cost_us=ev.cost_us or 0.0, round=ev.round,
         rounds=search.rounds + 1, history=list(candidate.history), summary=rendered.summary + measured,
         intent=program.text, notes=notes + candidate.estimate.notes, gbps=run.gbps if run else None,
-        tflops=run.tflops if run else None, roofline_fraction=run.roofline_fraction if run else None)
+        tflops=run.tflops if run else None, roofline_fraction=run.roofline_fraction if run else None,
+        prior=search.denoiser.name or type(search.denoiser).__name__)
 
 
 class CUDAGenerator:
@@ -135,7 +137,7 @@ class CUDAGenerator:
     def __init__(self, device: str | None = None, *, arch: str | None = None, budget: int = DEFAULT_BUDGET,
                  runner: Runner | None = None, seed: int = 0,
                  default_shape: tuple[int, ...] | None = API_DEFAULT_SHAPE):
-        self.target = resolve(device or arch)   # raises KeyError naming the supported targets
+        self.target = resolve(device or arch)   # UnknownTarget (a KeyError): one line naming the targets
         self.budget, self.runner, self.seed = budget, runner, seed
         self.default_shape = default_shape
 
@@ -167,11 +169,15 @@ class CUDAGenerator:
         return self.generate_program(program, notes)
 
     def generate_program(self, program: Program, notes: list[str] | None = None, *,
-                         cancel: threading.Event | None = None) -> GenerationResult:
+                         cancel: threading.Event | None = None,
+                         on_result: Callable[[GenerationResult], None] | None = None) -> GenerationResult:
+        """The best kernel for `program`; `on_result` sees each improvement as it is found."""
         search = self.search_for(program, cancel)
         best = None
         for result in self._results(search, program, notes or []):
             best = result
+            if on_result is not None:
+                on_result(result)
         if best is None:
             raise GenerationError("cancelled before any kernel was found")
         best.rounds, best.history = search.rounds, list(search.history)
@@ -230,11 +236,14 @@ FILE_ERRORS = (IntentError, GenerationError)
 
 def generate_file(source: str, *, arch: str | None = None, budget: int = DEFAULT_BUDGET,
                   only_stale: bool = False, generator: CUDAGenerator | None = None,
-                  cancel: threading.Event | None = None) -> tuple[str, list[FileReport]]:
+                  cancel: threading.Event | None = None,
+                  on_result: Callable[[GenerationResult], None] | None = None
+                  ) -> tuple[str, list[FileReport]]:
     """Serve every `// @dice:` intent of a CUDA file; returns the new text and one report per
     intent. Only generated regions change. A region edited by hand since it was generated is
     left alone (status "edited"); with `only_stale`, regions whose intent is unchanged are too.
-    Intents without a size are errors here, as in the editor: nothing is assumed."""
+    Intents without a size are errors here, as in the editor: nothing is assumed. `on_result` sees
+    each improvement of each intent's search as it is found."""
     generator = generator or CUDAGenerator(arch, budget=budget, default_shape=None)
     reports: list[FileReport] = []
     edits: list[TextEdit] = []
@@ -251,7 +260,7 @@ def generate_file(source: str, *, arch: str | None = None, budget: int = DEFAULT
         try:
             program, notes = generator.parse(site.text)
             _give_unique_name(program, names)
-            result = generator.generate_program(program, notes, cancel=cancel)
+            result = generator.generate_program(program, notes, cancel=cancel, on_result=on_result)
         except FILE_ERRORS as e:
             line = site.line
             if isinstance(e, IntentError):

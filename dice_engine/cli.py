@@ -9,12 +9,13 @@ import argparse
 import json
 import re
 import sys
+import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .api import CUDAGenerator, FileReport, GenerationError, GenerationResult, generate_file, one_line
-from .arch import resolve
+from .arch import DEFAULT_ARCH, UnknownTarget, resolve, supported_targets
 from .analysis import Finding
 from .compile import NvccNotFound, compile_cuda
 from .compile.nvcc import TEMP_SOURCE
@@ -22,7 +23,8 @@ from .bench import command as bench_command
 from .intent import IntentError
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-USER_ERRORS = (IntentError, GenerationError, NvccNotFound)
+USER_ERRORS = (IntentError, GenerationError, NvccNotFound, UnknownTarget)
+TARGETS_HELP = supported_targets()
 
 
 class UsageError(Exception):
@@ -35,16 +37,28 @@ def _parser() -> argparse.ArgumentParser:
 
     gen = sub.add_parser("generate", help="a kernel for an intent, or for every intent in a .cu file")
     gen.add_argument("target", help='an intent ("y = softmax(x, dim=1); x: f32[4096, 1024]") or FILE.cu')
-    gen.add_argument("--arch", help="GPU or architecture when the intent names none (sm_90, a100, ...)")
+    gen.add_argument("--arch", help=f"the target when the intent names none: {TARGETS_HELP}; "
+                                    f"default {DEFAULT_ARCH}")
     gen.add_argument("--out", help="write the kernel (or the filled file) here instead of stdout")
     gen.add_argument("--budget", type=int, help="candidate evaluations per intent (default 24)")
     gen.add_argument("--format", choices=("text", "json"), default="text")
     gen.add_argument("--write", action="store_true", help="FILE.cu: rewrite its regions in place")
     gen.add_argument("--seed", type=int, default=0, help="seed of the search (same seed, same result)")
+    gen.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="print each improvement of the search to stderr while it runs "
+                          "(default: when stderr is a terminal)")
 
-    check = sub.add_parser("check", help="diagnostics for CUDA files")
-    check.add_argument("files", nargs="+")
-    check.add_argument("--arch", default="sm_90")
+    check = sub.add_parser(
+        "check", help="diagnostics for CUDA files",
+        description="Static diagnostics (races, barriers, coalescing, bank conflicts, precision, overflow) "
+                    "and nvcc/ptxas findings (errors, spills, occupancy) for CUDA files. Exit 1 when an "
+                    "error is found.")
+    check.add_argument("files", nargs="+", metavar="FILE",
+                       help="CUDA source files (.cu, .cuh); #include \"...\" is resolved from each "
+                            "file's folder")
+    check.add_argument("--arch", default=DEFAULT_ARCH,
+                       help=f"the target nvcc builds for and occupancy is judged on: {TARGETS_HELP}; "
+                            f"default {DEFAULT_ARCH}")
     check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     check.add_argument("--gpu", action="store_true",
                        help="also run the file's program (its main()) under compute-sanitizer on this GPU")
@@ -85,8 +99,8 @@ def _generator(args: argparse.Namespace) -> CUDAGenerator:
         raise UsageError("--budget must be at least 1")
     try:
         resolve(args.arch)
-    except KeyError as e:
-        raise UsageError(e.args[0]) from None
+    except UnknownTarget as e:
+        raise UsageError(str(e)) from None
     kwargs: dict[str, Any] = {"seed": args.seed, "default_shape": None}
     if args.budget is not None:
         kwargs["budget"] = args.budget
@@ -109,8 +123,9 @@ def _generate(args: argparse.Namespace) -> int:
         if is_file:
             return _generate_file(args, generator, stack)
         program, notes = generator.parse(args.target)
+        on_result = _progress_printer(args)      # says it has started before the GPU child starts
         _attach_gpu(generator, stack)
-        result = generator.generate_program(program, notes)
+        result = generator.generate_program(program, notes, on_result=on_result)
     if args.out:
         Path(args.out).write_text(result.source)
     if args.format == "json":
@@ -128,8 +143,9 @@ def _generate_file(args: argparse.Namespace, generator: CUDAGenerator, stack: Ex
         text = path.read_text()
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    on_result = _progress_printer(args)
     _attach_gpu(generator, stack)
-    new_text, reports = generate_file(text, generator=generator)
+    new_text, reports = generate_file(text, generator=generator, on_result=on_result)
     if args.write:
         if new_text != text:
             path.write_text(new_text)
@@ -144,6 +160,26 @@ def _generate_file(args: argparse.Namespace, generator: CUDAGenerator, stack: Ex
         for r in reports:
             print(_file_report(path, r), file=sys.stderr if args.write or args.out else sys.stdout)
     return 1 if any(r.status == "error" for r in reports) else 0
+
+
+def _progress_printer(args: argparse.Namespace) -> Callable[[GenerationResult], None] | None:
+    """A line on stderr per improvement, so that a cold run (every candidate built by nvcc, nothing
+    cached yet) shows that it is working."""
+    if not (args.progress if args.progress is not None else sys.stderr.isatty()):
+        return None
+    start = time.monotonic()
+    print("dice generate: searching: nvcc builds each candidate, a GPU (if any) verifies and times it; "
+          "the first run, with empty caches and this GPU's ceilings still to measure, is the slowest",
+          file=sys.stderr, flush=True)
+
+    def show(result: GenerationResult) -> None:
+        took = time.monotonic() - start
+        timing = (f"{result.time_us:.1f} us measured" if result.time_us is not None
+                  else f"~{result.cost_us:.1f} us estimated")
+        tried = len(result.history)
+        print(f"dice generate: `{result.name}` round {result.round}: {result.sketch}, {timing} "
+              f"({tried} candidate{'s' if tried != 1 else ''}, {took:.1f} s)", file=sys.stderr, flush=True)
+    return show
 
 
 def _file_report(path: Path, report: FileReport) -> str:
@@ -163,15 +199,19 @@ def _report(r: GenerationResult) -> str:
 def _check(args: argparse.Namespace) -> int:
     from .analysis import check_source, compiler_findings, merge, output
     from .intent_findings import file_intent_findings
+    try:
+        arch = resolve(args.arch).name      # "B200" → sm_100: nvcc and the tables take the arch name
+    except UnknownTarget as e:
+        raise UsageError(str(e)) from None
     findings = []
     for name in args.files:
         try:
             text = Path(name).read_text()
         except OSError as e:
             raise UsageError(f"cannot read {name}: {e.strerror}") from None
-        static = check_source(text, name, args.arch)
-        static += file_intent_findings(text, name, args.arch, stale_is_error=True)
-        dynamic = compiler_findings(text, name, args.arch, include_paths=[str(Path(name).resolve().parent)])
+        static = check_source(text, name, arch)
+        static += file_intent_findings(text, name, arch, stale_is_error=True)
+        dynamic = compiler_findings(text, name, arch, include_paths=[str(Path(name).resolve().parent)])
         if args.gpu:
             dynamic += _sanitizer_findings(text, name)
         findings += merge(static, dynamic)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .analysis.codes import CODES
-from .analysis.findings import Finding
+from .analysis.findings import Finding, Fix, TextEdit
 from .api import CUDAGenerator
 from .intent import IntentError, Intents, IntentSite, find_intents
 from .intent.regions import split_lines
@@ -36,9 +36,13 @@ def intent_findings(sites: Intents, path: str, lines: Sequence[str], arch: str, 
     for site in sites:
         problem = why_unservable(site, arch)
         if problem is not None:
-            message, start, end = problem
+            message, start, end, suggestion = problem
             (l0, c0), (l1, c1) = site.offset_to_position(start), site.offset_to_position(max(end, start + 1))
-            out.append(_finding(path, (l0, c0, l1, c1), UNSERVABLE, message))
+            finding = _finding(path, (l0, c0, l1, c1), UNSERVABLE, message)
+            if suggestion is not None and end > start:     # "did you mean X?": replace the word
+                finding.fix = Fix(f"Replace '{site.text[start:end]}' with '{suggestion}'",
+                                  (TextEdit(l0, c0, l1, c1, suggestion),))
+            out.append(finding)
         region = site.region
         if region is not None and region.stale:
             how = ("it was edited by hand, so DICE will not overwrite it on save"
@@ -53,23 +57,24 @@ def intent_findings(sites: Intents, path: str, lines: Sequence[str], arch: str, 
     return out
 
 
-def why_unservable(site: IntentSite, arch: str) -> tuple[str, int, int] | None:
-    """(message, start, end offsets into the intent text) when the engine cannot serve the
-    intent. The editor never assumes a size the intent does not give."""
+def why_unservable(site: IntentSite, arch: str) -> tuple[str, int, int, str | None] | None:
+    """(message, start, end offsets into the intent text, what that text should probably read)
+    when the engine cannot serve the intent. The editor never assumes a size the intent does not
+    give."""
     generator = CUDAGenerator(arch=arch, default_shape=None)
     try:
         program, _notes = generator.parse(site.text)
         problem = classify(program)
         spec = generator.target_for(program)
     except IntentError as exc:
-        return exc.message, exc.start, exc.end
+        return exc.message, exc.start, exc.end, exc.suggestion
     except PatternError as exc:       # several kernels needed: one intent per heavy operation
-        return str(exc), 0, len(site.text)
+        return str(exc), 0, len(site.text), None
     except KeyError as exc:           # an arch= / gpu= option naming no known target
-        return str(exc.args[0]) if exc.args else "unknown target", 0, len(site.text)
+        return str(exc.args[0]) if exc.args else "unknown target", 0, len(site.text), None
     if not candidates(problem, spec):
         why = why_unsupported(problem, spec)
-        return f"no kernel family serves this intent on {spec.name}: {why}", 0, len(site.text)
+        return f"no kernel family serves this intent on {spec.name}: {why}", 0, len(site.text), None
     return None
 
 

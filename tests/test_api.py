@@ -13,7 +13,7 @@ from dice_engine.intent import find_intents
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA toolkit) not installed")
 
 JSON_KEYS = {"source", "kernel", "launcher", "arch", "sketch", "tokens", "resources", "verified", "time_us",
-             "reference_time_us", "rounds"}
+             "reference_time_us", "rounds", "prior"}
 MAP = "y = relu(a) * 2.5 + b; a, b: f32[1048576]"
 
 

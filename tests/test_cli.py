@@ -26,10 +26,11 @@ def test_generate_json_is_the_documented_object():
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert set(out) == {"source", "kernel", "launcher", "arch", "sketch", "tokens", "resources", "verified",
-                        "time_us", "reference_time_us", "rounds"}
+                        "time_us", "reference_time_us", "rounds", "prior"}
     assert out["arch"] == "sm_80" and out["sketch"] == "elementwise.fused"
     assert set(out["resources"]) == {"registers", "spill_bytes", "smem_bytes", "occupancy"}
     assert out["verified"] is None and out["time_us"] is None
+    assert out["prior"] == "heuristic"
 
 
 @needs_nvcc
@@ -169,3 +170,72 @@ def test_check_reports_intent_findings_and_fails_on_them(tmp_path):
         assert words in intent[0]["message"], path.name
     ok = dice("check", str(fresh), "--format", "json")
     assert not [f for f in json.loads(ok.stdout) if f["category"] == "intent"]
+
+
+# -- targets: sm_100/sm_120 and named Blackwell GPUs; unknown targets are one line ----------------
+
+KERNEL = ("__global__ void scale(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; "
+          "if (i < n) x[i] *= 2.0f; }\n"
+          "int main() { float* d; cudaMalloc(&d, 4096); scale<<<4, 256>>>(d, 1024); }\n")
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ["sm_100", "sm_120", "B200", "RTX 5090"])
+def test_check_accepts_blackwell_targets(tmp_path, arch):
+    path = tmp_path / "k.cu"
+    path.write_text(KERNEL)
+    done = dice("check", str(path), "--arch", arch, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
+@pytest.mark.parametrize("command", ["check", "generate"])
+def test_an_unknown_arch_is_one_usage_line(tmp_path, command):
+    path = tmp_path / "k.cu"
+    path.write_text(KERNEL)
+    done = dice(command, str(path), "--arch", "bogus")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "unknown GPU or architecture 'bogus'" in done.stderr and "sm_120" in done.stderr
+
+
+def test_an_unknown_arch_in_the_intent_is_one_line():
+    done = dice("generate", MAP + "; arch=bogus")
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert "unknown GPU or architecture 'bogus'" in done.stderr
+
+
+@needs_nvcc
+@pytest.mark.parametrize("args, arch", [
+    ((MAP, "--arch", "sm_100"), "sm_100"),
+    ((MAP, "--arch", "sm_120"), "sm_120"),
+    (("row-wise softmax of a 4096x1024 fp32 matrix for a B200",), "sm_100"),
+    (("row-wise softmax of a 4096x1024 fp32 matrix on an RTX 5090",), "sm_120"),
+    (("对4096x1024的fp32矩阵按行做softmax，针对RTX 5090",), "sm_120"),
+])
+def test_generate_targets_blackwell(args, arch):
+    done = dice("generate", *args, "--budget", "2", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["arch"] == arch and out["resources"]["registers"] > 0
+
+
+@needs_nvcc
+def test_generate_progress_goes_to_stderr():
+    done = dice("generate", MAP, "--budget", "2", "--progress", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    progress = [line for line in done.stderr.splitlines() if line.startswith("dice generate:")]
+    assert progress[0].startswith("dice generate: searching")
+    assert any("round 0: elementwise.fused" in line for line in progress[1:])
+    json.loads(done.stdout)        # stdout stays the JSON object alone
+
+
+def test_check_help_explains_files_and_the_arch():
+    text = " ".join(dice("check", "--help").stdout.split())
+    assert "CUDA source files" in text and "default sm_90" in text and "sm_100" in text and "B200" in text
+
+
+def test_doctor_gives_a_hint_for_each_missing_tool():
+    report = json.loads(dice("doctor", "--format", "json").stdout)
+    missing = [tool for tool, facts in report.items() if not facts["found"]]
+    assert all(report[tool].get("hint") for tool in missing), report

@@ -1,8 +1,11 @@
 """Per-architecture limits and named GPUs.
 
 Limits per compute capability follow NVIDIA's CUDA C++ Programming Guide (technical
-specifications per compute capability) and the occupancy calculator's allocation rules.
-Throughput figures belong to a named GPU, not to the architecture, so they live in `GPUS`.
+specifications per compute capability), the Blackwell tuning guide (sm_100: 228 KB of shared
+memory per SM, 227 KB per block; sm_120: 128 KB of unified L1/shared memory of which 100 KB can
+be shared, 99 KB per block) and the occupancy calculator's allocation rules.
+Throughput figures belong to a named GPU, not to the architecture, so they live in `GPUS`;
+they are the dense (no 2:4 sparsity) figures of NVIDIA's datasheets and whitepapers.
 """
 from __future__ import annotations
 
@@ -52,6 +55,17 @@ class ArchSpec:
     def has_tensor_cores(self) -> bool:
         return self.sm_number >= 75
 
+    @property
+    def has_wgmma(self) -> bool:
+        """Warpgroup MMA exists only on the sm_90a target (Blackwell replaced it with tcgen05)."""
+        return self.sm_number == 90
+
+    @property
+    def warp_mma_full_rate(self) -> bool:
+        """Whether warp-level mma.sync reaches the tensor-core peak. On sm_90 only wgmma does and
+        on sm_100 only tcgen05 does; on sm_120 (RTX Blackwell) mma.sync is the native path."""
+        return self.sm_number not in (90, 100)
+
 
 ARCHS: dict[str, ArchSpec] = {
     "sm_75": ArchSpec("sm_75", (7, 5), "Tesla T4", sms=40, max_threads_per_sm=1024,
@@ -84,6 +98,22 @@ ARCHS: dict[str, ArchSpec] = {
                       reg_alloc_unit=256, smem_per_sm=233472, smem_per_block_default=49152,
                       smem_per_block_optin=232448, smem_alloc_unit=128, smem_reserved_per_block=1024,
                       l2_bytes=50 << 20, dram_gbps=3350.0, fp32_tflops=67.0, fp16_tc_tflops=989.0),
+    # HGX B200: 148 SMs, 126 MB L2 (tuning guide), 7.7 TB/s HBM3e, 75 TFLOPS FP32, 2.25 PFLOPS FP16
+    "sm_100": ArchSpec("sm_100", (10, 0), "B200", sms=148, max_threads_per_sm=2048,
+                       max_threads_per_block=1024, max_warps_per_sm=64, max_blocks_per_sm=32,
+                       regs_per_sm=65536, max_regs_per_block=65536, max_regs_per_thread=255,
+                       reg_alloc_unit=256, smem_per_sm=233472, smem_per_block_default=49152,
+                       smem_per_block_optin=232448, smem_alloc_unit=128, smem_reserved_per_block=1024,
+                       l2_bytes=126 << 20, dram_gbps=7700.0, fp32_tflops=75.0, fp16_tc_tflops=2250.0),
+    # GeForce RTX 5090 (RTX Blackwell whitepaper): 170 SMs, 96 MB L2, 1792 GB/s GDDR7,
+    # 104.8 TFLOPS FP32, 209.5 TFLOPS FP16 tensor with FP32 accumulation. 1536 threads and
+    # 24 blocks per SM as the device reports them (the programming guide's table says 32 blocks).
+    "sm_120": ArchSpec("sm_120", (12, 0), "GeForce RTX 5090", sms=170, max_threads_per_sm=1536,
+                       max_threads_per_block=1024, max_warps_per_sm=48, max_blocks_per_sm=24,
+                       regs_per_sm=65536, max_regs_per_block=65536, max_regs_per_thread=255,
+                       reg_alloc_unit=256, smem_per_sm=102400, smem_per_block_default=49152,
+                       smem_per_block_optin=101376, smem_alloc_unit=128, smem_reserved_per_block=1024,
+                       l2_bytes=96 << 20, dram_gbps=1792.0, fp32_tflops=104.8, fp16_tc_tflops=209.5),
 }
 
 # Named GPUs: (arch, overrides of the throughput fields). Keys are normalized with `_key`.
@@ -111,30 +141,64 @@ GPUS: dict[str, tuple[str, dict]] = {
     "h200": ("sm_90", {"gpu_name": "H200", "dram_gbps": 4800.0, "l2_bytes": 60 << 20}),
     "h800": ("sm_90", {"gpu_name": "H800"}),
     "gh200": ("sm_90", {"gpu_name": "GH200", "dram_gbps": 4000.0}),
+    "b200": ("sm_100", {}),
+    "gb200": ("sm_100", {"gpu_name": "GB200", "dram_gbps": 8000.0, "fp32_tflops": 80.0,
+                         "fp16_tc_tflops": 2500.0}),
+    "b100": ("sm_100", {"gpu_name": "B100", "dram_gbps": 8000.0, "fp32_tflops": 60.0,
+                        "fp16_tc_tflops": 1750.0}),
+    "rtx5090": ("sm_120", {}),
+    # RTX PRO 6000 Blackwell: 188 SMs, the full 128 MB L2, 125 TFLOPS FP32; the professional parts
+    # do not halve FP32 accumulation, 4000 sparse FP4 TOPS → 500 dense FP16 TFLOPS
+    "rtxpro6000": ("sm_120", {"gpu_name": "RTX PRO 6000 Blackwell", "sms": 188, "l2_bytes": 128 << 20,
+                              "fp32_tflops": 125.0, "fp16_tc_tflops": 500.0}),
 }
 
 DEFAULT_ARCH = "sm_90"
+# The most device memory of any GPU above (B200: 192 GB of HBM3e): larger tensors cannot be served.
+LARGEST_GPU_MEMORY_BYTES = 192 * 10**9
+
+
+class UnknownTarget(KeyError, ValueError):
+    """A GPU or architecture name the tables do not know; its text is the one-line message."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+_ARCH_NAME = re.compile(r"(?:sm_?|compute_?)?(\d{1,2})\.?(\d)[af]?")
+
+
+def is_arch_name(text: str) -> bool:
+    """`sm_90`, `90`, `9.0`, `compute_90`, `sm_100a`: an architecture rather than a GPU's name."""
+    return _ARCH_NAME.fullmatch(text.strip().lower()) is not None
 
 
 def _key(name: str) -> str:
     key = re.sub(r"[^a-z0-9]", "", name.lower())
-    return re.sub(r"^(nvidia|tesla|geforce)", "", key)
+    key = re.sub(r"^(?:nvidia)?(?:tesla|geforce)?", "", key)
+    return re.sub(r"(?<=.)blackwell$", "", key)     # "RTX PRO 6000 Blackwell" → "rtxpro6000"
+
+
+def supported_targets() -> str:
+    """The targets, as an error message lists them."""
+    return (f"{', '.join(ARCHS)} or a GPU such as A100, H100, H200, B200, GB200, RTX 4090, RTX 5090, "
+            "RTX PRO 6000")
 
 
 def resolve(target: str | None) -> ArchSpec:
-    """An ArchSpec for `sm_90`, `90`, `9.0`, `compute_90`, or a GPU name such as "A100" or "RTX 4090"."""
-    if not target:
+    """An ArchSpec for `sm_90`, `90`, `9.0`, `compute_90`, `sm_100a`, or a GPU name such as "A100"
+    or "RTX 5090". Raises UnknownTarget (a KeyError) with a one-line message otherwise."""
+    if not target or not target.strip():
         return ARCHS[DEFAULT_ARCH]
     text = target.strip().lower()
-    m = re.fullmatch(r"(?:sm_?|compute_?)?(\d)\.?(\d)a?", text)
+    m = _ARCH_NAME.fullmatch(text)
     if m:
         name = f"sm_{m.group(1)}{m.group(2)}"
         if name in ARCHS:
             return ARCHS[name]
-        raise KeyError(f"unsupported architecture {target!r}; supported: {', '.join(ARCHS)}")
+        raise UnknownTarget(f"unsupported architecture '{target.strip()}'; supported: {', '.join(ARCHS)}")
     key = _key(text)
     if key in GPUS:
         arch, overrides = GPUS[key]
         return replace(ARCHS[arch], **overrides)
-    raise KeyError(f"unknown GPU or architecture {target!r}; use sm_75/sm_80/sm_86/sm_89/sm_90 "
-                   f"or a name such as A100, H100, H200, RTX 4090")
+    raise UnknownTarget(f"unknown GPU or architecture '{target.strip()}'; use {supported_targets()}")

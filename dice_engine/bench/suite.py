@@ -122,7 +122,8 @@ def run_suite(cases: Sequence[BenchCase] = SUITE, *, runner: GpuRunner | None = 
     an odd shape when there are symbols) and timed again beside PyTorch. `on_row` sees the rows
     after each case (to write partial results); once `time_budget_s` has passed, the remaining
     cases are listed as not run."""
-    from .baseline import TorchTimer, time_compiled   # torch is needed on the GPU machine only
+    from ..runner.torch_timing import TorchTimer   # torch is needed on the GPU machine only
+    from .baseline import time_compiled
 
     runner = runner or GpuRunner()
     if not runner.available():
@@ -167,7 +168,7 @@ def run_suite(cases: Sequence[BenchCase] = SUITE, *, runner: GpuRunner | None = 
 
 
 def _inputs(problem: Problem, runner: GpuRunner):
-    from .baseline import torch_inputs
+    from ..runner.torch_timing import torch_inputs
 
     return torch_inputs(problem.program, intent_bindings(problem.program), seed=runner.seed)
 
@@ -175,7 +176,7 @@ def _inputs(problem: Problem, runner: GpuRunner):
 def _measure_case(row: BenchRow, plan: list[Candidate], problem: Problem, runner: GpuRunner, timer,
                   log: Callable[[str], None]) -> None:
     """Screen the case's candidates, verify and time the fastest, and time PyTorch eager."""
-    from .baseline import time_eager
+    from ..runner.torch_timing import time_eager
 
     screened = []
     for cand in plan:

@@ -306,7 +306,8 @@ def bind(name: str, fn: Function, positional: list[Arg], keywords: dict[str, tup
         args[param] = arg
     for key, (arg, kstart, kend) in keywords.items():
         if key not in params:
-            raise IntentError(f"{name} has no argument '{key}'" + did_you_mean(key, params[1:]), kstart, kend)
+            raise IntentError(f"{name} has no argument '{key}'" + did_you_mean(key, params[1:])
+                              + f" ({name}'s arguments: {', '.join(params[1:]) or 'none'})", kstart, kend)
         if key in args:
             raise IntentError(f"{name} got '{key}' twice", kstart, kend)
         args[key] = arg

@@ -73,13 +73,16 @@ DTYPES: list[tuple[str, str]] = [
 ]
 
 ARCH_PATTERNS: list[tuple[str, str]] = [
-    ("sm", w(r"sm_?(\d)(\d)a?|compute_(\d)(\d)")),
-    ("cc", r"(?:compute capability|计算能力|cc)\s*(?:为|of|=|:|：)?\s*(\d)\.(\d)"),
-    ("gpu", w(r"(?:nvidia\s*)?(?:(?:geforce\s*)?rtx\s*(?:4090|3090|2080\s*ti)|gh200|h100(?:\s*pcie)?|"
-              r"h200|h800|a100|a10|a30|a40|l40s|l4|t4|4090|3090)")),
-    ("family", w(r"hopper|ampere|ada(?: lovelace)?|turing")),
+    ("sm", w(r"sm_?(\d{1,2})(\d)[af]?|compute_(\d{1,2})(\d)[af]?")),
+    ("cc", r"(?:compute capability|计算能力|cc)\s*(?:为|of|=|:|：)?\s*(\d{1,2})\.(\d)"),
+    ("gpu", w(r"(?:nvidia\s*)?(?:rtx\s*pro\s*6000(?:\s*blackwell)?|"
+              r"(?:geforce\s*)?rtx\s*(?:5090|4090|3090|2080\s*ti)|gb200|gh200|b200|b100|h100(?:\s*pcie)?|"
+              r"h200|h800|a100|a10|a30|a40|l40s|l4|t4|5090|4090|3090)")),
+    ("family", w(r"blackwell|hopper|ampere|ada(?: lovelace)?|turing")),
 ]
-FAMILIES = {"hopper": "sm_90", "ampere": "sm_80", "ada": "sm_89", "ada lovelace": "sm_89", "turing": "sm_75"}
+# "Blackwell" alone names the data-centre part (B200/GB200); RTX 50 cards are named by model.
+FAMILIES = {"blackwell": "sm_100", "hopper": "sm_90", "ampere": "sm_80", "ada": "sm_89",
+            "ada lovelace": "sm_89", "turing": "sm_75"}
 
 GOALS: list[tuple[str, str]] = [
     ("registers", w(r"fewer registers|reduce registers|register pressure|minimi[sz]e registers|low register")

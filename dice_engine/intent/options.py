@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ..arch import resolve
+from ..arch import is_arch_name, resolve
 from ..ir.dtypes import ALIASES, parse_dtype
 from .errors import did_you_mean
 
@@ -27,8 +27,7 @@ def normalize_option(key: str, value: str) -> dict[str, str]:
             spec = resolve(value)
         except KeyError as e:
             raise ValueError(str(e.args[0])) from None
-        named_gpu = not re.fullmatch(r"(?i)(sm_?|compute_?)?\d\.?\da?", value)
-        return {"arch": spec.name, **({"gpu": value} if named_gpu else {})}
+        return {"arch": spec.name, **({} if is_arch_name(value) else {"gpu": value})}
     if key == "name":
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
             raise ValueError(f"name={value} is not a C identifier")

@@ -16,6 +16,7 @@ from ..ir.patterns import heavy_nodes
 from .errors import IntentError
 from .lexer import statement_spans
 from .options import OPTION_KEYS, merge_options, normalize_option
+from .sizes import check_sizes
 from .tensor_form import parse_tensor_form
 from .words import parse_words
 
@@ -60,6 +61,7 @@ def parse_intent(text: str, *, default_shape: tuple[int, ...] | None = None, **o
     else:
         program = parse_words(text, precision=precision, default_shape=default_shape)
     _apply_overrides(program, overrides)
+    check_sizes(program)
     if "accumulate" not in program.options and any(
             n.op in ("matmul", "conv2d") and n.dtype.is_low_precision for n in program.output.walk()):
         program.options["accumulate"] = "f32"

@@ -10,9 +10,10 @@ from __future__ import annotations
 from ..ir import ops
 from ..ir.dtypes import ALIASES, DType, parse_dtype
 from ..ir.graph import Dim, Node, Program, TensorDecl
-from .errors import IntentError, did_you_mean
+from .errors import IntentError
 from .functions import FUNCTIONS, Arg, Value, bind
 from .options import merge_options, normalize_option
+from .unsupported import CAN_GENERATE, unsupported_function
 from .words import annotations
 from .syntax import (Assignment, Attribute, Binary, Call, Declaration, Expr, Literal, Name, OptionSetting,
                      Seq, Span, Unary, WordNote, parse_statements)
@@ -101,8 +102,8 @@ def _inputs(decls: list[Declaration],
     for decl in decls:
         dtype = parse_dtype(decl.dtype.text)
         if dtype is None:
-            raise IntentError(f"unknown dtype '{decl.dtype.text}'" + did_you_mean(decl.dtype.text, ALIASES),
-                              decl.dtype.start, decl.dtype.end)
+            raise IntentError.misspelt(f"unknown dtype '{decl.dtype.text}'", decl.dtype.text, ALIASES,
+                                       decl.dtype.start, decl.dtype.end)
         if precision is not None and dtype.is_float:
             dtype = precision
         shape = tuple(_dim(d) for d in decl.dims or [])
@@ -137,8 +138,8 @@ def _ordered_symbols(inputs: dict[str, TensorDecl]) -> list[str]:
 def _symbol(stmt: Assignment, shape_symbols: set[str]) -> str:
     name, value = stmt.target, stmt.value
     if name.text not in shape_symbols:
-        raise IntentError(f"{name.text}={value.value}: no declared shape uses '{name.text}'"
-                          + did_you_mean(name.text, shape_symbols), name.start, name.end)
+        raise IntentError.misspelt(f"{name.text}={value.value}: no declared shape uses '{name.text}'",
+                                   name.text, shape_symbols, name.start, name.end)
     if value.value < 1:
         raise IntentError(f"symbol {name.text} must be a positive integer", value.start, value.end)
     return name.text
@@ -193,9 +194,8 @@ class _Builder:
             return expr.id        # a dtype, as in x.to(f16)
         if expr.id in FUNCTIONS:
             raise IntentError(f"'{expr.id}' is a function; call it, e.g. {expr.id}(x)", expr.start, expr.end)
-        hint = did_you_mean(expr.id, self.env)
-        raise IntentError(f"unknown name '{expr.id}'{hint or f'; declare it, e.g. {expr.id}: f32[1024]'}",
-                          expr.start, expr.end)
+        raise IntentError.misspelt(f"unknown name '{expr.id}'", expr.id, self.env, expr.start, expr.end,
+                                   otherwise=f"; declare it, e.g. {expr.id}: f32[1024]")
 
     def unary(self, expr: Unary) -> Value:
         operand = self.value(expr.operand)
@@ -236,8 +236,10 @@ class _Builder:
         name, name_start, name_end, receiver = self.callee(expr.func)
         fn = FUNCTIONS.get(name)
         if fn is None:
-            raise IntentError(f"unknown function '{name}'" + did_you_mean(name, FUNCTIONS),
-                              name_start, name_end)
+            if (message := unsupported_function(name)) is not None:
+                raise IntentError(message, name_start, name_end)
+            raise IntentError.misspelt(f"unknown function '{name}'", name, FUNCTIONS, name_start, name_end,
+                                       otherwise=f"; DICE generates {CAN_GENERATE}")
         positional = [Arg(self.value(a), a.start, a.end) for a in expr.args]
         if receiver is not None:
             positional.insert(0, Arg(self.tensor(receiver), receiver.start, receiver.end))

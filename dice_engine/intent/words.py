@@ -19,6 +19,7 @@ from ..ir.graph import Node, Program, Shape, TensorDecl
 from . import lexicon as lx
 from .errors import IntentError
 from .options import OPTION_KEYS, normalize_option
+from .unsupported import unsupported_words
 
 
 @dataclass(frozen=True)
@@ -200,6 +201,9 @@ class _Builder:
         return IntentError(message, start, end)
 
     def program(self, options: dict[str, str]) -> Program:
+        # Before the operations: "前k个最大值" must not become a max, nor "attention" a softmax.
+        if (unsupported := unsupported_words(self.text)) is not None:
+            raise IntentError(*unsupported)
         anchor = self._anchor()
         if anchor is None and not self.binaries and not self.activations:
             if self.generic_activation:

@@ -32,8 +32,9 @@ _TENSOR_CORE_CODE = re.compile(r"\bwmma::|\bmma_sync\b|\bmma\.sync\b|\bwgmma\b|\
 _WARPGROUP_MMA = re.compile(r"\bwgmma\b")
 # On sm_90 the dense tensor-core peak is reached only through wgmma; warp-level mma.sync/wmma
 # issue at about 0.6 of it (measured on an H200, 4096³ f16: DICE's mma.sync sketch 327 TFLOP/s,
-# its wgmma sketch 556 TFLOP/s).
-WARP_MMA_FRACTION_ON_SM90 = 0.6
+# its wgmma sketch 556 TFLOP/s). On sm_100 the peak needs tcgen05, which DICE does not emit; the
+# same fraction is assumed there (not measured: no B200 was at hand).
+WARP_MMA_FRACTION = 0.6
 
 
 @dataclass
@@ -60,11 +61,11 @@ def uses_tensor_cores(source: str) -> bool:
 def compute_rate_tflops(problem: Problem, arch: ArchSpec, source: str) -> float:
     dtype = problem.output.dtype if problem.anchor is None else problem.anchor.args[0].dtype
     if uses_tensor_cores(source) and arch.has_tensor_cores:
-        if arch.sm_number >= 90 and not _WARPGROUP_MMA.search(source):
-            return arch.fp16_tc_tflops * WARP_MMA_FRACTION_ON_SM90
+        if not arch.warp_mma_full_rate and not (arch.has_wgmma and _WARPGROUP_MMA.search(source)):
+            return arch.fp16_tc_tflops * WARP_MMA_FRACTION
         return arch.fp16_tc_tflops
-    if dtype.name == "f64":   # full-rate FP64 only on the data-centre parts of sm_80/sm_90
-        return arch.fp32_tflops / (2 if arch.sm_number in (80, 90) else 64)
+    if dtype.name == "f64":   # half-rate FP64 only on the data-centre parts of sm_80/sm_90/sm_100
+        return arch.fp32_tflops / (2 if arch.sm_number in (80, 90, 100) else 64)
     return arch.fp32_tflops
 
 

@@ -44,6 +44,8 @@ class DenoiseRequest:
 
 
 class Denoiser(ABC):
+    name: str = ""      # what `dice generate --format json` reports as the "prior"
+
     @abstractmethod
     def fill(self, request: DenoiseRequest) -> Point:
         """A complete point: the request's unmasked tokens unchanged, every masked one chosen."""
@@ -56,6 +58,7 @@ def _index(choices: tuple[Any, ...], value: Any) -> int:
 class HeuristicPrior(Denoiser):
     """The sketch's default point as the mode; neighbours of the incumbent for re-masked tokens."""
 
+    name = "heuristic"
     STAY_WEIGHT = 0.2   # a re-masked token was blamed: keeping its value is possible but unlikely
 
     def fill(self, request: DenoiseRequest) -> Point:

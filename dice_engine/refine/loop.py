@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
 from ..arch import ArchSpec
-from ..compile import CompileResult, compile_cuda
+from ..compile import CompileMessage, CompileResult, compile_cuda
 from ..ir.patterns import Problem
 from ..ir.work import work
 from ..runner.report import RunReport
@@ -34,6 +34,10 @@ MAX_FILL_ATTEMPTS = 24
 # goal=registers: each register per thread costs 1/64 of the time, so going from 64 to 32
 # registers is worth being up to a third slower. Other goals rank by time alone.
 REGISTER_GOAL_WEIGHT = 1 / 64
+
+
+def _same_target(rendered: RenderedKernel, gpu_arch: str, arch: ArchSpec) -> bool:
+    return rendered.compile_arch(gpu_arch) == rendered.compile_arch(arch.name)
 
 
 class Runner(Protocol):
@@ -129,7 +133,15 @@ class Search:
     def run(self) -> Iterator[Candidate]:
         # Compiles of one round run in parallel (nvcc is a subprocess); scoring stays in order,
         # so results do not depend on which compile finishes first.
-        pool = ThreadPoolExecutor(max_workers=max(1, min(self.per_round, os.cpu_count() or 1)))
+        # A runner that can build its library ahead (GpuRunner.prepare) does so beside the compile;
+        # where it builds for the search's own arch, its nvcc run (ptxas resources included) is
+        # the candidate's compile too, unless a compiler of the caller's was given.
+        prepare = getattr(self.runner, "prepare", None)
+        build_arch = getattr(self.runner, "build_arch", None)
+        gpu_arch = build_arch() if prepare is not None and build_arch is not None else None
+        shared = gpu_arch is not None and self.compiler is compile_rendered
+        workers = self.per_round * (2 if prepare is not None and not shared else 1)
+        pool = ThreadPoolExecutor(max_workers=max(1, min(workers, os.cpu_count() or 1)))
         try:
             stale = 0
             while len(self.history) < self.budget and stale < self.patience and not self._cancelled():
@@ -138,12 +150,14 @@ class Search:
                     break
                 improved = False
                 rendered = [self._render(arm, point) for arm, point in proposals]
-                compiles = [None if isinstance(r, str) else pool.submit(self.compiler, r, self.arch)
-                            for r in rendered]
-                for (arm, point), r, compiling in zip(proposals, rendered, compiles):
+                compiles = [None if isinstance(r, str) or (shared and _same_target(r, gpu_arch, self.arch))
+                            else pool.submit(self.compiler, r, self.arch) for r in rendered]
+                builds = [None if isinstance(r, str) or prepare is None
+                          else pool.submit(prepare, r, self.arch) for r in rendered]
+                for (arm, point), r, compiling, building in zip(proposals, rendered, compiles, builds):
                     if self._cancelled():
                         return
-                    found = self._evaluate(arm, point, self.rounds, r, compiling)
+                    found = self._evaluate(arm, point, self.rounds, r, compiling, building)
                     if found is not None:
                         improved = True
                         yield found
@@ -222,6 +236,15 @@ class Search:
 
     # -- scoring -------------------------------------------------------------------------------
 
+    def _compiled_by(self, building: Future[Any], rendered: RenderedKernel) -> CompileResult:
+        """The compile result of the runner's build (None from it: compile here after all)."""
+        built = building.result()
+        if built is None:
+            return self.compiler(rendered, self.arch)
+        if built.result is None:
+            return CompileResult(False, [CompileMessage("kernel.cu", 0, 0, "error", built.error)])
+        return built.result
+
     def _record(self, arm: _Arm, evaluation: Evaluation) -> None:
         self.history.append(evaluation)
         if evaluation.status != "ok":
@@ -235,13 +258,14 @@ class Search:
             return f"{type(e).__name__}: {e}"
 
     def _evaluate(self, arm: _Arm, point: Point, round_no: int, rendered: RenderedKernel | str,
-                  compiling: Future[CompileResult] | None) -> Candidate | None:
+                  compiling: Future[CompileResult] | None,
+                  building: Future[Any] | None = None) -> Candidate | None:
         ev = Evaluation(len(self.history), round_no, arm.sketch.name, dict(point), "ok")
-        if isinstance(rendered, str) or compiling is None:
+        if isinstance(rendered, str) or (compiling is None and building is None):
             ev.status, ev.detail = "render-error", str(rendered)
             self._record(arm, ev)
             return None
-        compiled = compiling.result()
+        compiled = compiling.result() if compiling is not None else self._compiled_by(building, rendered)
         if not compiled.ok:
             ev.status, ev.detail = "compile-error", compiled.first_error()
             self._record(arm, ev)
@@ -253,7 +277,10 @@ class Search:
             ev.status = "cannot-launch"
             self._record(arm, ev)
             return None
-        run = self.runner.evaluate(rendered, self.problem, self.arch) if self.runner is not None else None
+        run = None
+        if self.runner is not None:
+            prebuilt = {"built": building.result()} if building is not None else {}
+            run = self.runner.evaluate(rendered, self.problem, self.arch, **prebuilt)
         ev.verified = run.verified if run is not None else None
         if run is not None and run.verified is False:
             ev.status, ev.detail = "incorrect", f"{run.verdict}: {run.detail}"

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..compile import NvccNotFound, compile_cuda
+from ..compile import CompileResult, NvccNotFound, compile_cuda
 from ..sketches.base import RenderedKernel
 
 ERROR_SHIM = """
@@ -26,6 +26,7 @@ _LAUNCHER = re.compile(r'extern\s+"C"\s+void\s+(\w+_launch)\s*\(')
 class Built:
     library: Path | None
     error: str = ""
+    result: CompileResult | None = None     # nvcc's result: messages and ptxas resources (None: no nvcc)
 
 
 def launcher_symbol(rendered: RenderedKernel) -> str:
@@ -46,5 +47,5 @@ def build_library(source: str, arch: str, *, lineinfo: bool = True, filename: st
     except NvccNotFound as exc:
         return Built(None, str(exc))
     if not result.ok or result.artifact is None:
-        return Built(None, result.first_error() or "nvcc failed")
-    return Built(result.artifact)
+        return Built(None, result.first_error() or "nvcc failed", result)
+    return Built(result.artifact, "", result)

@@ -21,14 +21,12 @@ import time
 import traceback
 from typing import Any, Callable
 
-import numpy as np
-
-from ..ir.reference import to_storage
-from .compare import POISON_BYTE, compare, tolerance_for
+from .checks import Checks, ChecksOutOfMemory, checks_for
+from .compare import POISON_BYTE, tolerance_for
 from .device import GUARD_BYTES, DeviceSession, GuardedBuffer
+from ..ir.graph import Program
 from .inputs import concrete
 from .protocol import ChildGone, RunRequest, read_message, write_message
-from .references import TrialCache
 from .torch_reference import ReferenceTimer
 
 # cudaError_t values after which the context is unusable (illegal address, assert, hardware
@@ -72,10 +70,11 @@ class Launcher:
 
 
 class Child:
-    def __init__(self, session: DeviceSession, notify: Callable[[str], None]):
+    def __init__(self, session: DeviceSession, notify: Callable[[str], None], checks: Checks | None = None):
         self.session = session
         self.notify = notify
-        self.trials = TrialCache()
+        # DICE_RUNNER_CHECKS=host forces the numpy checks, =<torch device> the device checks
+        self.checks = checks or checks_for(session, os.environ.get("DICE_RUNNER_CHECKS") or None)
         self.reference = ReferenceTimer(session.l2_bytes)
 
     def handle(self, request: Any) -> dict:
@@ -92,6 +91,8 @@ class Child:
             return self._verify_and_time(req, launcher, buffers)
         except DeviceError as exc:
             return {"verdict": exc.verdict, "detail": exc.detail}
+        except ChecksOutOfMemory as exc:
+            return {"verdict": "out-of-memory", "detail": str(exc)}
         except self.session.cuda.MemoryError as exc:
             return {"verdict": "out-of-memory", "detail": f"allocating the buffers failed: {exc}"}
         except self.session.cuda.Error as exc:
@@ -105,47 +106,81 @@ class Child:
 
     def _verify_and_time(self, req: RunRequest, launcher: Launcher, buffers: list[GuardedBuffer]) -> dict:
         program = req.problem.program
-        out_dtype = program.output.dtype
-        storage = to_storage(np.zeros(1), out_dtype).dtype
         tolerance = tolerance_for(req.problem)
         guard = GUARD_BYTES if req.guards else 0
         worst = 0.0
         time_us = reference_us = None
-        for case, bindings in enumerate(req.shapes):
+        checks = self.checks
+        try:
+            for case, bindings in enumerate(req.shapes):
+                for b in buffers:
+                    b.free()
+                buffers.clear()
+                named, output = self._allocate(program, bindings, guard, buffers)
+                args = self._arguments(req, named, output, bindings)
+                where = f"at {bindings}" if bindings else "at the intent's shapes"
+                checks.begin(program, bindings, req.seed, case, req.trials, named, output)
+                for trial in range(req.trials):
+                    checks.prepare(trial)
+                    output.poison(POISON_BYTE)
+                    started = time.perf_counter()
+                    self._launch(launcher, args, f"trial {trial + 1} {where}")
+                    self._stage("launch", started)
+                    for name, buf in [*named.items(), (program.output_name, output)]:
+                        if (damage := buf.guards_intact()) is not None:
+                            detail = f"wrote out of bounds of '{name}' ({damage}), trial {trial + 1} {where}"
+                            return {"verdict": "out-of-bounds", "detail": detail}
+                    result = checks.check(trial, tolerance)
+                    if result.verdict != "ok":
+                        return {"verdict": result.verdict, "max_rel_err": result.max_rel_err,
+                                "detail": f"{result.detail}; trial {trial + 1} {where}"}
+                    worst = max(worst, result.max_rel_err or 0.0)
+                if req.time and case == 0:
+                    started = time.perf_counter()
+                    time_us = self._time(launcher, args, req.runs)
+                    self._stage("runs", started)
+                    if req.reference:
+                        started = time.perf_counter()
+                        reference_us = self.reference.time_us(program, bindings, runs=req.runs, seed=req.seed)
+                        self._stage("reference runs", started)
+        finally:
+            checks.finish()
+        return {"verdict": "ok", "max_rel_err": worst, "time_us": time_us, "reference_time_us": reference_us,
+                "detail": f"verified {req.trials} trials at {len(req.shapes)} shape(s)"}
+
+    def _allocate(self, program: Program, bindings: dict[str, int], guard: int,
+                  buffers: list[GuardedBuffer]) -> tuple[dict[str, GuardedBuffer], GuardedBuffer]:
+        """The candidate's input and output buffers (listed in `buffers` for freeing); what the
+        checks keep for later candidates is given back first if they do not fit."""
+        sizes = {name: decl.dtype.size * math.prod(concrete(decl.shape, bindings))
+                 for name, decl in program.inputs.items()}
+        out_size = program.output.dtype.size * math.prod(concrete(program.output.shape, bindings))
+        try:
+            return self._allocate_once(sizes, out_size, guard, buffers)
+        except self.session.cuda.MemoryError:
             for b in buffers:
                 b.free()
             buffers.clear()
-            named: dict[str, GuardedBuffer] = {}
-            for name, decl in program.inputs.items():
-                size = decl.dtype.size * math.prod(concrete(decl.shape, bindings))
-                named[name] = self.session.allocate(size, guard)
-            out_shape = concrete(program.output.shape, bindings)
-            output = self.session.allocate(out_dtype.size * math.prod(out_shape), guard)
-            buffers.extend([*named.values(), output])
-            args = self._arguments(req, named, output, bindings)
-            where = f"at {bindings}" if bindings else "at the intent's shapes"
-            trials = self.trials.get_many(program, bindings, req.seed, case, req.trials)
-            for trial, t in enumerate(trials):
-                for name, buf in named.items():
-                    buf.upload(to_storage(t.inputs[name], program.inputs[name].dtype))
-                output.poison(POISON_BYTE)
-                self._launch(launcher, args, f"trial {trial + 1} {where}")
-                raw = output.download(storage)
-                for name, buf in [*named.items(), (program.output_name, output)]:
-                    if (damage := buf.guards_intact()) is not None:
-                        detail = f"wrote out of bounds of '{name}' ({damage}), trial {trial + 1} {where}"
-                        return {"verdict": "out-of-bounds", "detail": detail}
-                result = compare(raw, t.expected, out_dtype, tolerance, t.tie_values, t.tie_dim)
-                if result.verdict != "ok":
-                    return {"verdict": result.verdict, "max_rel_err": result.max_rel_err,
-                            "detail": f"{result.detail}; trial {trial + 1} {where}"}
-                worst = max(worst, result.max_rel_err or 0.0)
-            if req.time and case == 0:
-                time_us = self._time(launcher, args, req.runs)
-                if req.reference:
-                    reference_us = self.reference.time_us(program, bindings, runs=req.runs, seed=req.seed)
-        return {"verdict": "ok", "max_rel_err": worst, "time_us": time_us, "reference_time_us": reference_us,
-                "detail": f"verified {req.trials} trials at {len(req.shapes)} shape(s)"}
+            self.checks.release()
+        return self._allocate_once(sizes, out_size, guard, buffers)
+
+    def _allocate_once(self, sizes: dict[str, int], out_size: int, guard: int,
+                       buffers: list[GuardedBuffer]) -> tuple[dict[str, GuardedBuffer], GuardedBuffer]:
+        named = {}
+        for name, size in sizes.items():
+            named[name] = self.session.allocate(size, guard)
+            buffers.append(named[name])
+        output = self.session.allocate(out_size, guard)
+        buffers.append(output)
+        return named, output
+
+    def _stage(self, stage: str, started: float) -> None:
+        self.checks.stages[stage] = self.checks.stages.get(stage, 0.0) + time.perf_counter() - started
+
+    def take_stages(self) -> dict[str, float]:
+        """Seconds per stage since the last call (inputs, reference, launch, check, runs, ...)."""
+        stages, self.checks.stages = self.checks.stages, {}
+        return stages
 
     @staticmethod
     def _arguments(req: RunRequest, named: dict[str, GuardedBuffer], output: GuardedBuffer,
@@ -186,8 +221,10 @@ def serve(device: int) -> int:
     except Exception as exc:   # no pycuda, no driver, no device: all mean "no GPU here"
         write_message(replies, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
         return 0
-    write_message(replies, {"ok": True, **session.describe()})
+    # Made before the hello, so that start-up (torch's import for the device checks included) is
+    # over when the parent sees the child as ready.
     child = Child(session, lambda event: write_message(replies, {"event": event}))
+    write_message(replies, {"ok": True, **session.describe()})
     while True:
         try:
             request = read_message(requests)
@@ -204,6 +241,7 @@ def serve(device: int) -> int:
 def _handle_safely(child: Child, request: Any) -> dict:
     try:
         reply = child.handle(request)
+        reply["stages"] = child.take_stages()
     except Exception:
         reply = {"verdict": "crash", "detail": "runner child error:\n" + traceback.format_exc(limit=6)}
     harmless = ("ok", "mismatch", "unwritten", "compile-error")
@@ -216,7 +254,9 @@ def run_once(device: int, request_path: str, reply_path: str) -> int:
     """One request from a file, for compute-sanitizer and ncu (they wrap a whole process)."""
     with open(request_path, "rb") as f:
         request = pickle.load(f)
-    child = Child(DeviceSession(device), lambda event: None)
+    # Host checks: under compute-sanitizer and ncu only the candidate's kernels should run
+    # (torch's draws, reference and comparison would be checked and profiled too).
+    child = Child(DeviceSession(device), lambda event: None, checks_for(None, "host"))
     reply = _handle_safely(child, request)
     with open(reply_path, "wb") as f:
         pickle.dump(reply, f)

@@ -87,21 +87,21 @@ def compare(raw: np.ndarray, ref: np.ndarray, dtype: DType, tol: Tolerance,
         return Comparison("mismatch", float("inf"), f"{int(bad.sum())} NaN outputs (first at index {first})")
     diff = np.abs(got - want)
     if diff.size == 0:
-        return _verdict(0.0, tol, "")
+        return verdict(0.0, tol, "")
     if tol.mode == "normwise":
         scale = max(float(np.linalg.norm(want.astype(np.float64))), 1e-30)
         err = float(np.linalg.norm(diff.astype(np.float64))) / scale
-        return _verdict(err, tol, f"largest difference at index {_index(int(np.argmax(diff)), shape)}")
+        return verdict(err, tol, f"largest difference at index {_index(int(np.argmax(diff)), shape)}")
     rms = float(np.sqrt(np.mean(np.square(want, dtype=np.float64))))
     floor = (1e-3 * rms if tol.mode == "elementwise" else rms) + 1e-30
     rel = diff / (np.abs(want) + work(floor))
     flat = int(np.argmax(rel))
     worst = _index(flat, shape)
     detail = f"worst at index {worst}: got {float(got[worst])!r}, expected {float(want[worst])!r}"
-    return _verdict(float(rel.reshape(-1)[flat]), tol, detail)
+    return verdict(float(rel.reshape(-1)[flat]), tol, detail)
 
 
-def _verdict(err: float, tol: Tolerance, detail: str) -> Comparison:
+def verdict(err: float, tol: Tolerance, detail: str) -> Comparison:
     if err <= tol.limit:
         return Comparison("ok", err, f"max error {err:.2e} within {tol.limit:.0e} ({tol.mode})")
     return Comparison("mismatch", err, f"error {err:.2e} exceeds {tol.limit:.0e} ({tol.mode}); {detail}")

@@ -3,6 +3,7 @@ timing with an L2 flush, and the machine's ceilings. Imported only inside a runn
 from __future__ import annotations
 
 import atexit
+import math
 import statistics
 from typing import Callable
 
@@ -10,6 +11,18 @@ import numpy as np
 
 GUARD_BYTES = 64 << 10      # canary zone before and after every buffer (catches small overruns)
 GUARD_BYTE = 0xA5
+# Long calls get fewer timed runs: one measurement stays near this many seconds (never fewer
+# than MIN_RUNS runs), so a 10 ms GEMM is not run 55 times per candidate.
+TIMED_SECONDS = 0.25
+MIN_RUNS = 10
+
+
+def run_counts(estimate_s: float, runs: int, warmup: int) -> tuple[int, int]:
+    """(warm-up, timed) runs for a call that took about `estimate_s` seconds once."""
+    if estimate_s <= 0:
+        return warmup, runs
+    fitted = max(MIN_RUNS, math.floor(TIMED_SECONDS / estimate_s))
+    return min(warmup, max(1, fitted // 5)), min(runs, fitted)
 
 
 class DeviceSession:
@@ -18,6 +31,7 @@ class DeviceSession:
 
         cuda.init()
         self.cuda = cuda
+        self.index = index
         self.device = cuda.Device(index)
         # The primary context is the one the runtime API inside the candidate's .so also uses.
         self.context = self.device.retain_primary_context()
@@ -54,20 +68,24 @@ class DeviceSession:
             self._flush = self.cuda.mem_alloc(size)
         self.cuda.memset_d32(self._flush, 0x3F800000, size // 4)
 
+    def _timed(self, run: Callable[[], None]) -> tuple:
+        self.flush_l2()
+        start, end = self.cuda.Event(), self.cuda.Event()
+        start.record()
+        run()
+        end.record()
+        return start, end
+
     def time_us(self, run: Callable[[], None], *, runs: int = 50, warmup: int = 5) -> list[float]:
-        """Per-run times in µs: events around `run` only, L2 flushed before each run."""
-        for _ in range(warmup):
-            self.flush_l2()
-            run()
+        """Per-run times in µs: events around `run` only, L2 flushed before each run. The first
+        warm-up run sizes the rest: long runs get fewer repetitions (`run_counts`)."""
+        start, end = self._timed(run)
+        end.synchronize()
+        warmup, runs = run_counts(end.time_since(start) * 1e-3, runs, warmup)
+        for _ in range(warmup - 1):
+            self._timed(run)
         self.context.synchronize()
-        pairs = []
-        for _ in range(runs):
-            self.flush_l2()
-            start, end = self.cuda.Event(), self.cuda.Event()
-            start.record()
-            run()
-            end.record()
-            pairs.append((start, end))
+        pairs = [self._timed(run) for _ in range(runs)]
         pairs[-1][1].synchronize()
         return [end.time_since(start) * 1000.0 for start, end in pairs]
 
@@ -124,8 +142,9 @@ class GuardedBuffer:
         self.guard = guard_bytes
         self.base = cuda.mem_alloc(max(1, nbytes + 2 * guard_bytes))
         self.ptr = int(self.base) + guard_bytes
-        if guard_bytes:
-            cuda.memset_d8(self.base, GUARD_BYTE, nbytes + 2 * guard_bytes)
+        if guard_bytes:   # the canaries only: the usable bytes are poisoned or written before use
+            cuda.memset_d8(self.base, GUARD_BYTE, guard_bytes)
+            cuda.memset_d8(self.ptr + nbytes, GUARD_BYTE, guard_bytes)
 
     def upload(self, data: np.ndarray) -> None:
         assert data.nbytes == self.nbytes

@@ -11,6 +11,11 @@ from typing import Any
 from ..compile import NvccNotFound, find_nvcc
 
 
+PYCUDA_HINT = "pip install pycuda (from a checkout: pip install -e '.[gpu]')"
+_GPU_HINT = ("no NVIDIA GPU or driver seen; kernels are still generated and built by nvcc and ranked by the "
+             "cost model, but not verified or timed")
+
+
 def _run(argv: list[str]) -> str | None:
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
@@ -46,10 +51,15 @@ def doctor() -> dict[str, dict[str, Any]]:
     gpus = [[part.strip() for part in line.split(",")] for line in (rows or "").splitlines() if line.strip()]
     report["gpu"] = {"found": bool(gpus), "names": [g[0] for g in gpus],
                      "driver": gpus[0][1] if gpus and len(gpus[0]) > 1 else None}
+    if not gpus:
+        report["gpu"]["hint"] = _GPU_HINT if smi else "nvidia-smi not found: " + _GPU_HINT
     if importlib.util.find_spec("pycuda") is not None:
         report["pycuda"] = {"found": True, "version": importlib.metadata.version("pycuda")}
     else:
-        report["pycuda"] = {"found": False, "version": None, "hint": "pip install 'dice-cuda[gpu]'"}
-    report["ncu"] = _tool("ncu", r"Version (\S+)")
-    report["compute-sanitizer"] = _tool("compute-sanitizer", r"Version (\S+)")
+        report["pycuda"] = {"found": False, "version": None, "hint": PYCUDA_HINT}
+    for tool in ("ncu", "compute-sanitizer"):
+        report[tool] = _tool(tool, r"Version (\S+)")
+        if not report[tool]["found"]:
+            report[tool]["hint"] = (f"part of the CUDA Toolkit: put its bin/ folder on PATH; needed for "
+                                    f"{'dice check --gpu' if tool == 'compute-sanitizer' else 'profiling'}")
     return report

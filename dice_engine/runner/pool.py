@@ -23,7 +23,8 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from ..sketches.base import RenderedKernel
 from . import ceilings as ceiling_cache
-from .build import build_library, launcher_symbol
+from .build import Built, build_library, launcher_symbol
+from .doctor import PYCUDA_HINT
 from .env import child_environment
 from .inputs import shapes_to_check
 from .metrics import Ceilings, rates
@@ -133,6 +134,9 @@ class GpuRunner:
         self._no_gpu: str | None = None
         self._ceilings: Ceilings | None = None
         self._overheads_ms: list[float] = []
+        self._stages_s: dict[str, float] = {}
+        self._stages_lock = threading.Lock()
+        self._hello: dict[str, Any] | None = None
         self.restarts = 0
 
     # -- availability ---------------------------------------------------------------------
@@ -157,7 +161,7 @@ class GpuRunner:
     def _current(self) -> _Child:
         if self._child is None:
             if not self._custom_child and importlib.util.find_spec("pycuda") is None:
-                raise NoGpu("pycuda is not installed (pip install 'dice-cuda[gpu]')")
+                raise NoGpu(f"pycuda is not installed ({PYCUDA_HINT})")
             self._child = self._spare or _Child(self.command)
             self._spare = None
             try:
@@ -170,6 +174,7 @@ class GpuRunner:
             if not hello["ok"]:
                 self._discard()
                 raise NoGpu(hello.get("error", "no GPU"))
+            self._hello = dict(hello)
         if self._spare is None and self.spares > 0:
             self._spare = _Child(self.command)
         return self._child
@@ -181,16 +186,40 @@ class GpuRunner:
 
     # -- evaluation -----------------------------------------------------------------------
 
+    def build_arch(self) -> str | None:
+        """The arch candidates' libraries are built for (this GPU's), None without a GPU."""
+        hello = self._hello     # read without the lock, which a running candidate holds
+        if hello is None:
+            if not self.available():
+                return None
+            hello = self.gpu
+        return hello.get("arch")
+
+    def prepare(self, rendered: RenderedKernel, arch: ArchSpec | str | None = None) -> Built | None:
+        """Build `rendered`'s library for this GPU (thread-safe; the search calls it beside its
+        own compile, then hands the result to `evaluate`). None without a GPU."""
+        gpu_arch = self.build_arch()
+        if gpu_arch is None:
+            return None
+        target = rendered.compile_arch(gpu_arch)
+        kernel = rendered.kernel_names[0].split("::")[-1] if rendered.kernel_names else "kernel"
+        started = time.monotonic()
+        built = build_library(rendered.source, target, filename=f"{kernel}.cu")
+        self._add_stages({"build": time.monotonic() - started})
+        return built
+
     def evaluate(self, rendered: RenderedKernel, problem: Problem, arch: ArchSpec | str | None = None, *,
-                 trials: int | None = None, time: bool = True) -> RunReport:
-        """Compile `rendered`, verify it against the reference at the intent's shapes (and an odd
-        shape when the intent has symbols) over fresh random inputs, and time it.
+                 trials: int | None = None, time: bool = True, built: Built | None = None) -> RunReport:
+        """Compile `rendered` (unless `built` by `prepare`), verify it against the reference at the
+        intent's shapes (and an odd shape when the intent has symbols) over fresh random inputs,
+        and time it.
 
         The library is built for the GPU that runs it; `arch` names the generation target only."""
         if not self.available():
             return failed("no-gpu", self._no_gpu or "no GPU")
-        target = rendered.compile_arch(self.gpu.get("arch") or _arch_name(arch))
-        built = build_library(rendered.source, target)
+        built = built or self.prepare(rendered, arch)
+        if built is None:
+            return failed("no-gpu", self._no_gpu or "no GPU")
         if built.library is None:
             return failed("compile-error", built.error)
         return self.run_library(str(built.library), launcher_symbol(rendered), rendered, problem,
@@ -217,6 +246,8 @@ class GpuRunner:
             if "busy_s" in reply:
                 report.overhead_ms = max(0.0, (wall - reply["busy_s"]) * 1e3)
                 self._overheads_ms.append(report.overhead_ms)
+                self._add_stages({"transfer": report.overhead_ms * 1e-3})
+            self._add_stages(reply.get("stages", {}))
             if report.time_us:
                 measured = rates(problem, request.shapes[0], report.time_us, self.ceilings())
                 report.gbps, report.tflops = measured.gbps, measured.tflops
@@ -277,10 +308,19 @@ class GpuRunner:
                         ceiling_cache.store(self._ceilings, driver)
             return self._ceilings
 
+    def _add_stages(self, stages: dict[str, float]) -> None:
+        with self._stages_lock:
+            for stage, seconds in stages.items():
+                self._stages_s[stage] = self._stages_s.get(stage, 0.0) + seconds
+
     def stats(self) -> dict[str, Any]:
+        """Candidates run, child restarts, the median parent-side overhead per candidate, and
+        seconds per stage so far: build (nvcc for the runner's library), transfer (request and
+        reply), and the child's inputs, reference, launch, check, runs, reference runs."""
         overheads = sorted(self._overheads_ms)
         return {"candidates": len(overheads), "restarts": self.restarts,
-                "median_overhead_ms": overheads[len(overheads) // 2] if overheads else None}
+                "median_overhead_ms": overheads[len(overheads) // 2] if overheads else None,
+                "stages_s": dict(self._stages_s)}
 
     # -- lifetime -------------------------------------------------------------------------
 

@@ -43,7 +43,7 @@ class ReferenceTimer:
     def _measure(self, program: Program, bindings: dict[str, int], runs: int, seed: int) -> float | None:
         import torch
 
-        from ..bench.baseline import TorchTimer, time_eager, torch_inputs
+        from .torch_timing import TorchTimer, time_eager, torch_inputs
 
         if self._timer is None or self._timer.runs != runs:
             self._timer = TorchTimer(self.l2_bytes, runs=runs)

@@ -65,8 +65,8 @@ class WgmmaGemm(Sketch):
             return gp
         if gp.in_dtype.name not in ("f16", "bf16"):
             return f"wgmma GEMM serves f16/bf16 operands, not {gp.in_dtype}"
-        if arch.sm_number != 90:
-            return f"wgmma needs sm_90 (Hopper), not {arch.name}"
+        if not arch.has_wgmma:
+            return f"wgmma exists only on sm_90a (Hopper), not on {arch.name}"
         for which, op in (("A", gp.a), ("B", gp.b)):
             ld = op.leading_dim(which, gp)
             if not gp.is_multiple(ld, _CHUNK):

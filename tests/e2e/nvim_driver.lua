@@ -1,11 +1,19 @@
 -- Drives Neovim headless for test_nvim.py: open a .cu, wait for diagnostics, run the generate
--- action, wait for the kernel in the buffer, read a hover; write what happened as JSON.
+-- action, wait for the kernel in the buffer and the final status the user is told, read
+-- :DiceStatus and a hover; write what happened as JSON.
 -- Environment: DICE_NVIM_RTP (editors/nvim), DICE_LSP_CMD (JSON list), DICE_FILE, DICE_OUT,
 -- DICE_INTENT_LINE (0-based).
 local out = {}
 local function finish()
   vim.fn.writefile({ vim.fn.json_encode(out) }, os.getenv("DICE_OUT"))
   vim.cmd("qall!")
+end
+
+out.notified = {} -- what vim.notify showed the user, in order
+local shown = vim.notify
+vim.notify = function(message, level, opts)
+  table.insert(out.notified, { message = message, level = level or vim.NIL })
+  return shown(message, level, opts)
 end
 
 local ok, err = pcall(function()
@@ -41,6 +49,15 @@ local ok, err = pcall(function()
     return done
   end, 50)
   out.text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
+  out.final_status_shown = vim.wait(10000, function()
+    for _, n in ipairs(out.notified) do
+      if n.message:find("^DICE: done") then
+        return true
+      end
+    end
+    return false
+  end, 50)
+  out.dice_status = vim.api.nvim_exec("DiceStatus", true)
 
   local kernel_line, kernel_col
   for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do

@@ -137,7 +137,7 @@ async def test_words_intents_never_get_a_guessed_size(session):
 # --- generation and streaming -----------------------------------------------------------------
 
 @needs_nvcc
-async def test_generate_streams_edits_with_progress(session):
+async def test_generate_streams_edits_with_progress(session, tmp_path: Path):
     editor = await session(settings={"budget": 8})
     uri = editor.open("fused.cu", INTENT_FILE)
     before, after = outside_region(INTENT_FILE)
@@ -162,6 +162,9 @@ async def test_generate_streams_edits_with_progress(session):
     reports = [v for v in values if isinstance(v, types.WorkDoneProgressReport)]
     assert len(reports) >= 2 and all(r.message.startswith("round ") for r in reports)
     assert values[-1].message.startswith("done:")
+    log = (tmp_path / "dice-lsp.log").read_text()       # the log tells the generation's story too
+    assert f"generation started in {uri} (arch sm_90): y = relu(" in log
+    assert f"generation ended in {uri} after" in log and "s: done: round" in log
 
 
 @needs_nvcc
@@ -355,6 +358,19 @@ async def test_hover_and_code_lens_show_resources_and_generation(session):
     assert {lens.range.start.line for lens in lenses} <= kernel_lines
 
 
+async def test_did_you_mean_is_a_quick_fix_on_the_intent(session):
+    editor = await session()
+    text = "#include <cuda_runtime.h>\n// @dice: y = softmx(x, dim=1); x: f32[4096, 1024]\nint main() {}\n"
+    uri = editor.open("typo.cu", text)
+    await editor.diagnostics(uri, version=1, where=lambda d: "DICE-I001" in codes(d))
+    actions = await editor.code_actions(uri, 1, only_kind=types.CodeActionKind.QuickFix)
+    (fix,) = [a for a in actions if a.diagnostics and a.diagnostics[0].code == "DICE-I001"]
+    assert fix.title == "DICE: Replace 'softmx' with 'softmax'"
+    await editor.on_apply_edit(types.ApplyWorkspaceEditParams(edit=fix.edit))
+    await editor.diagnostics(uri, version=2, where=lambda d: "DICE-I001" not in codes(d))
+    assert editor.text(uri) == text.replace("softmx", "softmax")
+
+
 async def test_launch_hover_and_quick_fix(session):
     editor = await session()
     uri = editor.open("scale.cu", STATIC_FILE)
@@ -416,3 +432,16 @@ async def test_settings_from_initialization_options_then_configuration(session):
     await change_settings(editor, {"arch": "RTX 4090"})
     titles = [a.title for a in await editor.code_actions(uri, INTENT_LINE)]
     assert "DICE: Tune for sm_89 (GeForce RTX 4090)" in titles
+
+
+async def test_blackwell_arch_setting_is_honoured_and_a_bogus_one_is_shown(session):
+    editor = await session(init_options={"arch": "sm_100"}, settings={"arch": None})
+    uri = editor.open("fused.cu", INTENT_FILE)
+    titles = [a.title for a in await editor.code_actions(uri, INTENT_LINE)]
+    assert "DICE: Tune for sm_100 (B200)" in titles
+
+    await change_settings(editor, {"arch": "bogus"})
+    warnings = [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
+    assert any("dice.arch = 'bogus' ignored" in m and "keeping 'sm_100'" in m for m in warnings), warnings
+    titles = [a.title for a in await editor.code_actions(uri, INTENT_LINE)]
+    assert "DICE: Tune for sm_100 (B200)" in titles

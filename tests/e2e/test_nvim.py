@@ -48,3 +48,70 @@ def test_neovim_gets_diagnostics_a_streamed_kernel_and_a_hover(tmp_path):
     assert site.region is not None and not site.region.stale and not site.region.edited
     assert result["text"].startswith(STATIC_FILE.rstrip("\n"))
     assert "DICE" in result["hover"] and "__global__" in result["text"]
+    # The end of the generation is told by default (issue 18, point 3), and :DiceStatus says it again.
+    assert result["final_status_shown"], result["notified"]
+    done = [n for n in result["notified"] if n["message"].startswith("DICE: done: round")]
+    assert done and done[0]["level"] == 2, result["notified"]      # vim.log.levels.INFO
+    status = result["dice_status"]
+    assert "DICE target: sm_90, GPU runs off" in status and "generation: done: round" in status
+    assert f"servers: {tmp_path}" in status and f"log: {tmp_path / 'lsp.log'}" in status
+
+
+def run_lua(tmp_path, lua: str, env: dict[str, str] | None = None) -> dict:
+    """Run `lua` in headless Neovim with editors/nvim on the runtime path; it fills `out`."""
+    script = tmp_path / "script.lua"
+    result = tmp_path / "result.json"
+    script.write_text(
+        f'vim.opt.runtimepath:append({json.dumps(str(REPO / "editors" / "nvim"))})\n'
+        "local out = {}\n"
+        f"local ok, err = pcall(function()\n{lua}\nend)\n"
+        "if not ok then out.lua_error = tostring(err) end\n"
+        f"vim.fn.writefile({{ vim.fn.json_encode(out) }}, {json.dumps(str(result))})\n"
+        "vim.cmd('qall!')\n", encoding="utf-8")
+    proc = subprocess.run([NVIM, "--headless", "--clean", "-c", f"luafile {script}"], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path, env={**os.environ, **(env or {})})
+    assert result.exists(), proc.stderr
+    out = json.loads(result.read_text())
+    assert "lua_error" not in out, out["lua_error"]
+    return out
+
+
+needs_nvim = pytest.mark.skipif(NVIM is None and not os.environ.get("CI"),
+                                reason="nvim is not installed (apt-get install -y neovim)")
+
+
+@needs_nvim
+def test_the_root_is_the_nearest_folder_with_a_marker(tmp_path):
+    for path in ("parent/projA/CMakeLists.txt", "parent/projA/src/k.cu", "parent/projB/CMakeLists.txt",
+                 "parent/projB/k.cu", "repo/.git/HEAD", "repo/a/b/k.cu", "loose/k.cu"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("")
+    roots = run_lua(tmp_path, """
+      local dice = require("dice")
+      local files = { "parent/projA/src/k.cu", "parent/projB/k.cu", "repo/a/b/k.cu", "loose/k.cu" }
+      for _, name in ipairs(files) do
+        out[name] = dice.root_dir(vim.fn.getcwd() .. "/" .. name)
+      end""")
+    assert roots == {"parent/projA/src/k.cu": str(tmp_path / "parent" / "projA"),
+                     "parent/projB/k.cu": str(tmp_path / "parent" / "projB"),
+                     "repo/a/b/k.cu": str(tmp_path / "repo"),
+                     "loose/k.cu": str(tmp_path / "loose")}
+
+
+@needs_nvim
+def test_checkhealth_dice_reports_the_server_nvcc_and_the_log(tmp_path):
+    cmd = json.dumps([sys.executable, "-m", "dice_lsp", "--log-file", str(tmp_path / "lsp.log")])
+    missing = json.dumps([str(tmp_path / "no-such-dice-lsp")])
+    out = run_lua(tmp_path, f"""
+      local dice = require("dice")
+      dice.setup({{ cmd = vim.fn.json_decode('{cmd}') }})
+      vim.cmd("checkhealth dice")
+      out.good = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\\n")
+      dice.setup({{ cmd = vim.fn.json_decode('{missing}') }})
+      vim.cmd("checkhealth dice")
+      out.bad = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\\n")
+      out.status = vim.api.nvim_exec("DiceStatus", true)""", env=environment())
+    assert "OK: language server: dice-lsp" in out["good"] and "setup() ran" in out["good"]
+    assert f"log file: {tmp_path / 'lsp.log'}" in out["good"]
+    assert "ERROR: language server" in out["bad"] and "pip install -e ." in out["bad"]
+    assert "generation: none yet" in out["status"] and "servers: none running" in out["status"]

@@ -27,3 +27,18 @@ def test_bad_values_are_ignored_and_the_rest_applies():
 def test_non_mapping_payloads_change_nothing():
     base = Settings(budget=7)
     assert merge(base, None) is base and merge(base, ["arch"]) is base
+
+
+def test_blackwell_targets_are_honoured():
+    assert merge(Settings(), {"arch": "sm_100"}).arch == "sm_100"
+    assert merge(Settings(), {"arch": "RTX 5090"}).arch == "sm_120"
+    assert merge(Settings(), {"dice.arch": "B200"}).arch == "sm_100"
+
+
+def test_an_unknown_arch_is_reported_in_one_line_and_the_old_one_kept():
+    problems: list[str] = []
+    s = merge(Settings(arch="sm_80"), {"arch": "bogus", "budget": 3}, problems)
+    assert s.arch == "sm_80" and s.budget == 3
+    (line,) = problems
+    assert "\n" not in line and "dice.arch = 'bogus'" in line and "unknown GPU or architecture" in line
+    assert "keeping 'sm_80'" in line

@@ -127,3 +127,67 @@ def test_goal_registers_trades_time_for_fewer_registers():
     lean = list(_search(goal="registers", **kw).run())[-1].evaluation
     assert fastest.tokens["threads"] == 512     # 1024 threads × 80 registers exceed the register file
     assert lean.resources["registers"] < fastest.resources["registers"] and lean.time_us > fastest.time_us
+
+
+class PreparingRunner(ThreadsRunner):
+    """Builds each candidate ahead (off the search's thread) and gets the build in evaluate."""
+
+    def __init__(self):
+        self.prepared: dict[int, str] = {}
+        self.handed: list[bool] = []
+        self.loop_thread = threading.get_ident()
+
+    def prepare(self, rendered, arch):
+        self.prepared[id(rendered)] = threading.current_thread().name
+        return f"built {id(rendered)}"
+
+    def evaluate(self, rendered, problem, arch, built=None):
+        self.handed.append(built == f"built {id(rendered)}")
+        return super().evaluate(rendered, problem, arch)
+
+
+def test_a_runner_that_prepares_builds_beside_the_compile_and_gets_its_build():
+    runner = PreparingRunner()
+    search = _search(runner=runner, budget=8)
+    list(search.run())
+    measured = [e for e in search.history if e.status == "ok"]
+    assert measured and len(runner.handed) == len(measured) and all(runner.handed)
+    assert all(name != threading.current_thread().name for name in runner.prepared.values())
+
+
+class BuildingRunner:
+    """Builds real libraries (nvcc) for `gpu_arch` and passes every candidate."""
+
+    def __init__(self, gpu_arch: str):
+        self.gpu_arch = gpu_arch
+        self.handed: list[object] = []
+
+    def build_arch(self) -> str:
+        return self.gpu_arch
+
+    def prepare(self, rendered, arch):
+        from dice_engine.runner.build import build_library
+
+        return build_library(rendered.source, rendered.compile_arch(self.gpu_arch))
+
+    def evaluate(self, rendered, problem, arch, built=None):
+        self.handed.append(built)
+        return RunReport(True, "ok", time_us=100 + 1000 / rendered.tokens["threads"])
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA toolkit) not installed")
+@pytest.mark.parametrize("gpu_arch, own_compiles", [("sm_80", 0), ("sm_86", 3)])
+def test_the_runners_build_is_the_compile_when_it_targets_the_search_arch(tmp_path, monkeypatch,
+                                                                           gpu_arch, own_compiles):
+    from dice_engine.refine import loop
+
+    monkeypatch.setenv("DICE_CACHE_DIR", str(tmp_path))
+    calls: list[str] = []
+    real = loop.compile_cuda
+    monkeypatch.setattr(loop, "compile_cuda", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    runner = BuildingRunner(gpu_arch)
+    search = Search(scale_problem(), A100, [TinySketch()], "scale", budget=3, seed=0, runner=runner)
+    found = list(search.run())
+    assert found and len(runner.handed) == 3 and all(b.library is not None for b in runner.handed)
+    assert len(calls) == own_compiles              # A100 is sm_80: an sm_80 build serves as the compile
+    assert all(0 < e.resources["registers"] <= 255 for e in search.history)

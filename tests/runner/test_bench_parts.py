@@ -13,7 +13,7 @@ from dice_engine.bench.cases import SUITE
 from dice_engine.bench.plan import registry_candidates
 from dice_engine.bench.report import summary, to_markdown
 from dice_engine.bench.suite import BenchRow
-from dice_engine.bench.torch_program import torch_function
+from dice_engine.runner.torch_program import torch_function
 from dice_engine.intent import parse_intent
 from dice_engine.ir import reference
 from dice_engine.ir.patterns import classify

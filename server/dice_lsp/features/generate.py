@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -159,6 +160,7 @@ async def run(server: "DiceServer", stream: Stream, *, apply: bool,
         await previous.finished.wait()
     outcome = Outcome()
     began = False
+    started = time.monotonic()
     try:
         site = find_site(server, request.uri, request.hash)
         if site is None:
@@ -168,6 +170,8 @@ async def run(server: "DiceServer", stream: Stream, *, apply: bool,
             outcome.error = ("the region was edited by hand; use “DICE: Regenerate kernel (replace your "
                              "edits in the region)” to overwrite it")
             return outcome
+        log.info("generation started in %s (arch %s): %s", request.uri, request.arch or server.settings.arch,
+                 " ".join(site.text.split())[:120])
         if progress is not None:
             server.work_done_progress.begin(progress, types.WorkDoneProgressBegin(
                 title="DICE: generating kernel", cancellable=True, message=site.text[:80]))
@@ -185,6 +189,8 @@ async def run(server: "DiceServer", stream: Stream, *, apply: bool,
         outcome.error = f"generation failed: {exc}"
     finally:
         outcome.stopped = outcome.stopped or stream.cancel.reason
+        log.info("generation ended in %s after %.1f s: %s", request.uri, time.monotonic() - started,
+                 _end_message(outcome))
         if began:
             server.work_done_progress.end(progress, types.WorkDoneProgressEnd(message=_end_message(outcome)))
         stream.finished.set()

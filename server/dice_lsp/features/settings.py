@@ -66,8 +66,9 @@ def _coerce(field_name: str, value: Any) -> Any:
     return value
 
 
-def merge(base: Settings, raw: Any) -> Settings:
-    """`base` updated by whatever `dice.*` keys `raw` holds; bad values are logged and ignored."""
+def merge(base: Settings, raw: Any, problems: list[str] | None = None) -> Settings:
+    """`base` updated by whatever `dice.*` keys `raw` holds; bad values are logged, ignored and,
+    one line each, appended to `problems` for the user to see."""
     if not isinstance(raw, Mapping):
         return base
     if isinstance(raw.get(SECTION), Mapping):
@@ -82,6 +83,9 @@ def merge(base: Settings, raw: Any) -> Settings:
             changes[field_name] = _coerce(field_name, value)
         except (KeyError, TypeError, ValueError) as exc:
             log.warning("ignoring setting dice.%s=%r: %s", key, value, exc)
+            if problems is not None:
+                kept = getattr(base, field_name)
+                problems.append(f"DICE: setting dice.{key} = {value!r} ignored ({exc}); keeping {kept!r}")
     return replace(base, **changes)
 
 
@@ -99,15 +103,23 @@ def register(server: "DiceServer") -> None:
     from . import status
     from .diagnostics import refresh_all, warm_up_worker
 
+    problems: list[str] = []     # bad settings, shown once the client can take messages
+
+    def show_problems(ls: "DiceServer") -> None:
+        for line in dict.fromkeys(problems):
+            ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, line))
+        problems.clear()
+
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: "DiceServer", params: types.InitializeParams) -> None:
-        ls.settings = merge(ls.settings, params.initialization_options)
+        ls.settings = merge(ls.settings, params.initialization_options, problems)
 
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: "DiceServer", _params: types.InitializedParams) -> None:
         import asyncio
         attach_client_handler(ls, asyncio.get_running_loop())
-        await pull(ls)
+        await pull(ls, problems)
+        show_problems(ls)
         ls.documents.set_arch(ls.settings.arch)
         log.info("dice-lsp ready: %s", describe(ls.settings))
         ls.workers.warm_up(warm_up_worker)
@@ -118,9 +130,10 @@ def register(server: "DiceServer") -> None:
     async def on_did_change_configuration(ls: "DiceServer",
                                           params: types.DidChangeConfigurationParams) -> None:
         if ls.client_pulls_configuration:
-            await pull(ls)
+            await pull(ls, problems)
         else:
-            ls.settings = merge(ls.settings, params.settings)
+            ls.settings = merge(ls.settings, params.settings, problems)
+        show_problems(ls)
         ls.documents.set_arch(ls.settings.arch)
         log.info("settings changed: %s", describe(ls.settings))
         await ls.workers.in_thread(gpu_runner, ls)
@@ -128,7 +141,7 @@ def register(server: "DiceServer") -> None:
         refresh_all(ls)
 
 
-async def pull(server: "DiceServer") -> None:
+async def pull(server: "DiceServer", problems: list[str] | None = None) -> None:
     """Ask the client for the `dice` section (workspace/configuration), when it can answer."""
     from lsprotocol import types
 
@@ -140,4 +153,4 @@ async def pull(server: "DiceServer") -> None:
     except Exception as exc:  # a client that fails the request keeps the settings we have
         log.warning("workspace/configuration failed: %s", exc)
         return
-    server.settings = merge(server.settings, section)
+    server.settings = merge(server.settings, section, problems)

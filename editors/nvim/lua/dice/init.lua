@@ -5,7 +5,10 @@ local M = {}
 M.defaults = {
   cmd = { "dice-lsp" },
   filetypes = { "cuda" },
+  -- The project root is the nearest folder above the file that holds one of these.
   root_markers = { ".git", "pyproject.toml", "CMakeLists.txt", "Makefile" },
+  -- Show generation progress in the message area and the final status with vim.notify.
+  notify = true,
   -- The `dice` section: sent as initializationOptions and answered to workspace/configuration.
   settings = {
     dice = {
@@ -20,23 +23,77 @@ M.defaults = {
 }
 
 M.status = {} -- the last dice/status notification: { arch, gpu, progress }
+M.last = nil -- the last generation's final status ("done: …", "stopped: …", "failed: …")
 
 local config = nil
 local clients = {} -- root_dir -> client id
 
-local function root_dir(bufnr)
-  local path = vim.api.nvim_buf_get_name(bufnr)
+--- The project root of `path`: the nearest folder at or above the file's folder that holds one
+--- of `markers` (a file such as CMakeLists.txt or a folder such as .git), else the file's folder.
+function M.root_dir(path, markers)
   local dir = vim.fn.fnamemodify(path, ":p:h")
-  for _, marker in ipairs(config.root_markers) do
-    local found = vim.fn.findfile(marker, dir .. ";")
-    if found == "" then
-      found = vim.fn.finddir(marker, dir .. ";")
+  local folder = dir
+  while true do
+    for _, marker in ipairs(markers or (config or M.defaults).root_markers) do
+      local candidate = folder .. "/" .. marker
+      if vim.fn.filereadable(candidate) == 1 or vim.fn.isdirectory(candidate) == 1 then
+        return folder
+      end
     end
-    if found ~= "" then
-      return vim.fn.fnamemodify(found, ":p:h:h")
+    local parent = vim.fn.fnamemodify(folder, ":h")
+    if parent == folder then
+      return dir
+    end
+    folder = parent
+  end
+end
+
+--- The server's log file, as dice-lsp chooses it (--log-file in cmd, else $XDG_STATE_HOME/dice).
+function M.log_file()
+  local cmd = (config or M.defaults).cmd
+  for i, arg in ipairs(cmd) do
+    if arg == "--log-file" and cmd[i + 1] then
+      return cmd[i + 1]
     end
   end
-  return dir
+  local state = os.getenv("XDG_STATE_HOME")
+  if state == nil or state == "" then
+    state = vim.fn.expand("~/.local/state")
+  end
+  return state .. "/dice/dice-lsp.log"
+end
+
+local function level_of(message)
+  if message:find("^failed") then
+    return vim.log.levels.ERROR
+  elseif message:find("^stopped") then
+    return vim.log.levels.WARN
+  end
+  return vim.log.levels.INFO
+end
+
+-- $/progress of a generation: each round in the message area, the end with vim.notify.
+-- Failures are already shown by the server's window/showMessage, so they are not repeated.
+local function on_progress(err, result, ctx, handler_config)
+  local default = vim.lsp.handlers["$/progress"]
+  if default then
+    default(err, result, ctx, handler_config)
+  end
+  local value = result and result.value
+  if type(value) ~= "table" then
+    return
+  end
+  if value.kind == "end" then
+    local message = value.message or "done"
+    M.last = message
+    if config.notify and not message:find("^failed") then
+      vim.notify("DICE: " .. message, level_of(message))
+    end
+  elseif config.notify and value.message then
+    local title = value.title and (value.title:gsub("^DICE: ", "") .. ": ") or ""
+    local text = "DICE: " .. title .. value.message
+    vim.api.nvim_echo({ { text:sub(1, math.max(20, vim.o.columns - 12)) } }, false, {})
+  end
 end
 
 local function start(root)
@@ -50,6 +107,7 @@ local function start(root)
       ["dice/status"] = function(_, result)
         M.status = result or {}
       end,
+      ["$/progress"] = on_progress,
     },
     on_init = function(client)
       client.notify("workspace/didChangeConfiguration", { settings = config.settings })
@@ -60,7 +118,7 @@ end
 --- Attach `bufnr` to the DICE server of its project, starting the server when needed.
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
-  local root = root_dir(bufnr)
+  local root = M.root_dir(vim.api.nvim_buf_get_name(bufnr))
   local id = clients[root]
   if id == nil or vim.lsp.get_client_by_id(id) == nil then
     id = start(root)
@@ -89,9 +147,7 @@ local function execute(client, bufnr, action, on_done)
     client.request("workspace/executeCommand", params, function(err, result)
       if err then
         vim.notify("DICE: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
-      elseif result and result.error then
-        vim.notify("DICE: " .. result.error, vim.log.levels.WARN)
-      end
+      end -- result.error reaches the user through the server's window/showMessage
       if on_done then
         on_done(err, result)
       end
@@ -151,6 +207,31 @@ function M.generate(opts)
   end, bufnr)
 end
 
+--- The configuration setup() made (nil before it ran).
+function M.config()
+  return config
+end
+
+--- The lines :DiceStatus prints: target, GPU runs, the running or last generation, servers, log.
+function M.status_lines()
+  local s = M.status or {}
+  local lines = {
+    "DICE target: " .. tostring(s.arch or (config and config.settings.dice.arch) or "?")
+      .. (s.gpu and ", GPU runs on" or ", GPU runs off"),
+    "generation: " .. (s.progress and s.progress ~= vim.NIL and ("running: " .. s.progress) or (M.last or "none yet")),
+  }
+  local roots = {}
+  for root, id in pairs(clients) do
+    if vim.lsp.get_client_by_id(id) ~= nil then
+      table.insert(roots, root)
+    end
+  end
+  table.sort(roots)
+  table.insert(lines, "servers: " .. (#roots > 0 and table.concat(roots, ", ") or "none running"))
+  table.insert(lines, "log: " .. M.log_file())
+  return lines
+end
+
 function M.setup(opts)
   config = vim.tbl_deep_extend("force", M.defaults, opts or {})
   local group = vim.api.nvim_create_augroup("dice_lsp", { clear = true })
@@ -164,6 +245,9 @@ function M.setup(opts)
   vim.api.nvim_create_user_command("DiceGenerate", function()
     M.generate()
   end, { desc = "DICE: generate (or regenerate) the kernel of the intent at the cursor" })
+  vim.api.nvim_create_user_command("DiceStatus", function()
+    vim.api.nvim_echo({ { table.concat(M.status_lines(), "\n") } }, false, {})
+  end, { desc = "DICE: target, GPU runs, the running or last generation, servers and log file" })
   vim.api.nvim_create_user_command("DiceTune", function()
     M.generate({ title = "DICE: Tune for" })
   end, { desc = "DICE: tune the kernel of the intent at the cursor for the configured arch" })

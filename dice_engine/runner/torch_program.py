@@ -1,4 +1,4 @@
-"""A program of the tensor IR as PyTorch eager calls: the baseline the benchmark times.
+"""A program of the tensor IR as PyTorch eager calls: the baseline the runner and the benchmark time.
 
 The DAG is flattened once into a list of steps, so a call costs what the PyTorch operators cost
 plus a short Python loop, as a hand-written module's forward would."""

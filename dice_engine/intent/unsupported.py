@@ -1,0 +1,61 @@
+"""Operations DICE has no kernel family for, by the names and words people use for them, so that
+an intent asking for one is told "not supported yet" (and what is) instead of "unknown function"
+or "could not tell which operation"."""
+from __future__ import annotations
+
+import re
+
+from .lexicon import w
+
+CAN_GENERATE = ("elementwise maps, sum/mean/max/min/prod/argmax/argmin, softmax/log_softmax, "
+                "layer_norm/rms_norm, cumsum, transpose/permute, matmul/bmm (with bias and activation), "
+                "conv2d, max/avg pooling")
+
+# (what it is, tensor-form function names, words in English and Chinese)
+_OPERATIONS: list[tuple[str, frozenset[str], str]] = [
+    ("top-k selection", frozenset({"topk", "kthvalue"}),
+     w(r"top[ -]?k|k[ -]?largest") + r"|前\s*k\s*(?:个|大)"),
+    ("attention", frozenset({"scaled_dot_product_attention", "attention", "flash_attention",
+                             "multi_head_attention"}),
+     w(r"(?:fused |flash |multi[ -]?head |self[ -]|cross[ -])?attention(?! (?:scores|logits|weights))|sdpa")
+     + r"|注意力"),
+    ("sorting", frozenset({"sort", "argsort", "msort"}), w(r"sort|sorting|sorted|argsort") + r"|排序"),
+    ("median/quantile", frozenset({"median", "nanmedian", "quantile", "mode"}),
+     w(r"median|quantile|percentile") + r"|中位数|分位数"),
+    ("histograms", frozenset({"histc", "histogram", "bincount"}), w(r"histogram|bincount") + r"|直方图"),
+    ("gather/scatter and embedding lookups", frozenset({"gather", "scatter", "scatter_add", "index_select",
+                                                        "embedding", "take"}),
+     w(r"gather|scatter|embedding(?: lookup)?|index[ _]select") + r"|嵌入|索引选择"),
+    ("FFTs", frozenset({"fft", "ifft", "rfft", "irfft", "fft2"}), w(r"fft|fourier transform") + r"|傅里叶"),
+    ("losses", frozenset({"cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy"}),
+     w(r"cross[ -]entropy|(?:mse|l1|nll) loss") + r"|交叉熵|损失函数"),
+    ("dropout", frozenset({"dropout"}), w(r"dropout")),
+    ("1-d/3-d and transposed convolutions", frozenset({"conv1d", "conv3d", "conv_transpose1d",
+                                                       "conv_transpose2d", "conv_transpose3d"}),
+     w(r"conv1d|conv3d|conv_transpose[123]d|[13]d convolution|transposed convolution|deconvolution")
+     + r"|一维卷积|三维卷积|转置卷积|反卷积"),
+    ("einsum", frozenset({"einsum"}), w(r"einsum")),
+]
+
+
+def _message(what: str) -> str:
+    return f"{what} is not supported yet (DICE has no kernel family for it); DICE generates {CAN_GENERATE}"
+
+
+def unsupported_function(name: str) -> str | None:
+    """The message for a tensor-form call of an operation DICE cannot generate, else None."""
+    for what, names, _ in _OPERATIONS:
+        if name.lower() in names:
+            return _message(f"{name} ({what})")
+    return None
+
+
+def unsupported_words(text: str) -> tuple[str, int, int] | None:
+    """(message, start, end) for the first words naming an operation DICE cannot generate."""
+    lowered = text.lower()
+    found = [(m.start(), m.end(), what) for what, _, pattern in _OPERATIONS
+             if (m := re.search(pattern, lowered))]
+    if not found:
+        return None
+    start, end, what = min(found)
+    return _message(f"'{text[start:end]}' ({what})"), start, end
