@@ -26,7 +26,7 @@ import numpy as np
 from tree_sitter import Node
 
 from .syntax import FIELD, PRIMITIVE_SIZES, VECTOR_COMPONENTS, FileFacts, Function, base_type, captures, \
-    const_eval, float_literal_type, int_literal, operator, text, trip_count
+    const_eval, float_literal_type, int_literal, operator, text, trip_count, walk
 from .trace import LANE, UNIFORM, WARP, Access, Array, BlockModel, LoopStep, Memory, SyncEvent, Trace
 
 LOOP_ITERATIONS = 2          # unrolled iterations per loop entry
@@ -339,7 +339,8 @@ class Interpreter:
         body = node.child_by_field_id(FIELD.body)
         entry = self.active
         self.loop_ids += 1
-        ctl = _Ctrl("loop", UNIFORM, True, node, loop_id=self.loop_ids, tree=_is_tree_update(update),
+        tree = _is_tree_update(update) if update is not None else _tree_step_in_body(cond_node, body)
+        ctl = _Ctrl("loop", UNIFORM, True, node, loop_id=self.loop_ids, tree=tree,
                     trip=trip_count(node, self.facts.constants) if kind == "for_statement" else None)
         self.ctrl.append(ctl)
         self._steps = None
@@ -1061,6 +1062,21 @@ def _starts_with_barrier(body: Node | None) -> bool:
     first = next((c for c in body.named_children if c.type != "comment"), None)
     return first is not None and first.type == "expression_statement" and \
         (first.text or b"").startswith((b"__syncthreads", b"block.sync", b"cta.sync", b"g.sync"))
+
+
+def _tree_step_in_body(cond: Node | None, body: Node | None) -> bool:
+    """A `while` (or update-less `for`) whose body halves or doubles a variable of its
+    condition as a statement of its own (`while (d > 0) { …; d >>= 1; }`)."""
+    if cond is None or body is None or body.type != "compound_statement":
+        return False
+    names = {text(n) for n in walk(cond) if n.type == "identifier"}
+    for stmt in body.named_children:
+        if stmt.type == "expression_statement" and stmt.named_children:
+            step = stmt.named_children[0]
+            target = step.child_by_field_id(FIELD.left) if step.type == "assignment_expression" else None
+            if target is not None and text(target) in names and _is_tree_update(step):
+                return True
+    return False
 
 
 def _is_tree_update(update: Node | None) -> bool:
