@@ -17,7 +17,7 @@ from .rule import Context, Rule
 from .findings import Finding
 from .report import finding, line_of
 from .trace import LANE, UNIFORM, Access, Trace
-from .syntax import Source, text
+from .syntax import FIELD, Source, text
 
 
 def race_findings(src: Source, trace: Trace) -> list[Finding]:
@@ -34,10 +34,17 @@ def race_findings(src: Source, trace: Trace) -> list[Finding]:
     out: list[Finding] = []
     threads = _Threads(trace)
     for (name, epoch), updates in atomics.items():
-        for a in _after_atomics(threads, updates, groups.get((name, epoch), ())):
+        # a compare-and-swap loop reads the element plainly on purpose: the swap checks the read
+        updates = [u for u in updates if not _callee(u.node).startswith("atomicCAS")]
+        plain = groups.get((name, epoch), ())
+        for a in _after_atomics(threads, updates, plain):
             if ("atomic", a.node.id) not in seen:
                 seen.add(("atomic", a.node.id))
                 out.append(_atomic_finding(src, updates[0], a))
+        for u, w in _atomics_after_writes(threads, updates, plain):
+            if ("atomic", u.node.id) not in seen:
+                seen.add(("atomic", u.node.id))
+                out.append(_atomic_after_write_finding(src, w, u))
     for node_id, a in _scattered_updates(trace).items():
         seen.add(("DICE-R003", node_id))
         out.append(finding(src, a.node, "DICE-R003",
@@ -83,6 +90,26 @@ def _after_atomics(threads: _Threads, updates: list[Access], accesses) -> list[A
                 out.append(a)
                 break
     return out
+
+
+def _atomics_after_writes(threads: _Threads, updates: list[Access], accesses) -> list[tuple[Access, Access]]:
+    """(atomic, plain write) pairs of one barrier interval where the atomic follows another
+    thread's plain write of its element (bins cleared, then counted, with no barrier between)."""
+    out = []
+    for u in updates:
+        for w in accesses:
+            if w.kind == "w" and w.seq < u.seq and (u.addr is None or threads.conflict(w, u)):
+                out.append((u, w))
+                break
+    return out
+
+
+def _callee(node) -> str:
+    """The name of the call an argument node belongs to ("" when it is not an argument)."""
+    call = node.parent.parent if node.parent is not None else None
+    if call is None or call.type != "call_expression":
+        return ""
+    return text(call.child_by_field_id(FIELD.function)).split("::")[-1]
 
 
 def _hazard(threads: _Threads, earlier: Access, later: Access) -> str | None:
@@ -183,6 +210,15 @@ def _atomic_finding(src: Source, update: Access, later: Access) -> Finding:
            f"atomic {other}: no `__syncthreads()` lies between, so it can miss their updates. Put a "
            "barrier between the atomic updates and the plain accesses.")
     return finding(src, later.node, code, msg, data={"array": name})
+
+
+def _atomic_after_write_finding(src: Source, write: Access, update: Access) -> Finding:
+    name = update.mem.name
+    msg = (f"This atomic update of `{name}` can run before another thread's plain write "
+           f"`{text(write.node)}` (line {line_of(write.node)}) of the same element: no `__syncthreads()` "
+           "lies between, so the write can land after the update and erase it. Put a barrier after "
+           "the initialization.")
+    return finding(src, update.node, "DICE-R003", msg, data={"array": name})
 
 
 def _finding(src: Source, code: str, earlier: Access, later: Access) -> Finding:
