@@ -28,7 +28,8 @@ from .compare import POISON_BYTE, compare, tolerance_for
 from .device import GUARD_BYTES, DeviceSession, GuardedBuffer
 from .inputs import concrete
 from .protocol import ChildGone, RunRequest, read_message, write_message
-from .references import TrialCache
+from .guards import timer_disagrees
+from .references import Trial, TrialCache
 from .torch_reference import ReferenceTimer
 
 # cudaError_t values after which the context is unusable (illegal address, assert, hardware
@@ -77,6 +78,7 @@ class Child:
         self.notify = notify
         self.trials = TrialCache()
         self.reference = ReferenceTimer(session.l2_bytes)
+        self._last_error = 0.0
 
     def handle(self, request: Any) -> dict:
         if request == "ping":
@@ -124,28 +126,51 @@ class Child:
             buffers.extend([*named.values(), output])
             args = self._arguments(req, named, output, bindings)
             where = f"at {bindings}" if bindings else "at the intent's shapes"
-            trials = self.trials.get_many(program, bindings, req.seed, case, req.trials)
+            # When timing, one trial more than verified: it is checked after the timed runs (guards.py).
+            timed = req.time and case == 0
+            trials = self.trials.get_many(program, bindings, req.seed, case, req.trials + timed)
+            after = trials.pop() if timed else None
             for trial, t in enumerate(trials):
-                for name, buf in named.items():
-                    buf.upload(to_storage(t.inputs[name], program.inputs[name].dtype))
-                output.poison(POISON_BYTE)
-                self._launch(launcher, args, f"trial {trial + 1} {where}")
-                raw = output.download(storage)
-                for name, buf in [*named.items(), (program.output_name, output)]:
-                    if (damage := buf.guards_intact()) is not None:
-                        detail = f"wrote out of bounds of '{name}' ({damage}), trial {trial + 1} {where}"
-                        return {"verdict": "out-of-bounds", "detail": detail}
-                result = compare(raw, t.expected, out_dtype, tolerance, t.tie_values, t.tie_dim)
-                if result.verdict != "ok":
-                    return {"verdict": result.verdict, "max_rel_err": result.max_rel_err,
-                            "detail": f"{result.detail}; trial {trial + 1} {where}"}
-                worst = max(worst, result.max_rel_err or 0.0)
-            if req.time and case == 0:
+                failure = self._trial(launcher, args, named, output, t, program, storage, tolerance,
+                                      f"trial {trial + 1} {where}")
+                if failure is not None:
+                    return failure
+                worst = max(worst, self._last_error)
+            if after is not None:
                 time_us = self._time(launcher, args, req.runs)
+                failure = self._trial(launcher, args, named, output, after, program, storage, tolerance,
+                                      f"after the timed runs {where}")
+                if failure is not None:
+                    failure["verdict"] = "guard"
+                    failure["detail"] = f"correct while verified, wrong after the timed runs: {failure['detail']}"
+                    return failure
                 if req.reference:
                     reference_us = self.reference.time_us(program, bindings, runs=req.runs, seed=req.seed)
         return {"verdict": "ok", "max_rel_err": worst, "time_us": time_us, "reference_time_us": reference_us,
                 "detail": f"verified {req.trials} trials at {len(req.shapes)} shape(s)"}
+
+    def _trial(self, launcher: Launcher, args: list[int], named: dict[str, GuardedBuffer],
+               output: GuardedBuffer, t: Trial, program: Any, storage: np.dtype, tolerance: Any,
+               when: str) -> dict | None:
+        """Upload one trial's inputs, run, check bounds, inputs and output; a verdict on failure."""
+        uploaded = {name: to_storage(t.inputs[name], program.inputs[name].dtype) for name in named}
+        for name, buf in named.items():
+            buf.upload(uploaded[name])
+        output.poison(POISON_BYTE)
+        self._launch(launcher, args, when)
+        raw = output.download(storage)
+        for name, buf in [*named.items(), (program.output_name, output)]:
+            if (damage := buf.guards_intact()) is not None:
+                return {"verdict": "out-of-bounds", "detail": f"wrote out of bounds of '{name}' ({damage}), {when}"}
+        for name, buf in named.items():
+            if not np.array_equal(buf.download(np.uint8), uploaded[name].reshape(-1).view(np.uint8)):
+                return {"verdict": "guard", "detail": f"wrote into the input '{name}', {when}"}
+        result = compare(raw, t.expected, program.output.dtype, tolerance, t.tie_values, t.tie_dim)
+        if result.verdict != "ok":
+            return {"verdict": result.verdict, "max_rel_err": result.max_rel_err,
+                    "detail": f"{result.detail}; {when}"}
+        self._last_error = result.max_rel_err or 0.0
+        return None
 
     @staticmethod
     def _arguments(req: RunRequest, named: dict[str, GuardedBuffer], output: GuardedBuffer,
@@ -172,8 +197,16 @@ class Child:
         times = self.session.time_us(lambda: launcher.fn(*args), runs=runs)
         launcher.check(launcher.last_error(), "while timing")
         launcher.check(launcher.synchronize(), "while timing")
+        started = time.perf_counter()        # the same calls by the wall clock (a patched timer)
+        for _ in range(runs):
+            launcher.fn(*args)
+        launcher.check(launcher.synchronize(), "while timing")
+        wall_us = (time.perf_counter() - started) * 1e6 / runs
         self.notify("host")
-        return statistics.median(times)
+        median = statistics.median(times)
+        if (why := timer_disagrees(median, wall_us)) is not None:
+            raise DeviceError("guard", why)
+        return median
 
 
 def serve(device: int) -> int:
@@ -206,7 +239,7 @@ def _handle_safely(child: Child, request: Any) -> dict:
         reply = child.handle(request)
     except Exception:
         reply = {"verdict": "crash", "detail": "runner child error:\n" + traceback.format_exc(limit=6)}
-    harmless = ("ok", "mismatch", "unwritten", "compile-error")
+    harmless = ("ok", "mismatch", "unwritten", "compile-error", "guard")
     if reply["verdict"] not in harmless and not child.session.context_usable():
         reply["context_lost"] = True
     return reply
