@@ -25,6 +25,7 @@ from ..sketches.base import RenderedKernel
 from . import ceilings as ceiling_cache
 from .build import build_library, launcher_symbol
 from .env import child_environment
+from .guards import source_violations
 from .inputs import shapes_to_check
 from .metrics import Ceilings, rates
 from .protocol import BadReply, ChildGone, RunRequest, read_reply, write_message
@@ -189,6 +190,8 @@ class GpuRunner:
         The library is built for the GPU that runs it; `arch` names the generation target only."""
         if not self.available():
             return failed("no-gpu", self._no_gpu or "no GPU")
+        if gamed := source_violations(rendered.source, problem.program):
+            return failed("guard", "refused: the code " + "; it ".join(gamed))
         target = rendered.compile_arch(self.gpu.get("arch") or _arch_name(arch))
         built = build_library(rendered.source, target)
         if built.library is None:

@@ -1,0 +1,54 @@
+"""The scripted chat-completions server (scripted_server.py) as a fixture: a real HTTP server
+process on 127.0.0.1, started per test with the replies that test scripts."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+HERE = Path(__file__).parent
+KERNELS = HERE / "kernels"
+TOPK = "y = torch.topk(x, 4, dim=1).values; x: f32[256, 512]"   # only a model serves it
+
+
+def kernel_reply(name: str, words: str = "Here is the kernel.") -> dict:
+    """A chat reply holding tests/llm/kernels/<name>.cu in a fenced block."""
+    return {"content": f"{words}\n\n```cuda\n{(KERNELS / f'{name}.cu').read_text()}```\n"}
+
+
+@dataclass
+class ScriptedModel:
+    url: str
+    log: Path
+    process: subprocess.Popen
+
+    def requests(self) -> list[dict]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+
+@pytest.fixture
+def scripted_model(tmp_path) -> Callable[[list[dict]], ScriptedModel]:
+    started: list[subprocess.Popen] = []
+
+    def start(script: list[dict]) -> ScriptedModel:
+        script_path = tmp_path / f"script{len(started)}.json"
+        script_path.write_text(json.dumps(script))
+        log = tmp_path / f"requests{len(started)}.jsonl"
+        process = subprocess.Popen([sys.executable, str(HERE / "scripted_server.py"), str(script_path), str(log)],
+                                   stdout=subprocess.PIPE, text=True)
+        started.append(process)
+        line = process.stdout.readline()
+        assert line.startswith("PORT "), f"the scripted server did not start: {line!r}"
+        return ScriptedModel(f"http://127.0.0.1:{int(line.split()[1])}/v1", log, process)
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait(timeout=10)
