@@ -16,6 +16,7 @@ from lsprotocol import types
 
 from dice_engine.api import CUDAGenerator, GenerationError, GenerationResult
 from dice_engine.intent import IntentError, IntentSite, find_intents, region_edit
+from dice_engine.llm import ConfigError
 
 from ..convert import Positions
 from ..gpu import gpu_runner
@@ -23,6 +24,7 @@ from ..jobs import CancelScope
 from ..server import DiceServer, command_work_done_token
 from . import status
 from .diagnostics import current_sites
+from .settings import llm_config
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +91,8 @@ def progress_line(fig: dict[str, Any]) -> str:
     tokens = ", ".join(f"{k}={v}" for k, v in list(fig["tokens"].items())[:4])
     if fig["time_us"] is not None:
         speed = f"{fig['time_us']:.1f} µs measured"
+    elif fig["sketch"].startswith("model:"):
+        speed = "written by a model, not verified (no GPU)"
     else:
         speed = f"~{fig['cost_us']:.1f} µs estimated"
     return f"round {fig['round']}/{fig['rounds']}: {fig['sketch']} ({tokens}) — {speed}"
@@ -99,9 +103,13 @@ def progress_line(fig: dict[str, Any]) -> str:
 def _results(server: "DiceServer", intent: str, arch: str | None,
              cancel: CancelScope) -> Iterator[tuple[GenerationResult, dict[str, Any]]]:
     settings = server.settings
+    try:
+        llm = llm_config(settings)
+    except ConfigError as exc:
+        raise GenerationError(f"dice.llm settings: {exc}") from None
     # default_shape=None: the editor never assumes a size the intent does not give.
     generator = CUDAGenerator(arch=settings.arch, budget=settings.budget, runner=gpu_runner(server),
-                              default_shape=None)
+                              default_shape=None, llm=llm)
     overrides = {"arch": arch} if arch else {}
     for result in generator.stream(intent, cancel=cancel.event, **overrides):
         yield result, figures_of(result)
