@@ -221,7 +221,8 @@ class CUDAGenerator:
         return self._model
 
     def _model_results(self, program: Program, notes: list[str], cancel: threading.Event | None, *,
-                       why: str = "", incumbent: GenerationResult | None = None) -> Iterator[GenerationResult]:
+                       why: str = "",
+                       incumbent: GenerationResult | None = None) -> Iterator[GenerationResult]:
         """The model's kernels that DICE accepts; with an incumbent, only those measured faster."""
         if incumbent is not None and self.runner is None:
             incumbent.notes.append("llm=compete: without a GPU the model's kernels cannot be compared, "

@@ -44,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--seed", type=int, default=0, help="seed of the search (same seed, same result)")
     model = gen.add_argument_group("model backend (for what DICE's sketches cannot serve; see the README)")
     model.add_argument("--llm", metavar="BASE_URL",
-                       help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (env DICE_LLM_BASE_URL)")
+                       help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 "
+                            "(env DICE_LLM_BASE_URL)")
     model.add_argument("--model", help="the model's name at that endpoint (env DICE_LLM_MODEL)")
     model.add_argument("--llm-backend", choices=BACKENDS, default="openai")
     model.add_argument("--llm-model-path", metavar="DIR", help="transformers: a local model directory")

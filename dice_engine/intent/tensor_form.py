@@ -283,7 +283,8 @@ class _Builder:
 
 def _beyond_library(expr: Expr) -> bool:
     """Whether `expr` calls a torch function (torch.topk, x.unfold) or reads a field of a call's
-    result (.values) that the operator library does not have. A plain unknown name stays an error (likely a typo)."""
+    result (.values) that the operator library does not have. A plain unknown name stays an error
+    (likely a typo)."""
     if isinstance(expr, Call):
         func = expr.func
         if isinstance(func, Attribute):

@@ -67,7 +67,8 @@ def _parse(text: str) -> ast.Expression:
         if isinstance(node, ast.Attribute) and id(node) not in inner and (path := _module_path(node)):
             module = path.rpartition(".")[0]
             if module not in MODULES:
-                raise TorchExprError(f"'{path}': only functions of {', '.join(sorted(MODULES))} may be called")
+                allowed = ", ".join(sorted(MODULES))
+                raise TorchExprError(f"'{path}': only functions of {allowed} may be called")
         if not isinstance(node, _NODES):
             raise TorchExprError(f"'{type(node).__name__}' is not allowed in a torch expression")
         if isinstance(node, ast.Attribute) and (node.attr.startswith("_") or node.attr in FORBIDDEN):

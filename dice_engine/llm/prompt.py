@@ -64,7 +64,8 @@ def first_messages(program: Program, spec: ArchSpec, name: str, params: list[Par
             f"Its meaning is this PyTorch code (the reference every output element is checked against):\n"
             f"```python\n{torch_reference(program)}\n```\n\n"
             f"The launcher to write, exactly:\n```cuda\n{launcher_text(name, params)};\n```\n"
-            f"Parameters: inputs first (device pointers), then the output, then size symbols, then the stream.\n"
+            "Parameters: inputs first (device pointers), then the output, then size symbols, "
+            "then the stream.\n"
             f"Target: {arch_figures(spec)}.\n\n{RULES}")
     return [{"role": "system", "content": "You are an expert CUDA performance engineer. You write correct, "
              "fast kernels and reply with code only."},

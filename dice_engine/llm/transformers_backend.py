@@ -65,7 +65,8 @@ class TransformersBackend:
         with self._lock:
             self._load()
             ids = self._prompt_ids(messages)
-            method = next((getattr(self._model, m) for m in DIFFUSION_METHODS if hasattr(self._model, m)), None)
+            method = next((getattr(self._model, m) for m in DIFFUSION_METHODS
+                           if hasattr(self._model, m)), None)
             try:
                 output = self._diffuse(method, ids) if method else self._generate(ids, cancel)
             except (RuntimeError, ValueError, TypeError) as e:
@@ -99,7 +100,8 @@ class TransformersBackend:
 
     def _diffuse(self, method: Any, ids: Any) -> Any:
         """A diffusion model's own generation method, given the settings it accepts."""
-        wanted = {"max_new_tokens": self.config.max_tokens, "max_length": ids.shape[1] + self.config.max_tokens,
+        wanted = {"max_new_tokens": self.config.max_tokens,
+                  "max_length": ids.shape[1] + self.config.max_tokens,
                   "steps": self.config.diffusion_steps, "block_length": self.config.block_length,
                   "temperature": self.config.temperature, "attention_mask": ids.new_ones(ids.shape),
                   "return_dict_in_generate": True, **self.config.extra}

@@ -142,7 +142,8 @@ class Child:
                                       f"after the timed runs {where}")
                 if failure is not None:
                     failure["verdict"] = "guard"
-                    failure["detail"] = f"correct while verified, wrong after the timed runs: {failure['detail']}"
+                    failure["detail"] = ("correct while verified, wrong after the timed runs: "
+                                         + failure["detail"])
                     return failure
                 if req.reference:
                     reference_us = self.reference.time_us(program, bindings, runs=req.runs, seed=req.seed)
@@ -161,7 +162,8 @@ class Child:
         raw = output.download(storage)
         for name, buf in [*named.items(), (program.output_name, output)]:
             if (damage := buf.guards_intact()) is not None:
-                return {"verdict": "out-of-bounds", "detail": f"wrote out of bounds of '{name}' ({damage}), {when}"}
+                return {"verdict": "out-of-bounds",
+                        "detail": f"wrote out of bounds of '{name}' ({damage}), {when}"}
         for name, buf in named.items():
             if not np.array_equal(buf.download(np.uint8), uploaded[name].reshape(-1).view(np.uint8)):
                 return {"verdict": "guard", "detail": f"wrote into the input '{name}', {when}"}

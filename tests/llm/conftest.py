@@ -41,8 +41,8 @@ def scripted_model(tmp_path) -> Callable[[list[dict]], ScriptedModel]:
         script_path = tmp_path / f"script{len(started)}.json"
         script_path.write_text(json.dumps(script))
         log = tmp_path / f"requests{len(started)}.jsonl"
-        process = subprocess.Popen([sys.executable, str(HERE / "scripted_server.py"), str(script_path), str(log)],
-                                   stdout=subprocess.PIPE, text=True)
+        command = [sys.executable, str(HERE / "scripted_server.py"), str(script_path), str(log)]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         started.append(process)
         line = process.stdout.readline()
         assert line.startswith("PORT "), f"the scripted server did not start: {line!r}"

@@ -45,7 +45,7 @@ def test_after_n_bad_replies_exit_1_with_one_line(scripted_model):
     model = scripted_model([{"content": "no code, sorry"}])
     done = dice("generate", TOPK, "--llm", model.url, "--model", "m", "--llm-rounds", "1")
     assert done.returncode == 1 and done.stdout == ""
-    (line,) = [l for l in done.stderr.splitlines() if l.startswith("dice generate:")]
+    (line,) = [text for text in done.stderr.splitlines() if text.startswith("dice generate:")]
     assert line == ("dice generate: the model gave no acceptable kernel in 2 rounds; last: the model's reply "
                     "holds no CUDA code (it begins: 'no code, sorry')")
     assert "Traceback" not in done.stderr

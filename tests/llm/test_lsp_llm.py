@@ -62,7 +62,8 @@ async def test_the_models_kernel_streams_into_the_region_marked_unverified(edito
     text = editor.text(uri)
     (site,) = find_intents(text)
     assert UNVERIFIED_MODEL_KERNEL in site.region.summary and "torch_f32_256x4_launch" in text
-    assert text.startswith("#include <cuda_runtime.h>\n\n// @dice:") and text.endswith("int main() { return 0; }\n")
+    assert text.startswith("#include <cuda_runtime.h>\n\n// @dice:")
+    assert text.endswith("int main() { return 0; }\n")
     (values,) = [v for v in editor.progress().values() if v]
     reports = [v.message for v in values if isinstance(v, types.WorkDoneProgressReport)]
     assert reports == ["round 1/2: model:scripted (model=scripted, round=1) — written by a model, not "

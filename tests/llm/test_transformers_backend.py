@@ -71,7 +71,8 @@ def test_a_diffusion_models_own_method_gets_steps_and_block_length(tiny_model, m
         return self.generate(input_ids, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=1,
                              attention_mask=attention_mask)
 
-    monkeypatch.setattr(transformers.LlamaForCausalLM, "diffusion_generate", diffusion_generate, raising=False)
+    monkeypatch.setattr(transformers.LlamaForCausalLM, "diffusion_generate", diffusion_generate,
+                        raising=False)
     backend = make_backend(config(tiny_model, diffusion_steps=64, block_length=8))
     backend.complete([{"role": "user", "content": "write a kernel"}])
     assert seen == {"steps": 64, "block_length": 8, "max_new_tokens": 12}

@@ -33,7 +33,7 @@ TOPK = parse_intent("y = torch.topk(x, 4, dim=1).values; x: f32[256, 512]")
 
 @pytest.mark.parametrize("name,words", [
     ("cheat_side_stream", "uses another stream than the one it is given (cudaStreamCreateWithFlags"),
-    ("cheat_half_precision", "computes in lower precision than the f32/f64 tensors ask (__float2half, __half)"),
+    ("cheat_half_precision", "lower precision than the f32/f64 tensors ask (__float2half, __half)"),
     ("cheat_patched_timer", "defines CUDA API functions (cuEventElapsedTime)"),
 ])
 def test_cheats_visible_in_the_source_are_refused(name, words):
@@ -101,7 +101,11 @@ const char* dice_runner_error_string(int code) { return "?"; }
 #define LAUNCHER(name) void name##_launch(const float* x, float* y, long long n, void* stream)
 LAUNCHER(good) { for (long long i = 0; i < n; ++i) y[i] = x[i] + 1.0f; }
 LAUNCHER(mutates) { for (long long i = 0; i < n; ++i) y[i] = x[i] + 1.0f; ((float*)x)[n - 1] = 0.0f; }
-LAUNCHER(counts) { static int calls = 0; if (++calls > 5) return; for (long long i = 0; i < n; ++i) y[i] = x[i] + 1.0f; }
+LAUNCHER(counts) {
+    static int calls = 0;
+    if (++calls > 5) return;
+    for (long long i = 0; i < n; ++i) y[i] = x[i] + 1.0f;
+}
 LAUNCHER(pointers) {
     static const float* last_x = 0; static float* last_y = 0;
     if (x == last_x && y == last_y) return;
