@@ -35,12 +35,14 @@ FORBIDDEN = {"load", "save", "hub", "from_file", "ops", "utils", "cuda", "distri
              "bernoulli", "multinomial", "normal", "dropout", "numpy", "tolist", "item", "data_ptr",
              "share_memory_", "pin_memory", "to", "cpu", "register_hook", "backward", "apply_",
              "map_", "untyped_storage", "set_", "resize_"}
+# Where tensors live and where results go are DICE's to decide (no CUDA in the editor's process).
+FORBIDDEN_KEYWORDS = {"device", "out", "generator", "pin_memory", "memory_format", None}
 _NODES = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.Call, ast.keyword, ast.Attribute,
           ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.UnaryOp, ast.BinOp, ast.Compare,
           ast.USub, ast.UAdd, ast.Not, ast.Invert, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv,
           ast.Mod, ast.Pow, ast.MatMult, ast.BitAnd, ast.BitOr, ast.Lt, ast.LtE, ast.Gt, ast.GtE,
           ast.Eq, ast.NotEq)
-MAX_ELEMENTS_WITHOUT_META = 1 << 24
+MAX_OUTPUT_ELEMENTS = 1 << 32
 
 
 class TorchExprError(ValueError):
@@ -77,7 +79,26 @@ def _parse(text: str) -> ast.Expression:
             raise TorchExprError(f"'{node.id}' is not allowed in a torch expression")
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and len(node.value) > 64:
             raise TorchExprError("string constants in a torch expression are limited to 64 characters")
+        if isinstance(node, ast.BinOp):
+            _check_arithmetic(node)
+        if isinstance(node, ast.keyword) and node.arg in FORBIDDEN_KEYWORDS:
+            what = "**" if node.arg is None else f"{node.arg}="
+            raise TorchExprError(f"'{what}' is not allowed in a torch expression")
     return tree
+
+
+def _check_arithmetic(node: ast.BinOp) -> None:
+    """Python itself must not be made to compute something huge ('a' * 10**9, 10 ** 10 ** 10)."""
+    for side in (node.left, node.right):
+        if isinstance(side, (ast.List, ast.Tuple)) or (isinstance(side, ast.Constant)
+                                                       and isinstance(side.value, (str, bytes))):
+            raise TorchExprError("arithmetic on lists or strings is not allowed in a torch expression")
+    exponent = node.right
+    if isinstance(node.op, ast.Pow) and not any(isinstance(n, ast.Name) for n in ast.walk(exponent)):
+        small = isinstance(exponent, ast.Constant) and isinstance(exponent.value, (int, float)) \
+            and abs(exponent.value) <= 64
+        if not small:
+            raise TorchExprError("a constant exponent in a torch expression must be a number up to 64")
 
 
 def _module_path(node: ast.expr) -> str | None:
@@ -136,13 +157,14 @@ def infer(text: str, inputs: dict[str, tuple[DType, tuple[int, ...]]]) -> tuple[
         return {name: torch.zeros(shape, dtype=getattr(torch, dtype.torch), device=device)
                 for name, (dtype, shape) in inputs.items()}
 
-    try:
+    # Meta tensors only: nothing is computed or allocated while an intent is parsed (the editor
+    # parses on every keystroke). Operators without a meta kernel have data-dependent shapes,
+    # which no fixed-shape kernel could serve anyway.
+    with torch.device("meta"):           # tensors the expression itself creates, too
         value = run(text, make("meta"))
-    except TorchExprError as meta_error:
-        # Some operators have no meta kernel; small problems are worth one real evaluation.
-        if sum(math.prod(s) for _, s in inputs.values()) > MAX_ELEMENTS_WITHOUT_META:
-            raise meta_error from None
-        value = run(text, make("cpu"))
+    if math.prod(value.shape) > MAX_OUTPUT_ELEMENTS:
+        raise TorchExprError(f"the result has {math.prod(value.shape)} elements (at most "
+                             f"{MAX_OUTPUT_ELEMENTS} are allowed)")
     return dtype_of(value.dtype), tuple(int(d) for d in value.shape)
 
 
