@@ -53,3 +53,11 @@ def test_refused_expressions_are_intent_errors(text, message):
     with pytest.raises(IntentError) as info:
         parse_intent(text)
     assert message in info.value.message
+
+
+def test_a_torch_expression_is_checked_only_at_the_sizes_it_was_inferred_for():
+    from dice_engine.runner.inputs import shapes_to_check
+
+    program = parse_intent("y = torch.topk(x, 4, dim=1).values; x: f32[N, 512]; N=256")
+    assert program.output.shape == (256, 4)
+    assert shapes_to_check(program) == [{"N": 256}]
