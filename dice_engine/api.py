@@ -205,8 +205,14 @@ class CUDAGenerator:
             yield from self._model_results(program, notes, cancel, why=str(e))
             return
         ours = None
-        for ours in self._results(search, program, notes):
-            yield ours
+        try:
+            for ours in self._results(search, program, notes):
+                yield ours
+        except GenerationError as e:      # every candidate of DICE's own failed
+            if use == "off":
+                raise
+            yield from self._model_results(program, notes, cancel, why=str(e))
+            return
         if use == "compete" and not (cancel is not None and cancel.is_set()):
             yield from self._model_results(program, notes, cancel, incumbent=ours)
 

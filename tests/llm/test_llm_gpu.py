@@ -93,3 +93,14 @@ def test_the_model_loop_repairs_a_cheat_caught_at_run_time(runner, scripted_mode
     result = generator(model.url, runner).generate(TOPK)
     assert result.verified is True and result.round >= 1
     assert "wrong after the timed runs" in model.requests()[1]["body"]["messages"][-1]["content"]
+
+
+def test_compete_asks_the_model_and_keeps_the_faster_verified_kernel(runner, scripted_model):
+    model = scripted_model([kernel_reply("relu_model")])
+    intent = "y = relu(x); x: f32[1048576]"
+    ours = generator(model.url, runner, use="off").generate(intent, budget=4)
+    assert ours.model is None and model.requests() == []
+    both = generator(model.url, runner, use="compete").generate(intent, budget=4)
+    assert model.requests() and both.verified is True
+    if both.model is not None:           # the model's kernel won: it was measured faster
+        assert both.time_us < ours.time_us * 1.5   # (timing noise between the two runs aside)
