@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .analysis.findings import TextEdit
 from .arch import ArchSpec, resolve
@@ -145,14 +145,17 @@ class CUDAGenerator:
     def __init__(self, device: str | None = None, *, arch: str | None = None, budget: int = DEFAULT_BUDGET,
                  runner: Runner | None = None, seed: int = 0,
                  default_shape: tuple[int, ...] | None = API_DEFAULT_SHAPE,
-                 llm: LLMConfig | None = None, model: ModelBackend | None = None):
+                 llm: LLMConfig | None = None, model: ModelBackend | None = None,
+                 on_progress: Callable[[str], None] | None = None):
         """`llm` configures a model backend (`model` passes one ready made); its `use` says
-        when it is asked: off, fallback (only where no sketch serves) or compete."""
+        when it is asked: off, fallback (only where no sketch serves) or compete. `on_progress`
+        hears one line per model round (called on the generating thread)."""
         self.target = resolve(device or arch)   # raises KeyError naming the supported targets
         self.budget, self.runner, self.seed = budget, runner, seed
         self.default_shape = default_shape
         self.llm = model.config if model is not None else llm
         self._model = model
+        self.on_progress = on_progress
 
     def parse(self, intent: str, **overrides: Any) -> tuple[Program, list[str]]:
         """The program for `intent`, and a note when a size had to be assumed."""
@@ -240,7 +243,8 @@ class CUDAGenerator:
             problem = Problem(program, "model", None)      # several kernels: the model's to write
         spec = self.target_for(program)
         name = default_kernel_name(program)
-        rounds = model_rounds(self.model_backend(), problem, spec, name, runner=self.runner, cancel=cancel)
+        rounds = self._told(model_rounds(self.model_backend(), problem, spec, name, runner=self.runner,
+                                         cancel=cancel))
         extra = notes + ([f"no DICE sketch serves this intent ({why})"] if why else [])
         try:
             for verdict in best_kernel(rounds):
@@ -271,6 +275,13 @@ class CUDAGenerator:
         return Search(problem, spec, sketches, default_kernel_name(program), budget=budget, seed=self.seed,
                       runner=self.runner, cancel=cancel, goal=program.options.get("goal", "throughput"))
 
+    def _told(self, judgements: Iterator[Judgement]) -> Iterator[Judgement]:
+        """The model's rounds, each told to `on_progress` as it is judged."""
+        for verdict in judgements:
+            if self.on_progress is not None:
+                self.on_progress(round_line(verdict, self.llm.label if self.llm else "model"))
+            yield verdict
+
     def _results(self, search: Search, program: Program, notes: list[str]) -> Iterator[GenerationResult]:
         last = None
         for candidate in search.run():
@@ -281,6 +292,16 @@ class CUDAGenerator:
             raise GenerationError(_why_nothing(search.history))
         if last is not None:     # the best so far, now with the whole search's figures
             last.rounds, last.history = search.rounds, list(search.history)
+
+
+def round_line(verdict: Judgement, label: str) -> str:
+    """One line on a judged model round, for progress reports."""
+    head = f"model {label}, round {verdict.round}"
+    if verdict.problems:
+        return f"{head}: {verdict.problems[0][:120]}"
+    if verdict.verified:
+        return f"{head}: verified, {verdict.time_us:.1f} us" if verdict.time_us else f"{head}: verified"
+    return f"{head}: compiled and passed the checks (not verified: no GPU)"
 
 
 def _beats(verdict: Judgement, incumbent: GenerationResult) -> bool:

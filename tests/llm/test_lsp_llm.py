@@ -66,7 +66,10 @@ async def test_the_models_kernel_streams_into_the_region_marked_unverified(edito
     assert text.endswith("int main() { return 0; }\n")
     (values,) = [v for v in editor.progress().values() if v]
     reports = [v.message for v in values if isinstance(v, types.WorkDoneProgressReport)]
-    assert reports == ["round 1/2: model:scripted (model=scripted, round=1) — written by a model, not "
+    assert reports == ["model scripted, round 0: the model's reply holds no CUDA code (it begins: "
+                       "'no code yet')",
+                       "model scripted, round 1: compiled and passed the checks (not verified: no GPU)",
+                       "round 1/2: model:scripted (model=scripted, round=1) — written by a model, not "
                        "verified (no GPU)"]
     assert len(model.requests()) == 2
 

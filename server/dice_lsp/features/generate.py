@@ -10,7 +10,7 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from lsprotocol import types
 
@@ -100,8 +100,9 @@ def progress_line(fig: dict[str, Any]) -> str:
 
 # --- the engine, on a worker thread ------------------------------------------------------------
 
-def _results(server: "DiceServer", intent: str, arch: str | None,
-             cancel: CancelScope) -> Iterator[tuple[GenerationResult, dict[str, Any]]]:
+def _results(server: "DiceServer", intent: str, arch: str | None, cancel: CancelScope,
+             on_progress: Callable[[str], None] | None = None
+             ) -> Iterator[tuple[GenerationResult, dict[str, Any]]]:
     settings = server.settings
     try:
         llm = llm_config(settings)
@@ -109,7 +110,7 @@ def _results(server: "DiceServer", intent: str, arch: str | None,
         raise GenerationError(f"dice.llm settings: {exc}") from None
     # default_shape=None: the editor never assumes a size the intent does not give.
     generator = CUDAGenerator(arch=settings.arch, budget=settings.budget, runner=gpu_runner(server),
-                              default_shape=None, llm=llm)
+                              default_shape=None, llm=llm, on_progress=on_progress)
     overrides = {"arch": arch} if arch else {}
     for result in generator.stream(intent, cancel=cancel.event, **overrides):
         yield result, figures_of(result)
@@ -205,8 +206,21 @@ async def run(server: "DiceServer", stream: Stream, *, apply: bool,
 async def _consume(server: "DiceServer", stream: Stream, intent: str, outcome: Outcome, *,
                    apply: bool, progress: types.ProgressToken | None) -> None:
     state = server.documents.get(stream.request.uri)
-    results = server.workers.stream(lambda: _results(server, intent, stream.request.arch, stream.cancel),
-                                    stream.cancel.stopped)
+    loop = asyncio.get_running_loop()
+
+    def report(line: str) -> None:       # on the loop: a model round's line
+        if stream.cancel.cancelled:
+            return
+        if progress is not None:
+            server.work_done_progress.report(progress, types.WorkDoneProgressReport(message=line,
+                                                                                    cancellable=True))
+        status.send(server, line)
+
+    def tell(line: str) -> None:         # on the generating thread
+        loop.call_soon_threadsafe(report, line)
+
+    results = server.workers.stream(
+        lambda: _results(server, intent, stream.request.arch, stream.cancel, tell), stream.cancel.stopped)
     async for result, fig in results:
         if stream.cancel.cancelled:
             break
