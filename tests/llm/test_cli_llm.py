@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TOPK, kernel_reply
+from replies import TOPK, kernel_reply
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 import torch
-from conftest import KERNELS, TOPK, kernel_reply
+from replies import KERNELS, TOPK, kernel_reply
 
 from dice_engine import CUDAGenerator
 from dice_engine.api import GenerationError

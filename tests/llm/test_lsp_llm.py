@@ -9,7 +9,7 @@ import asyncio
 import shutil
 
 import pytest
-from conftest import KERNELS, TOPK
+from replies import KERNELS, TOPK
 from e2e.editor import start, stop
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import TOPK, kernel_reply
+from replies import TOPK, kernel_reply
 
 from dice_engine import CUDAGenerator
 from dice_engine.api import UNVERIFIED_MODEL_KERNEL, GenerationError

@@ -11,7 +11,7 @@ import pytest
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-from conftest import TOPK  # noqa: E402
+from replies import TOPK  # noqa: E402
 
 from dice_engine import CUDAGenerator  # noqa: E402
 from dice_engine.api import GenerationError  # noqa: E402
