@@ -97,9 +97,10 @@ class GenerationResult:
                  f"  search     {len(self.history)} candidates in {self.rounds} rounds "
                  f"(best found in round {self.round})"]
         if self.model is not None:
-            lines[1:3] = [f"  model      {self.model} (round {self.round} of {self.rounds}); compiled, "
-                          "guards and static analyses passed"]
-            lines = [line for line in lines if not line.startswith("  search")]
+            when = "its first reply" if self.round == 0 else f"after {self.round} repair round(s)"
+            lines[1:3] = [f"  model      written by {self.model}, {when}; compiled, passed the guards "
+                          "and the static analyses"]
+            lines = [line for line in lines if not line.startswith(("  search", "  launch"))]
         return lines + [f"  note       {n}" for n in self.notes]
 
 
