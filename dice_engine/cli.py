@@ -53,8 +53,14 @@ def _parser() -> argparse.ArgumentParser:
                        help="off, fallback (only where no sketch serves; default) or compete")
     model.add_argument("--llm-rounds", type=int, default=3, help="repair rounds after the first reply")
     model.add_argument("--llm-timeout", type=float, default=120.0, help="seconds per model request")
+    model.add_argument("--llm-max-tokens", type=int, default=4096, help="most tokens per reply")
+    model.add_argument("--llm-temperature", type=float, default=0.2)
     model.add_argument("--trust-remote-code", action="store_true",
                        help="transformers: run the Python code that ships with the model directory")
+    model.add_argument("--diffusion-steps", type=int, default=256,
+                       help="transformers, diffusion language models: denoising steps")
+    model.add_argument("--block-length", type=int, default=32,
+                       help="transformers, block-diffusion models: tokens per block")
 
     check = sub.add_parser("check", help="diagnostics for CUDA files")
     check.add_argument("files", nargs="+")
@@ -111,7 +117,9 @@ def _llm_config(args: argparse.Namespace) -> LLMConfig:
     config = from_environment(LLMConfig(
         backend=args.llm_backend, base_url=args.llm or "", model=args.model or "",
         model_path=args.llm_model_path or "", use=args.llm_use, rounds=args.llm_rounds,
-        timeout_s=args.llm_timeout, trust_remote_code=args.trust_remote_code))
+        timeout_s=args.llm_timeout, max_tokens=args.llm_max_tokens, temperature=args.llm_temperature,
+        trust_remote_code=args.trust_remote_code, diffusion_steps=args.diffusion_steps,
+        block_length=args.block_length))
     try:
         return config.validated()
     except ConfigError as e:

@@ -69,6 +69,8 @@ class LLMConfig:
             raise ConfigError("a model endpoint needs a model name (--model or DICE_LLM_MODEL)")
         if self.timeout_s <= 0 or self.max_tokens < 1 or self.rounds < 0:
             raise ConfigError("the model's timeout and max tokens must be positive, its rounds at least 0")
+        if self.diffusion_steps < 1 or self.block_length < 1:
+            raise ConfigError("diffusion steps and block length must be at least 1")
         if not 0 <= self.temperature <= 2:
             raise ConfigError("the model's temperature must lie between 0 and 2")
         return self
