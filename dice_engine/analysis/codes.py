@@ -62,6 +62,7 @@ CODES: dict[str, CodeInfo] = {
     "DICE-I002": CodeInfo("intent", "information", "Generated region is stale"),
     "DICE-I003": CodeInfo("intent", "warning", "Malformed or orphan region marker"),
     "DICE-I004": CodeInfo("intent", "warning", "Stale region edited by hand was not regenerated"),
+    "DICE-I005": CodeInfo("intent", "warning", "Kernel written by a model was not verified on a GPU"),
     # dynamic: compute-sanitizer
     "DICE-D001": CodeInfo("overflow", "error", "Out-of-bounds or misaligned memory access (memcheck)"),
     "DICE-D002": CodeInfo("race", "error", "Data race hazard (racecheck)"),

@@ -9,15 +9,18 @@ from typing import Sequence
 
 from dice_engine.analysis.codes import CODES
 from dice_engine.analysis.findings import Finding, Fix, TextEdit
-from dice_engine.api import CUDAGenerator
+from dice_engine.api import UNVERIFIED_MODEL_KERNEL, CUDAGenerator
 from dice_engine.intent import IntentError, Intents, IntentSite
-from dice_engine.ir.patterns import classify
+from dice_engine.ir.patterns import PatternError, classify
 from dice_engine.sketches.registry import candidates, why_unsupported
 
 UNSERVABLE = "DICE-I001"      # the intent cannot be parsed or no sketch serves it
 STALE_REGION = "DICE-I002"    # the region was generated for a different intent
 MARKER = "DICE-I003"          # orphan, malformed or unterminated @dice-begin/@dice-end
 EDITED_REGION = "DICE-I004"   # stale, but edited by hand: not regenerated on save
+UNVERIFIED_MODEL = "DICE-I005"  # a model wrote the region's kernel and no GPU checked it
+NEEDS_MODEL = ("only a model can write a kernel for this PyTorch expression: configure dice.llm.baseUrl "
+               "and dice.llm.model (or dice.llm.modelPath)")
 
 
 def _finding(path: str, span: tuple[int, int, int, int], code: str, message: str, **data: object) -> Finding:
@@ -33,29 +36,37 @@ def _intent_span(site: IntentSite, lines: Sequence[str]) -> tuple[int, int, int,
     return site.line, 0, site.end_line, len(last.rstrip("\r\n"))
 
 
-def why_unservable(site: IntentSite, arch: str) -> tuple[str, int, int, str | None] | None:
+def why_unservable(site: IntentSite, arch: str,
+                   model: bool = False) -> tuple[str, int, int, str | None] | None:
     """(message, start, end offsets into the intent text, what that text should probably read)
     when the engine cannot serve the intent. The editor never assumes a size the intent does not
-    give."""
+    give. With a `model` backend configured, what no sketch serves is the model's to write."""
     generator = CUDAGenerator(arch=arch, default_shape=None)
     try:
         program, _notes = generator.parse(site.text)
-        problem = classify(program)
         spec = generator.target_for(program)
+        problem = classify(program)
     except IntentError as exc:
         return exc.message, exc.start, exc.end, exc.suggestion
     except KeyError as exc:           # an arch= / gpu= option naming no known target
         return str(exc.args[0]) if exc.args else "unknown target", 0, len(site.text), None
+    except PatternError as exc:
+        return None if model else (str(exc), 0, len(site.text), None)
+    if model:
+        return None
+    if problem.pattern == "torch":
+        return NEEDS_MODEL, 0, len(site.text), None
     if not candidates(problem, spec):
         why = why_unsupported(problem, spec)
         return f"no kernel family serves this intent on {spec.name}: {why}", 0, len(site.text), None
     return None
 
 
-def intent_findings(sites: Intents, path: str, lines: Sequence[str], arch: str) -> list[Finding]:
+def intent_findings(sites: Intents, path: str, lines: Sequence[str], arch: str,
+                    model: bool = False) -> list[Finding]:
     out: list[Finding] = []
     for site in sites:
-        problem = why_unservable(site, arch)
+        problem = why_unservable(site, arch, model)
         if problem is not None:
             message, start, end, suggestion = problem
             (l0, c0), (l1, c1) = site.offset_to_position(start), site.offset_to_position(max(end, start + 1))
@@ -70,6 +81,10 @@ def intent_findings(sites: Intents, path: str, lines: Sequence[str], arch: str) 
                    if region.edited else "save (dice.regenerateOnSave) or run “DICE: Regenerate kernel”")
             out.append(_finding(path, _intent_span(site, lines), STALE_REGION,
                                 f"the kernel below was generated for a different intent; {how}"))
+        if region is not None and UNVERIFIED_MODEL_KERNEL in region.summary:
+            out.append(_finding(path, _intent_span(site, lines), UNVERIFIED_MODEL,
+                                "a model wrote the kernel below and no GPU verified it against the "
+                                "reference: it compiled and passed the static checks, nothing more"))
     for p in sites.problems:
         out.append(_finding(path, (p.line, p.column, p.end_line, p.end_column), MARKER, p.message))
     return out
