@@ -19,7 +19,9 @@ from .arch import ArchSpec, resolve
 from .intent import IntentError, default_kernel_name, find_intents, parse_intent, region_edit
 from .intent.regions import apply_edit
 from .ir.graph import Program
-from .ir.patterns import PatternError, classify
+from .ir.patterns import PatternError, Problem, classify
+from .llm import (ConfigError, Judgement, LLMConfig, ModelBackend, ModelError, ModelGaveUp, best_kernel,
+                  make_backend, model_rounds, split_launcher)
 from .refine import Candidate, Evaluation, Runner, Search
 from .runner.regions import RegionCheck as RegionCheck, verify_file as verify_file  # re-exported
 from .sketches.registry import candidates, why_unsupported
@@ -60,6 +62,7 @@ class GenerationResult:
     gbps: float | None = None                # fewest bytes the kernel must move / time
     tflops: float | None = None              # useful floating-point work / time (GEMM, conv)
     roofline_fraction: float | None = None   # the machine's measured ceilings' time floor / time
+    model: str | None = None                 # the model that wrote the kernel (None: DICE's own sketches)
 
     def to_json(self) -> dict[str, Any]:
         """The `dice generate --format json` object (design.md §3, plus "prior": the denoiser's name)."""
@@ -77,9 +80,12 @@ class GenerationResult:
         if res.get("occupancy") is not None:
             occupancy = f"{res['occupancy']:.0%} (limited by {res['limiter']})"
         if self.verified:
-            timing = f"verified on the GPU, {self.time_us:.1f} us measured (model: {self.cost_us:.1f} us)"
+            estimate = f" (model: {self.cost_us:.1f} us)" if self.model is None else ""
+            timing = f"verified on the GPU, {self.time_us:.1f} us measured{estimate}"
             rates = rate_parts(self.gbps, self.tflops, self.roofline_fraction, self.reference_time_us)
             timing += "".join(f", {part}" for part in rates)
+        elif self.model is not None:
+            timing = "NOT VERIFIED: no GPU checked this model-written kernel against the reference"
         else:
             timing = f"not verified (no GPU); cost model estimate {self.cost_us:.1f} us on {self.gpu}"
         lines = [f"DICE report: `{self.name}` for {self.arch} ({self.gpu})",
@@ -91,6 +97,11 @@ class GenerationResult:
                  f"  timing     {timing}",
                  f"  search     {len(self.history)} candidates in {self.rounds} rounds "
                  f"(best found in round {self.round}; prior {self.prior})"]
+        if self.model is not None:
+            when = "its first reply" if self.round == 0 else f"after {self.round} repair round(s)"
+            lines[1:3] = [f"  model      written by {self.model}, {when}; compiled, passed the guards "
+                          "and the static analyses"]
+            lines = [line for line in lines if not line.startswith(("  search", "  launch"))]
         return lines + [f"  note       {n}" for n in self.notes]
 
 
@@ -136,10 +147,18 @@ class CUDAGenerator:
 
     def __init__(self, device: str | None = None, *, arch: str | None = None, budget: int = DEFAULT_BUDGET,
                  runner: Runner | None = None, seed: int = 0,
-                 default_shape: tuple[int, ...] | None = API_DEFAULT_SHAPE):
+                 default_shape: tuple[int, ...] | None = API_DEFAULT_SHAPE,
+                 llm: LLMConfig | None = None, model: ModelBackend | None = None,
+                 on_progress: Callable[[str], None] | None = None):
+        """`llm` configures a model backend (`model` passes one ready made); its `use` says
+        when it is asked: off, fallback (only where no sketch serves) or compete. `on_progress`
+        hears one line per model round (called on the generating thread)."""
         self.target = resolve(device or arch)   # UnknownTarget (a KeyError): one line naming the targets
         self.budget, self.runner, self.seed = budget, runner, seed
         self.default_shape = default_shape
+        self.llm = model.config if model is not None else llm
+        self._model = model
+        self.on_progress = on_progress
 
     def parse(self, intent: str, **overrides: Any) -> tuple[Program, list[str]]:
         """The program for `intent`, and a note when a size had to be assumed."""
@@ -161,7 +180,7 @@ class CUDAGenerator:
         """Each improvement as it is found (round by round). Raises IntentError when the intent
         cannot be understood, GenerationError when no kernel could be produced."""
         program, notes = self.parse(intent, **overrides)
-        yield from self._results(self.search_for(program, cancel), program, notes)
+        yield from self._serve(program, notes, cancel)
 
     def generate(self, intent: str, **overrides: Any) -> GenerationResult:
         """The best kernel for `intent`. Overrides: precision=, arch=, name=, budget=, symbol values."""
@@ -172,16 +191,83 @@ class CUDAGenerator:
                          cancel: threading.Event | None = None,
                          on_result: Callable[[GenerationResult], None] | None = None) -> GenerationResult:
         """The best kernel for `program`; `on_result` sees each improvement as it is found."""
-        search = self.search_for(program, cancel)
         best = None
-        for result in self._results(search, program, notes or []):
+        for result in self._serve(program, notes or [], cancel):
             best = result
             if on_result is not None:
                 on_result(result)
         if best is None:
             raise GenerationError("cancelled before any kernel was found")
-        best.rounds, best.history = search.rounds, list(search.history)
         return best
+
+    def _serve(self, program: Program, notes: list[str],
+               cancel: threading.Event | None) -> Iterator[GenerationResult]:
+        """DICE's search, the model's rounds, or both, as the `llm.use` setting says."""
+        use = self.llm.use if self.llm is not None and self.llm.active else "off"
+        try:
+            search = self.search_for(program, cancel)
+        except GenerationError as e:
+            if use == "off":
+                if any(n.op == "torch" for n in program.output.walk()):
+                    raise GenerationError("only a model can write a kernel for this PyTorch expression: "
+                                          "configure one (--llm URL --model NAME, or dice.llm.*)") from None
+                raise
+            yield from self._model_results(program, notes, cancel, why=str(e))
+            return
+        ours = None
+        try:
+            for ours in self._results(search, program, notes):
+                yield ours
+        except GenerationError as e:      # every candidate of DICE's own failed
+            if use == "off":
+                raise
+            yield from self._model_results(program, notes, cancel, why=str(e))
+            return
+        if use == "compete" and not (cancel is not None and cancel.is_set()):
+            yield from self._model_results(program, notes, cancel, incumbent=ours)
+
+    def model_backend(self) -> ModelBackend:
+        if self._model is None:
+            if self.llm is None:
+                raise GenerationError("no model is configured")
+            try:
+                self._model = make_backend(self.llm)
+            except ConfigError as e:
+                raise GenerationError(str(e)) from None
+        return self._model
+
+    def _model_results(self, program: Program, notes: list[str], cancel: threading.Event | None, *,
+                       why: str = "",
+                       incumbent: GenerationResult | None = None) -> Iterator[GenerationResult]:
+        """The model's kernels that DICE accepts; with an incumbent, only those measured faster."""
+        if incumbent is not None and self.runner is None:
+            incumbent.notes.append("llm=compete: without a GPU the model's kernels cannot be compared, "
+                                   "so the model was not asked")
+            return
+        try:
+            problem = classify(program)
+        except PatternError:
+            problem = Problem(program, "model", None)      # several kernels: the model's to write
+        spec = self.target_for(program)
+        name = default_kernel_name(program)
+        rounds = self._told(model_rounds(self.model_backend(), problem, spec, name, runner=self.runner,
+                                         cancel=cancel))
+        extra = notes + ([f"no DICE sketch serves this intent ({why})"] if why else [])
+        try:
+            for verdict in best_kernel(rounds):
+                if incumbent is not None and not _beats(verdict, incumbent):
+                    continue
+                yield _model_result(verdict, spec, name, program, extra)
+        except ModelError as e:
+            if incumbent is None:
+                raise GenerationError(one_line(e)) from None
+            incumbent.notes.append(f"the model was not usable: {one_line(e)}")
+        except ModelGaveUp as e:
+            if cancel is not None and cancel.is_set():
+                return
+            if incumbent is None:
+                raise GenerationError(str(e)) from None
+            incumbent.notes.append(str(e))
 
     def search_for(self, program: Program, cancel: threading.Event | None = None) -> Search:
         try:
@@ -196,14 +282,65 @@ class CUDAGenerator:
         return Search(problem, spec, sketches, default_kernel_name(program), budget=budget, seed=self.seed,
                       runner=self.runner, cancel=cancel, goal=program.options.get("goal", "throughput"))
 
+    def _told(self, judgements: Iterator[Judgement]) -> Iterator[Judgement]:
+        """The model's rounds, each told to `on_progress` as it is judged."""
+        for verdict in judgements:
+            if self.on_progress is not None:
+                self.on_progress(round_line(verdict, self.llm.label if self.llm else "model"))
+            yield verdict
+
     def _results(self, search: Search, program: Program, notes: list[str]) -> Iterator[GenerationResult]:
-        found = False
+        last = None
         for candidate in search.run():
-            found = True
-            yield _result(candidate, search, program, notes)
+            last = _result(candidate, search, program, notes)
+            yield last
         cancelled = search.cancel is not None and search.cancel.is_set()
-        if not found and not cancelled:
+        if last is None and not cancelled:
             raise GenerationError(_why_nothing(search.history))
+        if last is not None:     # the best so far, now with the whole search's figures
+            last.rounds, last.history = search.rounds, list(search.history)
+
+
+def round_line(verdict: Judgement, label: str) -> str:
+    """One line on a judged model round, for progress reports."""
+    head = f"model {label}, round {verdict.round}"
+    if verdict.problems:
+        return f"{head}: {verdict.problems[0][:120]}"
+    if verdict.verified:
+        return f"{head}: verified, {verdict.time_us:.1f} us" if verdict.time_us else f"{head}: verified"
+    return f"{head}: compiled and passed the checks (not verified: no GPU)"
+
+
+def _beats(verdict: Judgement, incumbent: GenerationResult) -> bool:
+    return verdict.time_us is not None and (incumbent.time_us is None or verdict.time_us < incumbent.time_us)
+
+
+def _model_result(verdict: Judgement, spec: ArchSpec, name: str, program: Program,
+                  notes: list[str]) -> GenerationResult:
+    """A model's accepted kernel as a result; unverified ones say so in their region header."""
+    rendered, run = verdict.rendered, verdict.run
+    assert rendered is not None
+    kernel, launcher = split_launcher(verdict.code, name)
+    label = str(rendered.tokens["model"])
+    if verdict.verified:
+        state = f"verified, {run.time_us:.1f} us on {spec.gpu_name}" if run and run.time_us else "verified"
+    else:
+        state = UNVERIFIED_MODEL_KERNEL
+    measured = run if verdict.verified else None
+    return GenerationResult(
+        source=verdict.code, kernel=kernel, launcher=launcher, name=name, arch=spec.name, gpu=spec.gpu_name,
+        sketch=rendered.sketch, tokens=dict(rendered.tokens), resources=verdict.resources(),
+        verified=verdict.verified, time_us=verdict.time_us,
+        reference_time_us=measured.reference_time_us if measured else None, cost_us=0.0,
+        round=verdict.round, rounds=verdict.round + 1, history=[],
+        summary=f"model {label}, round {verdict.round}; {state}", intent=program.text,
+        notes=notes + verdict.advice, gbps=measured.gbps if measured else None,
+        tflops=measured.tflops if measured else None,
+        roofline_fraction=measured.roofline_fraction if measured else None, model=label)
+
+
+# The region header of a kernel a model wrote that no GPU checked (the editor flags it, DICE-I005).
+UNVERIFIED_MODEL_KERNEL = "UNVERIFIED: written by a model, not checked on a GPU"
 
 
 def _why_nothing(history: list[Evaluation]) -> str:

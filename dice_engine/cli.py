@@ -21,6 +21,7 @@ from .compile import NvccNotFound, compile_cuda
 from .compile.nvcc import TEMP_SOURCE
 from .bench import command as bench_command
 from .intent import IntentError
+from .llm import BACKENDS, USES, ConfigError, LLMConfig, from_environment
 
 CUDA_SUFFIXES = (".cu", ".cuh")
 USER_ERRORS = (IntentError, GenerationError, NvccNotFound, UnknownTarget)
@@ -47,6 +48,25 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="print each improvement of the search to stderr while it runs "
                           "(default: when stderr is a terminal)")
+    model = gen.add_argument_group("model backend (for what DICE's sketches cannot serve; see the README)")
+    model.add_argument("--llm", metavar="BASE_URL",
+                       help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 "
+                            "(env DICE_LLM_BASE_URL)")
+    model.add_argument("--model", help="the model's name at that endpoint (env DICE_LLM_MODEL)")
+    model.add_argument("--llm-backend", choices=BACKENDS, default="openai")
+    model.add_argument("--llm-model-path", metavar="DIR", help="transformers: a local model directory")
+    model.add_argument("--llm-use", choices=USES, default="fallback",
+                       help="off, fallback (only where no sketch serves; default) or compete")
+    model.add_argument("--llm-rounds", type=int, default=3, help="repair rounds after the first reply")
+    model.add_argument("--llm-timeout", type=float, default=120.0, help="seconds per model request")
+    model.add_argument("--llm-max-tokens", type=int, default=4096, help="most tokens per reply")
+    model.add_argument("--llm-temperature", type=float, default=0.2)
+    model.add_argument("--trust-remote-code", action="store_true",
+                       help="transformers: run the Python code that ships with the model directory")
+    model.add_argument("--diffusion-steps", type=int, default=256,
+                       help="transformers, diffusion language models: denoising steps")
+    model.add_argument("--block-length", type=int, default=32,
+                       help="transformers, block-diffusion models: tokens per block")
 
     check = sub.add_parser(
         "check", help="diagnostics for CUDA files",
@@ -101,10 +121,23 @@ def _generator(args: argparse.Namespace) -> CUDAGenerator:
         resolve(args.arch)
     except UnknownTarget as e:
         raise UsageError(str(e)) from None
-    kwargs: dict[str, Any] = {"seed": args.seed, "default_shape": None}
+    kwargs: dict[str, Any] = {"seed": args.seed, "default_shape": None, "llm": _llm_config(args)}
     if args.budget is not None:
         kwargs["budget"] = args.budget
     return CUDAGenerator(args.arch, **kwargs)
+
+
+def _llm_config(args: argparse.Namespace) -> LLMConfig:
+    config = from_environment(LLMConfig(
+        backend=args.llm_backend, base_url=args.llm or "", model=args.model or "",
+        model_path=args.llm_model_path or "", use=args.llm_use, rounds=args.llm_rounds,
+        timeout_s=args.llm_timeout, max_tokens=args.llm_max_tokens, temperature=args.llm_temperature,
+        trust_remote_code=args.trust_remote_code, diffusion_steps=args.diffusion_steps,
+        block_length=args.block_length))
+    try:
+        return config.validated()
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
 
 
 def _attach_gpu(generator: CUDAGenerator, stack: ExitStack) -> None:

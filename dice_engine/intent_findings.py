@@ -1,6 +1,7 @@
 """Intent diagnostics, on the intent's own lines: an intent the engine cannot parse or serve
 (one that needs several kernels included), a region generated for a different intent (stale),
-malformed or orphan markers, and a stale region left alone on save because it was edited by hand.
+malformed or orphan markers, a stale region left alone on save because it was edited by hand,
+and a model's kernel no GPU verified.
 
 The one place both `dice check` and the language server get them from. Their codes, severities
 and titles are the code table's (`analysis.codes.CODES`); the command line, for CI, raises a
@@ -12,7 +13,7 @@ from typing import Sequence
 
 from .analysis.codes import CODES
 from .analysis.findings import Finding, Fix, TextEdit
-from .api import CUDAGenerator
+from .api import UNVERIFIED_MODEL_KERNEL, CUDAGenerator
 from .intent import IntentError, Intents, IntentSite, find_intents
 from .intent.regions import split_lines
 from .ir.patterns import PatternError, classify
@@ -22,6 +23,9 @@ UNSERVABLE = "DICE-I001"      # the intent cannot be parsed or no sketch serves 
 STALE_REGION = "DICE-I002"    # the region was generated for a different intent
 MARKER = "DICE-I003"          # orphan, malformed or unterminated @dice-begin/@dice-end
 EDITED_REGION = "DICE-I004"   # stale, but edited by hand: not regenerated on save
+UNVERIFIED_MODEL = "DICE-I005"  # a model wrote the region's kernel and no GPU checked it
+NEEDS_MODEL = ("only a model can write a kernel for this PyTorch expression: configure dice.llm.baseUrl "
+               "and dice.llm.model (or dice.llm.modelPath)")
 
 
 def file_intent_findings(text: str, path: str, arch: str, *, stale_is_error: bool = False) -> list[Finding]:
@@ -30,11 +34,50 @@ def file_intent_findings(text: str, path: str, arch: str, *, stale_is_error: boo
     return intent_findings(find_intents(text), path, lines, arch, stale_is_error=stale_is_error)
 
 
-def intent_findings(sites: Intents, path: str, lines: Sequence[str], arch: str, *,
-                    stale_is_error: bool = False) -> list[Finding]:
+def _finding(path: str, span: tuple[int, int, int, int], code: str, message: str, **data: object) -> Finding:
+    line, column, end_line, end_column = span
+    info = CODES[code]
+    return Finding(file=path, line=line, column=column, end_line=end_line, end_column=end_column,
+                   category=info.category, code=code, severity=info.severity, message=message,
+                   data=dict(data))
+
+
+def _intent_span(site: IntentSite, lines: Sequence[str]) -> tuple[int, int, int, int]:
+    last = lines[site.end_line] if site.end_line < len(lines) else ""
+    return site.line, 0, site.end_line, len(last.rstrip("\r\n"))
+
+
+def why_unservable(site: IntentSite, arch: str,
+                   model: bool = False) -> tuple[str, int, int, str | None] | None:
+    """(message, start, end offsets into the intent text, what that text should probably read)
+    when the engine cannot serve the intent. The editor never assumes a size the intent does not
+    give. With a `model` backend configured, what no sketch serves is the model's to write."""
+    generator = CUDAGenerator(arch=arch, default_shape=None)
+    try:
+        program, _notes = generator.parse(site.text)
+        spec = generator.target_for(program)
+        problem = classify(program)
+    except IntentError as exc:
+        return exc.message, exc.start, exc.end, exc.suggestion
+    except KeyError as exc:           # an arch= / gpu= option naming no known target
+        return str(exc.args[0]) if exc.args else "unknown target", 0, len(site.text), None
+    except PatternError as exc:
+        return None if model else (str(exc), 0, len(site.text), None)
+    if model:
+        return None
+    if problem.pattern == "torch":
+        return NEEDS_MODEL, 0, len(site.text), None
+    if not candidates(problem, spec):
+        why = why_unsupported(problem, spec)
+        return f"no kernel family serves this intent on {spec.name}: {why}", 0, len(site.text), None
+    return None
+
+
+def intent_findings(sites: Intents, path: str, lines: Sequence[str], arch: str,
+                    model: bool = False, *, stale_is_error: bool = False) -> list[Finding]:
     out: list[Finding] = []
     for site in sites:
-        problem = why_unservable(site, arch)
+        problem = why_unservable(site, arch, model)
         if problem is not None:
             message, start, end, suggestion = problem
             (l0, c0), (l1, c1) = site.offset_to_position(start), site.offset_to_position(max(end, start + 1))
@@ -52,30 +95,13 @@ def intent_findings(sites: Intents, path: str, lines: Sequence[str], arch: str, 
             if stale_is_error:
                 stale.severity = "error"
             out.append(stale)
+        if region is not None and UNVERIFIED_MODEL_KERNEL in region.summary:
+            out.append(_finding(path, _intent_span(site, lines), UNVERIFIED_MODEL,
+                                "a model wrote the kernel below and no GPU verified it against the "
+                                "reference: it compiled and passed the static checks, nothing more"))
     for p in sites.problems:
         out.append(_finding(path, (p.line, p.column, p.end_line, p.end_column), MARKER, p.message))
     return out
-
-
-def why_unservable(site: IntentSite, arch: str) -> tuple[str, int, int, str | None] | None:
-    """(message, start, end offsets into the intent text, what that text should probably read)
-    when the engine cannot serve the intent. The editor never assumes a size the intent does not
-    give."""
-    generator = CUDAGenerator(arch=arch, default_shape=None)
-    try:
-        program, _notes = generator.parse(site.text)
-        problem = classify(program)
-        spec = generator.target_for(program)
-    except IntentError as exc:
-        return exc.message, exc.start, exc.end, exc.suggestion
-    except PatternError as exc:       # several kernels needed: one intent per heavy operation
-        return str(exc), 0, len(site.text), None
-    except KeyError as exc:           # an arch= / gpu= option naming no known target
-        return str(exc.args[0]) if exc.args else "unknown target", 0, len(site.text), None
-    if not candidates(problem, spec):
-        why = why_unsupported(problem, spec)
-        return f"no kernel family serves this intent on {spec.name}: {why}", 0, len(site.text), None
-    return None
 
 
 def edited_region_note(path: str, site: IntentSite, lines: Sequence[str]) -> Finding:
@@ -97,16 +123,3 @@ def still_true(notes: list[Finding], sites: list[IntentSite], lines: Sequence[st
         if site is not None and site.region is not None and site.region.stale and site.region.edited:
             kept.append(edited_region_note(path, site, lines))
     return kept
-
-
-def _finding(path: str, span: tuple[int, int, int, int], code: str, message: str, **data: object) -> Finding:
-    line, column, end_line, end_column = span
-    info = CODES[code]
-    return Finding(file=path, line=line, column=column, end_line=end_line, end_column=end_column,
-                   category=info.category, code=code, severity=info.severity, message=message,
-                   data=dict(data))
-
-
-def _intent_span(site: IntentSite, lines: Sequence[str]) -> tuple[int, int, int, int]:
-    last = lines[site.end_line] if site.end_line < len(lines) else ""
-    return site.line, 0, site.end_line, len(last.rstrip("\r\n"))

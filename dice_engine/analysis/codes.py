@@ -69,6 +69,8 @@ CODES: dict[str, CodeInfo] = {
     "DICE-I002": CodeInfo("intent", "information", "Generated region is stale", "editor"),
     "DICE-I003": CodeInfo("intent", "warning", "Malformed or orphan region marker", "editor"),
     "DICE-I004": CodeInfo("intent", "warning", "Stale region edited by hand was not regenerated", "editor"),
+    "DICE-I005": CodeInfo("intent", "warning", "Kernel written by a model was not verified on a GPU",
+                          "editor"),
     # dynamic: compute-sanitizer
     "DICE-D001": CodeInfo("overflow", "error", "Out-of-bounds or misaligned memory access (memcheck)",
                           "sanitizer"),

@@ -7,7 +7,7 @@ intermediates inlined where used. Every problem is an `IntentError` with the ran
 """
 from __future__ import annotations
 
-from ..ir import ops
+from ..ir import ops, torch_expr
 from ..ir.dtypes import ALIASES, DType, parse_dtype
 from ..ir.graph import Dim, Node, Program, TensorDecl
 from .errors import IntentError
@@ -53,7 +53,7 @@ def parse_tensor_form(text: str, precision: DType | None = None) -> Program:
     if not assignments:
         end = len(text.rstrip())
         raise IntentError("no output: add an assignment such as y = relu(x)", 0, end)
-    builder = _Builder(inputs)
+    builder = _Builder(inputs, text, symbols)
     for stmt in assignments:
         target = stmt.target
         if target.text in inputs:
@@ -148,7 +148,10 @@ def _symbol(stmt: Assignment, shape_symbols: set[str]) -> str:
 class _Builder:
     """Evaluates expressions to nodes over the declared inputs and earlier assignments."""
 
-    def __init__(self, inputs: dict[str, TensorDecl]):
+    def __init__(self, inputs: dict[str, TensorDecl], text: str = "",
+                 symbols: dict[str, int | None] | None = None):
+        self.text = text
+        self.symbols = symbols or {}
         self.env: dict[str, Node] = {n: ops.input_tensor(n, d.dtype, d.shape) for n, d in inputs.items()}
         self.used: set[str] = set()
         self.intermediates: dict[str, Span] = {}
@@ -166,6 +169,8 @@ class _Builder:
         raise IntentError(f"expected a tensor expression, got {value!r}", expr.start, expr.end)
 
     def value(self, expr: Expr) -> Value:
+        if self.text and _beyond_library(expr):
+            return self.torch_call(expr)
         if isinstance(expr, Literal):
             return expr.value
         if isinstance(expr, Name):
@@ -239,7 +244,8 @@ class _Builder:
             if (message := unsupported_function(name)) is not None:
                 raise IntentError(message, name_start, name_end)
             raise IntentError.misspelt(f"unknown function '{name}'", name, FUNCTIONS, name_start, name_end,
-                                       otherwise=f"; DICE generates {CAN_GENERATE}")
+                                       otherwise=f"; DICE generates {CAN_GENERATE}; any other PyTorch "
+                                                 f"function is written torch.{name}(...)")
         positional = [Arg(self.value(a), a.start, a.end) for a in expr.args]
         if receiver is not None:
             positional.insert(0, Arg(self.tensor(receiver), receiver.start, receiver.end))
@@ -248,6 +254,23 @@ class _Builder:
             keywords[kw.name] = (Arg(self.value(kw.value), kw.value.start, kw.value.end), kw.start, kw.end)
         site = bind(name, fn, positional, keywords, expr.start, expr.end)
         return fn.handler(site)
+
+    def torch_call(self, expr: Expr) -> Node:
+        """An expression calling a torch function DICE has no operator for: PyTorch's meaning."""
+        text = self.text[expr.start:expr.end]
+        try:
+            names = torch_expr.referenced_names(text)
+        except torch_expr.TorchExprError as e:
+            raise IntentError(str(e), expr.start, expr.end) from None
+        for name in names:
+            if name not in self.env:
+                hint = did_you_mean(name, self.env)
+                raise IntentError(f"unknown name '{name}' in a torch expression{hint}", expr.start, expr.end)
+        self.used.update(names)
+        try:
+            return ops.torch_call(text, names, [self.env[n] for n in names], self.symbols)
+        except ops.OpError as e:
+            raise IntentError(str(e), expr.start, expr.end) from None
 
     def callee(self, func: Expr) -> tuple[str, int, int, Expr | None]:
         """The function name, its range, and the receiver of a method call (x.sum(...)), if any."""
@@ -259,6 +282,30 @@ class _Builder:
                 return func.attr, start, func.end, None
             return func.attr, start, func.end, func.value
         raise IntentError("this cannot be called", func.start, func.end)
+
+
+def _beyond_library(expr: Expr) -> bool:
+    """Whether `expr` calls a torch function (torch.topk, x.unfold) or reads a field of a call's
+    result (.values) that the operator library does not have. A plain unknown name stays an error
+    (likely a typo)."""
+    if isinstance(expr, Call):
+        func = expr.func
+        if isinstance(func, Attribute):
+            if func.attr not in FUNCTIONS:
+                return True
+            inner = [] if _is_module_path(func.value) else [func.value]
+        else:
+            inner = []
+        return any(_beyond_library(e) for e in [*inner, *expr.args, *(k.value for k in expr.keywords)])
+    if isinstance(expr, Attribute):   # a field of a call's result (.values); x.foo stays an error
+        return (expr.attr not in ("T", "mT") and isinstance(expr.value, Call)) or _beyond_library(expr.value)
+    if isinstance(expr, Unary):
+        return _beyond_library(expr.operand)
+    if isinstance(expr, Binary):
+        return _beyond_library(expr.left) or _beyond_library(expr.right)
+    if isinstance(expr, Seq):
+        return any(_beyond_library(e) for e in expr.items)
+    return False
 
 
 def _is_module_path(expr: Expr) -> bool:

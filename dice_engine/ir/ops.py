@@ -31,7 +31,7 @@ BINARY = ARITH | COMPARE | LOGICAL
 ELEMENTWISE = UNARY | BINARY | {"where"}
 REDUCTIONS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin"}
 HEAVY = REDUCTIONS | {"softmax", "log_softmax", "layer_norm", "rms_norm", "cumsum", "permute",
-                      "matmul", "conv2d", "max_pool2d", "avg_pool2d"}
+                      "matmul", "conv2d", "max_pool2d", "avg_pool2d", "torch"}
 OPS = ELEMENTWISE | HEAVY
 
 
@@ -43,6 +43,26 @@ def const(value: float | int | bool) -> Node:
     """A Python scalar. Its dtype is 'weak' (see `_binary_dtype`)."""
     dtype = BOOL if isinstance(value, bool) else (I64 if isinstance(value, int) else F32)
     return Node("const", (), dtype, (), value=value)
+
+
+def torch_call(text: str, names: Sequence[str], args: Sequence[Node],
+               symbols: dict[str, int | None] | None = None) -> Node:
+    """Any PyTorch expression over `args` (bound to `names` in `text`); PyTorch gives its dtype
+    and shape (ir/torch_expr.py). Raises OpError when PyTorch refuses it or a size is unbound."""
+    from . import torch_expr
+
+    inputs = {}
+    for name, node in zip(names, args):
+        shape = tuple(d if isinstance(d, int) else (symbols or {}).get(d) for d in node.shape)
+        if any(d is None for d in shape):
+            raise OpError(f"'{name}' has a symbolic size; a torch expression needs concrete sizes "
+                          "(give the symbol a value, e.g. N=4096)")
+        inputs[name] = (node.dtype, tuple(int(d) for d in shape))
+    try:
+        dtype, shape = torch_expr.infer(text, inputs)
+    except torch_expr.TorchExprError as e:
+        raise OpError(str(e)) from None
+    return Node("torch", tuple(args), dtype, shape, attrs=(("expr", text), ("names", tuple(names))))
 
 
 def input_tensor(name: str, dtype: DType, shape: Shape) -> Node:

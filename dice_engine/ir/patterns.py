@@ -21,6 +21,7 @@ PATTERN_OF_OP = {
     "matmul": "gemm",
     "conv2d": "conv2d",
     "max_pool2d": "pool", "avg_pool2d": "pool",
+    "torch": "torch",     # any PyTorch expression: no sketch family, only a model backend
 }
 
 
@@ -32,6 +33,7 @@ class PatternError(ValueError):
 class Problem:
     program: Program
     pattern: str          # elementwise | reduction | softmax | norm | scan | transpose | gemm | conv2d | pool
+                          # | torch | model (several kernels, for a model backend)
     anchor: Node | None   # the heavy node; None for elementwise programs
 
     @property

@@ -13,6 +13,7 @@ from typing import Callable
 import numpy as np
 
 from .dtypes import DType
+from . import torch_expr
 from .graph import Node, Program
 
 Array = np.ndarray
@@ -270,4 +271,8 @@ def _eval_node(node: Node, args: list[Array], inputs: dict[str, Array]) -> Array
         return _conv2d(args, node)
     if op in ("max_pool2d", "avg_pool2d"):
         return _pool(args[0], node)
+    if op == "torch":
+        names = node.attr("names")
+        return torch_expr.evaluate(node.attr("expr"), dict(zip(names, args)),
+                                   {n: a.dtype for n, a in zip(names, node.args)})
     raise ValueError(f"no reference for operator '{op}'")

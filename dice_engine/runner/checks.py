@@ -54,6 +54,9 @@ class Checks(Protocol):
     def prepare(self, trial: int) -> None:
         """Write trial `trial`'s inputs into the input buffers (and know its reference)."""
 
+    def changed_input(self, trial: int) -> str | None:
+        """The name of an input buffer that no longer holds trial `trial`'s draw, else None."""
+
     def check(self, trial: int, tolerance: Tolerance) -> Comparison:
         """Compare the output buffer with trial `trial`'s reference."""
 
@@ -94,6 +97,17 @@ class HostChecks:
         for name, buf in self.inputs.items():
             buf.upload(to_storage(self._current[trial].inputs[name], self.program.inputs[name].dtype))
         _timed(self.stages, "inputs", started)
+
+    def changed_input(self, trial: int) -> str | None:
+        started = time.perf_counter()
+        try:
+            for name, buf in self.inputs.items():
+                drawn = to_storage(self._current[trial].inputs[name], self.program.inputs[name].dtype)
+                if not np.array_equal(buf.download(np.uint8), drawn.reshape(-1).view(np.uint8)):
+                    return name
+            return None
+        finally:
+            _timed(self.stages, "check", started)
 
     def check(self, trial: int, tolerance: Tolerance) -> Comparison:
         started = time.perf_counter()
@@ -236,6 +250,23 @@ class DeviceChecks:
         if self._cached_bytes + size <= self.cache_budget:
             self._cache[key] = entry
             self._cached_bytes += size
+
+    def changed_input(self, trial: int) -> str | None:
+        """Draws the trial again beside the buffers (same seeded generator) and compares bytes."""
+        from .device_inputs import draw_into, trial_generator
+
+        started = time.perf_counter()
+        try:
+            def redraw_and_compare() -> str | None:
+                again = {name: self.torch.empty_like(view) for name, view in self.views.items()}
+                draw_into(again, self.program, self.bindings,
+                          trial_generator(self.device, self.seed, self.case, trial))
+                return next((name for name, view in self.views.items()
+                             if not self.torch.equal(view.view(-1).view(self.torch.uint8),
+                                                     again[name].view(-1).view(self.torch.uint8))), None)
+            return self._fitting(redraw_and_compare)
+        finally:
+            _timed(self.stages, "check", started)
 
     def check(self, trial: int, tolerance: Tolerance) -> Comparison:
         from .device_compare import compare_on_device

@@ -27,6 +27,7 @@ from .device import GUARD_BYTES, DeviceSession, GuardedBuffer
 from ..ir.graph import Program
 from .inputs import concrete
 from .protocol import ChildGone, RunRequest, read_message, write_message
+from .guards import timer_disagrees
 from .torch_reference import ReferenceTimer
 
 # cudaError_t values after which the context is unusable (illegal address, assert, hardware
@@ -119,26 +120,27 @@ class Child:
                 named, output = self._allocate(program, bindings, guard, buffers)
                 args = self._arguments(req, named, output, bindings)
                 where = f"at {bindings}" if bindings else "at the intent's shapes"
-                checks.begin(program, bindings, req.seed, case, req.trials, named, output)
+                # When timing, one trial more than verified: it is checked after the timed runs
+                # (a kernel that is right only while it is being checked is caught; guards.py).
+                timed = req.time and case == 0
+                checks.begin(program, bindings, req.seed, case, req.trials + timed, named, output)
                 for trial in range(req.trials):
-                    checks.prepare(trial)
-                    output.poison(POISON_BYTE)
-                    started = time.perf_counter()
-                    self._launch(launcher, args, f"trial {trial + 1} {where}")
-                    self._stage("launch", started)
-                    for name, buf in [*named.items(), (program.output_name, output)]:
-                        if (damage := buf.guards_intact()) is not None:
-                            detail = f"wrote out of bounds of '{name}' ({damage}), trial {trial + 1} {where}"
-                            return {"verdict": "out-of-bounds", "detail": detail}
-                    result = checks.check(trial, tolerance)
-                    if result.verdict != "ok":
-                        return {"verdict": result.verdict, "max_rel_err": result.max_rel_err,
-                                "detail": f"{result.detail}; trial {trial + 1} {where}"}
-                    worst = max(worst, result.max_rel_err or 0.0)
-                if req.time and case == 0:
+                    failure, error = self._trial(launcher, args, named, output, program.output_name, trial, tolerance,
+                                                 f"trial {trial + 1} {where}", check_inputs=trial == 0)
+                    if failure is not None:
+                        return failure
+                    worst = max(worst, error)
+                if timed:
                     started = time.perf_counter()
                     time_us = self._time(launcher, args, req.runs)
                     self._stage("runs", started)
+                    failure, _ = self._trial(launcher, args, named, output, program.output_name, req.trials,
+                                             tolerance,
+                                             f"after the timed runs {where}", check_inputs=True)
+                    if failure is not None:
+                        failure["verdict"] = "guard"
+                        failure["detail"] = "correct while verified, wrong after the timed runs: " + failure["detail"]
+                        return failure
                     if req.reference:
                         started = time.perf_counter()
                         reference_us = self.reference.time_us(program, bindings, runs=req.runs, seed=req.seed)
@@ -182,6 +184,29 @@ class Child:
         stages, self.checks.stages = self.checks.stages, {}
         return stages
 
+    def _trial(self, launcher: Launcher, args: list[int], named: dict[str, GuardedBuffer],
+               output: GuardedBuffer, output_name: str, trial: int, tolerance: Any, when: str,
+               check_inputs: bool) -> tuple[dict | None, float]:
+        """Draw one trial's inputs, run, check bounds, the output and (on the first trial and after
+        the timed runs, to spare work on large inputs) that the inputs are unchanged: (a verdict on
+        failure, the trial's error)."""
+        checks = self.checks
+        checks.prepare(trial)
+        output.poison(POISON_BYTE)
+        started = time.perf_counter()
+        self._launch(launcher, args, when)
+        self._stage("launch", started)
+        for name, buf in [*named.items(), (output_name, output)]:
+            if (damage := buf.guards_intact()) is not None:
+                return {"verdict": "out-of-bounds", "detail": f"wrote out of bounds of '{name}' ({damage}), {when}"}, 0.0
+        if check_inputs and (changed := checks.changed_input(trial)) is not None:
+            return {"verdict": "guard", "detail": f"wrote into the input '{changed}', {when}"}, 0.0
+        result = checks.check(trial, tolerance)
+        if result.verdict != "ok":
+            return {"verdict": result.verdict, "max_rel_err": result.max_rel_err,
+                    "detail": f"{result.detail}; {when}"}, 0.0
+        return None, result.max_rel_err or 0.0
+
     @staticmethod
     def _arguments(req: RunRequest, named: dict[str, GuardedBuffer], output: GuardedBuffer,
                    bindings: dict[str, int]) -> list[int]:
@@ -207,8 +232,16 @@ class Child:
         times = self.session.time_us(lambda: launcher.fn(*args), runs=runs)
         launcher.check(launcher.last_error(), "while timing")
         launcher.check(launcher.synchronize(), "while timing")
+        started = time.perf_counter()        # the same calls by the wall clock (a patched timer)
+        for _ in range(runs):
+            launcher.fn(*args)
+        launcher.check(launcher.synchronize(), "while timing")
+        wall_us = (time.perf_counter() - started) * 1e6 / runs
         self.notify("host")
-        return statistics.median(times)
+        median = statistics.median(times)
+        if (why := timer_disagrees(median, wall_us)) is not None:
+            raise DeviceError("guard", why)
+        return median
 
 
 def serve(device: int) -> int:
@@ -244,7 +277,7 @@ def _handle_safely(child: Child, request: Any) -> dict:
         reply["stages"] = child.take_stages()
     except Exception:
         reply = {"verdict": "crash", "detail": "runner child error:\n" + traceback.format_exc(limit=6)}
-    harmless = ("ok", "mismatch", "unwritten", "compile-error")
+    harmless = ("ok", "mismatch", "unwritten", "compile-error", "guard")
     if reply["verdict"] not in harmless and not child.session.context_usable():
         reply["context_lost"] = True
     return reply

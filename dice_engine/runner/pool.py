@@ -26,6 +26,7 @@ from . import ceilings as ceiling_cache
 from .build import Built, build_library, launcher_symbol
 from .doctor import PYCUDA_HINT
 from .env import child_environment
+from .guards import source_violations
 from .inputs import shapes_to_check
 from .metrics import Ceilings, rates
 from .protocol import BadReply, ChildGone, RunRequest, read_reply, write_message
@@ -217,6 +218,8 @@ class GpuRunner:
         The library is built for the GPU that runs it; `arch` names the generation target only."""
         if not self.available():
             return failed("no-gpu", self._no_gpu or "no GPU")
+        if gamed := source_violations(rendered.source, problem.program):
+            return failed("guard", "refused: the code " + "; it ".join(gamed))
         built = built or self.prepare(rendered, arch)
         if built is None:
             return failed("no-gpu", self._no_gpu or "no GPU")

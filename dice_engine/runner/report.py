@@ -8,8 +8,10 @@ from typing import Any
 # unwritten, timeout, crash, launch-failure, compile-error and no-gpu; out-of-bounds (a guard
 # zone around a buffer was overwritten), fault (an asynchronous device error such as an illegal
 # address) and out-of-memory are finer kinds of failure that callers may treat as "not verified".
+# guard: the kernel games a check (another stream, cached outputs, written inputs, lower precision,
+# a patched timer; runner/guards.py), refused before it runs or caught while it runs.
 VERDICTS = ("ok", "mismatch", "unwritten", "out-of-bounds", "fault", "timeout", "crash",
-            "launch-failure", "out-of-memory", "compile-error", "no-gpu")
+            "launch-failure", "out-of-memory", "compile-error", "no-gpu", "guard")
 
 
 @dataclass

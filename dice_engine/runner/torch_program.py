@@ -9,6 +9,7 @@ from typing import Any, Callable
 import torch
 import torch.nn.functional as F
 
+from ..ir import torch_expr
 from ..ir.graph import Node, Program
 
 Value = Any   # a torch.Tensor, or a Python scalar for constants
@@ -72,6 +73,8 @@ def _step(node: Node, args: list[Value]) -> Value:
     }
     if op in simple:
         return simple[op]()
+    if op == "torch":
+        return torch_expr.run(a("expr"), dict(zip(a("names"), args)))
     if op in ("sum", "mean", "max", "min", "prod", "argmax", "argmin"):
         return _reduce(x, node)
     return _binary(op, args[0], args[1])

@@ -91,12 +91,15 @@ test("server resolution explains what is missing", async () => {
   assert.match(nothing.error, /\/a\/python/);
 });
 
-test("untrusted workspaces never enable GPU runs or regenerate-on-save", () => {
+test("untrusted workspaces never enable GPU runs, regenerate-on-save or a model", () => {
   const all = new Map<string, unknown>([
     ["gpu.enabled", true],
     ["regenerateOnSave", true],
     ["arch", "sm_80"],
     ["budget", 8],
+    ["llm.baseUrl", "http://127.0.0.1:8000/v1"],
+    ["llm.model", "qwen"],
+    ["llm.use", "compete"],
   ]);
   const get = <T>(k: string, d: T) => (all.has(k) ? (all.get(k) as T) : d);
   const trusted = readSettings(get, true);
@@ -105,6 +108,11 @@ test("untrusted workspaces never enable GPU runs or regenerate-on-save", () => {
   assert.equal(trusted.regenerateOnSave, true);
   assert.equal(untrusted.gpuEnabled, false);
   assert.equal(untrusted.regenerateOnSave, false);
+  assert.deepEqual(serverSection(trusted).llm, {
+    baseUrl: "http://127.0.0.1:8000/v1",
+    model: "qwen",
+    use: "compete",
+  });
   assert.deepEqual(serverSection(untrusted), {
     arch: "sm_80",
     nvccPath: null,
@@ -113,6 +121,7 @@ test("untrusted workspaces never enable GPU runs or regenerate-on-save", () => {
     gpu: { enabled: false },
     budget: 8,
     regenerateOnSave: false,
+    llm: { baseUrl: "http://127.0.0.1:8000/v1", model: "qwen", use: "off" },
   });
 });
 

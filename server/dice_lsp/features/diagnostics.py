@@ -21,6 +21,7 @@ from dice_engine.intent.regions import split_lines
 from ..convert import Positions
 from ..documents import DocumentState, Findings
 from .intents import intent_findings, still_true
+from .settings import model_active
 
 if TYPE_CHECKING:
     from ..server import DiceServer
@@ -30,14 +31,15 @@ log = logging.getLogger(__name__)
 
 # --- work done off the event loop -------------------------------------------------------------
 
-def static_pass(state: DocumentState, text: str, arch: str) -> tuple[Intents, list[Finding]]:
+def static_pass(state: DocumentState, text: str, arch: str,
+                model: bool = False) -> tuple[Intents, list[Finding]]:
     """Runs on a thread: the analyzer's incremental update, and the intents of `text` with
     their own findings. The intents reuse the analyzer's tree, under the lock: the next update
     edits that tree."""
     with state.analyzer_lock:
         findings = state.analyzer.update(text)
         sites = find_intents(text, state.analyzer.tree)
-    findings += intent_findings(sites, state.path, split_lines(text)[0], arch)
+    findings += intent_findings(sites, state.path, split_lines(text)[0], arch, model)
     return sites, findings
 
 
@@ -102,7 +104,8 @@ async def run_static(server: "DiceServer", uri: str) -> None:
     doc = server.workspace.get_text_document(uri)
     version, text = doc.version, doc.source
     state = server.documents.get(uri)
-    sites, findings = await server.workers.in_thread(static_pass, state, text, server.settings.arch)
+    sites, findings = await server.workers.in_thread(static_pass, state, text, server.settings.arch,
+                                                     model_active(server.settings))
     if current_version(server, uri) != version:
         return
     state.sites, state.sites_version = sites, version

@@ -11,12 +11,13 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from lsprotocol import types
 
 from dice_engine.api import CUDAGenerator, GenerationError, GenerationResult
 from dice_engine.intent import IntentError, IntentSite, find_intents, region_edit
+from dice_engine.llm import ConfigError
 
 from ..convert import Positions
 from ..gpu import gpu_runner
@@ -24,6 +25,7 @@ from ..jobs import CancelScope
 from ..server import DiceServer, command_work_done_token
 from . import status
 from .diagnostics import current_sites
+from .settings import llm_config
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +92,8 @@ def progress_line(fig: dict[str, Any]) -> str:
     tokens = ", ".join(f"{k}={v}" for k, v in list(fig["tokens"].items())[:4])
     if fig["time_us"] is not None:
         speed = f"{fig['time_us']:.1f} µs measured"
+    elif fig["sketch"].startswith("model:"):
+        speed = "written by a model, not verified (no GPU)"
     else:
         speed = f"~{fig['cost_us']:.1f} µs estimated"
     return f"round {fig['round']}/{fig['rounds']}: {fig['sketch']} ({tokens}) — {speed}"
@@ -97,12 +101,17 @@ def progress_line(fig: dict[str, Any]) -> str:
 
 # --- the engine, on a worker thread ------------------------------------------------------------
 
-def _results(server: "DiceServer", intent: str, arch: str | None,
-             cancel: CancelScope) -> Iterator[tuple[GenerationResult, dict[str, Any]]]:
+def _results(server: "DiceServer", intent: str, arch: str | None, cancel: CancelScope,
+             on_progress: Callable[[str], None] | None = None
+             ) -> Iterator[tuple[GenerationResult, dict[str, Any]]]:
     settings = server.settings
+    try:
+        llm = llm_config(settings)
+    except ConfigError as exc:
+        raise GenerationError(f"dice.llm settings: {exc}") from None
     # default_shape=None: the editor never assumes a size the intent does not give.
     generator = CUDAGenerator(arch=settings.arch, budget=settings.budget, runner=gpu_runner(server),
-                              default_shape=None)
+                              default_shape=None, llm=llm, on_progress=on_progress)
     overrides = {"arch": arch} if arch else {}
     for result in generator.stream(intent, cancel=cancel.event, **overrides):
         yield result, figures_of(result)
@@ -203,8 +212,21 @@ async def run(server: "DiceServer", stream: Stream, *, apply: bool,
 async def _consume(server: "DiceServer", stream: Stream, intent: str, outcome: Outcome, *,
                    apply: bool, progress: types.ProgressToken | None) -> None:
     state = server.documents.get(stream.request.uri)
-    results = server.workers.stream(lambda: _results(server, intent, stream.request.arch, stream.cancel),
-                                    stream.cancel.stopped)
+    loop = asyncio.get_running_loop()
+
+    def report(line: str) -> None:       # on the loop: a model round's line
+        if stream.cancel.cancelled:
+            return
+        if progress is not None:
+            server.work_done_progress.report(progress, types.WorkDoneProgressReport(message=line,
+                                                                                    cancellable=True))
+        status.send(server, line)
+
+    def tell(line: str) -> None:         # on the generating thread
+        loop.call_soon_threadsafe(report, line)
+
+    results = server.workers.stream(
+        lambda: _results(server, intent, stream.request.arch, stream.cancel, tell), stream.cancel.stopped)
     async for result, fig in results:
         if stream.cancel.cancelled:
             break

@@ -3,10 +3,11 @@ didChangeConfiguration into one immutable record."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
 from dice_engine.arch import DEFAULT_ARCH, resolve
+from dice_engine.llm import ConfigError, LLMConfig, from_settings
 
 if TYPE_CHECKING:
     from ..server import DiceServer
@@ -27,6 +28,9 @@ class Settings:
     regenerate_on_save: bool = True
     compile_on_change: bool = True     # background nvcc job after edits
     compile_debounce_ms: int = 800
+    # dice.llm.* as the client sent them (camelCase keys below "llm."); read by `llm_config`. The
+    # VS Code client sends use=off in an untrusted workspace, so no model is asked there.
+    llm: Mapping[str, Any] = field(default_factory=dict)
 
 
 # settings key (as clients write it, below "dice.") -> Settings field
@@ -75,6 +79,13 @@ def merge(base: Settings, raw: Any, problems: list[str] | None = None) -> Settin
         raw = raw[SECTION]
     flat = {k.removeprefix(f"{SECTION}."): v for k, v in _flatten(raw).items()}
     changes: dict[str, Any] = {}
+    llm = {k.removeprefix("llm."): v for k, v in flat.items() if k.startswith("llm.")}
+    if llm:
+        changes["llm"] = {k: v for k, v in {**base.llm, **llm}.items() if v is not None}
+        try:
+            from_settings(changes["llm"])
+        except ConfigError as exc:
+            log.warning("dice.llm settings: %s", exc)
     for key, value in flat.items():
         field_name = _KEYS.get(key)
         if field_name is None or value is None:
@@ -87,6 +98,19 @@ def merge(base: Settings, raw: Any, problems: list[str] | None = None) -> Settin
                 kept = getattr(base, field_name)
                 problems.append(f"DICE: setting dice.{key} = {value!r} ignored ({exc}); keeping {kept!r}")
     return replace(base, **changes)
+
+
+def llm_config(settings: Settings) -> LLMConfig:
+    """The model backend the settings configure (ConfigError names a bad one)."""
+    return from_settings(settings.llm)
+
+
+def model_active(settings: Settings) -> bool:
+    """Whether a usable model backend is configured and allowed to be asked."""
+    try:
+        return llm_config(settings).active
+    except ConfigError:
+        return False
 
 
 def describe(settings: Settings) -> str:

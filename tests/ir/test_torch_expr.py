@@ -1,0 +1,63 @@
+"""Intents that call any torch function: parsing, PyTorch's shapes and dtypes, the reference, and
+the whitelist that keeps a file's text from running anything but pure tensor functions."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dice_engine.intent import IntentError, parse_intent
+from dice_engine.ir.patterns import classify
+from dice_engine.ir.reference import evaluate
+
+
+def test_topk_values_has_pytorch_shape_dtype_and_reference():
+    program = parse_intent("y = torch.topk(x, 8, dim=1).values; x: f32[64, 128]")
+    assert program.output.op == "torch"
+    assert (program.output.dtype.name, program.output.shape) == ("f32", (64, 8))
+    assert classify(program).pattern == "torch"
+    x = np.random.default_rng(0).standard_normal((64, 128)).astype(np.float32)
+    expected = -np.sort(-x, axis=1)[:, :8]
+    np.testing.assert_allclose(evaluate(program, {"x": x}), expected, rtol=1e-6)
+
+
+def test_indices_are_int64_and_intermediates_feed_the_expression():
+    program = parse_intent("h = x * 2; y = torch.argsort(h, dim=1, descending=True); x: f32[4, 16]")
+    assert (program.output.dtype.name, program.output.shape) == ("i64", (4, 16))
+    x = np.random.default_rng(1).permutation(64).reshape(4, 16).astype(np.float32)
+    np.testing.assert_array_equal(evaluate(program, {"x": x}), np.argsort(-x, axis=1))
+
+
+def test_functional_namespace_and_bound_symbols():
+    program = parse_intent("y = F.unfold(x, kernel_size=2); x: f32[N, 3, 8, 8]; N=2")
+    assert program.output.shape == (2, 12, 49)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("y = torch.load(x); x: f32[4]", "'.load' is not allowed"),
+    ("y = x.__class__(x); x: f32[4]", "not allowed"),
+    ("y = torch.utils.data.foo(x); x: f32[4]", "only functions of"),
+    ("y = torch.topk(x, 2).values; x: f32[N]", "symbolic size"),
+    ("y = torch.topk(z, 2).values; x: f32[4]", "unknown name 'z'"),
+    ("y = x.frobnicate(1); x: f32[4]", "PyTorch"),
+    ("y = torch.topk(x, 9).values; x: f32[4]", "PyTorch"),
+    ("y = torch.topk(x, 2); x: f32[4]", "not a tensor"),
+    ("y = topk(x, 2); x: f32[4]", "torch.topk(...)"),
+    ("y = torch.flip(x, [0]) + 10 ** 10 ** 10; x: f32[4]", "constant exponent"),
+    ("y = torch.flip(x, [0]) * ('a' * 1000000000); x: f32[4]", "lists or strings"),
+    ("y = torch.nonzero(x); x: f32[4]", "PyTorch"),
+    ("y = x + torch.ones(65536, 65536, 2); x: f32[1]", "elements"),    # never allocated
+    ("y = x + torch.ones(4, device='cuda'); x: f32[4]", "'device=' is not allowed"),
+    ("y = torch.flip(x, **x); x: f32[4]", "expected an expression"),
+])
+def test_refused_expressions_are_intent_errors(text, message):
+    with pytest.raises(IntentError) as info:
+        parse_intent(text)
+    assert message in info.value.message
+
+
+def test_a_torch_expression_is_checked_only_at_the_sizes_it_was_inferred_for():
+    from dice_engine.runner.inputs import shapes_to_check
+
+    program = parse_intent("y = torch.topk(x, 4, dim=1).values; x: f32[N, 512]; N=256")
+    assert program.output.shape == (256, 4)
+    assert shapes_to_check(program) == [{"N": 256}]
