@@ -54,12 +54,11 @@ def overflow_findings(ctx: Context) -> list[Finding]:
     out: list[Finding] = []
     for (decl, name, type_name, init), product in products:
         if type_name in NARROW_INTEGERS:
-            extent = wide_compared.get(name)
+            compared = wide_compared.get(name)
             peak = _max_value(init, sizes, bounds.get)
-            if extent is None and (peak is None or peak < LIMIT):
+            if compared is None and (peak is None or peak < LIMIT):
                 continue
-            why = (f"it is compared with the 64-bit `{extent}`, so the extent it indexes can exceed 2^31"
-                   if extent else f"its product can reach {peak:,} (> 2^31 − 1)")
+            why = compared or f"its product can reach {peak:,} (> 2^31 − 1)"
             fix = None if name in _decremented(found) else _widen_fix(src, decl, init, product)
             msg = (f"`{name}` is a 32-bit `{type_name}` index built from `{text(product)}`, but {why}: "
                    "the product wraps and the kernel reads and writes out of bounds. Declare it "
@@ -203,8 +202,8 @@ def _narrow_grid_product(product: Node, typer: Typer) -> bool:
 
 def _comparisons(found: dict[str, list[Node]], typer: Typer, sizes: _Sizes,
                  with_bounds: bool) -> tuple[dict[str, int], dict[str, str]]:
-    """Constant upper bounds of variables (`x < C`; only `with_bounds`) and the 64-bit extent
-    each variable is compared with."""
+    """Constant upper bounds of variables (`x < C`; only `with_bounds`) and, per variable, why
+    the extent it is compared with can pass 2^31: a 64-bit type, or a value known to."""
     bounds: dict[str, int] = {}
     wide: dict[str, str] = {}
     for node in found.get("binary", ()):
@@ -221,9 +220,17 @@ def _comparisons(found: dict[str, list[Node]], typer: Typer, sizes: _Sizes,
             # `if (w >= W) return;`: a guard against the extent bounds the index past it
             _bound_by(bounds, right, left, sizes)
         terms = _index_terms(left)                  # `i < n`, `base + k < n`
-        if terms and typer.type_of(right) in WIDE_INTEGERS:
-            for name in terms:
-                wide.setdefault(name, text(right))
+        if not terms:
+            continue
+        if typer.type_of(right) in WIDE_INTEGERS:
+            why = f"it is compared with the 64-bit `{text(right)}`, so the extent it indexes can exceed 2^31"
+        elif (extent := const_eval(text(right), sizes.constants)) is not None and extent >= LIMIT:
+            # `idx < N * C * H * W` with the sizes the launches pass: the index must count past 2^31
+            why = f"it runs up to `{text(right)}` = {extent:,} (> 2^31 − 1)"
+        else:
+            continue
+        for name in terms:
+            wide.setdefault(name, why)
     return bounds, wide
 
 

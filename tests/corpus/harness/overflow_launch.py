@@ -77,6 +77,9 @@ LAUNCHES: dict[str, Launch] = {
         (Buffer("x", "float", "(size_t)N * C * H * W"), Buffer("bias", "float", "C")),
         "dim3(W / 256, H, N * C)", "dim3(256)", "x, bias", "x",
         "init_x(k) + init_bias((k / ((unsigned long long)H * W)) % C)"),
+    "ovf_grid_stride_4d_params.cu": Launch(
+        (Buffer("x", "float", "16ull * 64 * 2048 * 2048"),),
+        "dim3(132 * 16)", "dim3(256)", "x, 16, 64, 2048, 2048", "x", "init_x(k) > 0.0f ? init_x(k) : 0.0f"),
     "ovf_batched_loop_host_sizes.cu": Launch(
         (Buffer("x", "float", "4096ull << 20"), Buffer("y", "float", "4096ull << 20")),
         "dim3((1 << 20) / 256)", "dim3(256)", "x, y, 2.0f, 4096, 1 << 20", "y",
