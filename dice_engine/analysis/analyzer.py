@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tree_sitter import Point, Tree
 
@@ -17,7 +17,7 @@ from .rule import Context, Rule
 from .simt import run_function
 from .syntax import FIELD, NO_LAUNCH, FileFacts, Function, LaunchFacts, LaunchSite, Source, captures, \
     constant_calls, encode, file_facts, forwarded_constants, functions, launch_facts, launch_sites, \
-    new_parser, text
+    new_parser, template_values, text
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +123,14 @@ class Analyzer:
             else:
                 launches[f.name] = NO_LAUNCH
         self._launch_memo = memo
+        for f in fns:
+            if f.template_params:       # `template <int TILE>`: the sizes its launches (or defaults) give
+                view, _ = views[f.node.id]
+                bound = template_values(f, by_kernel.get(f.name, []), view.constants)
+                if bound:
+                    view = replace(view, constants={**view.constants, **bound},
+                                   scope=view.scope + tuple(sorted(bound.items())))
+                    views[f.node.id] = (view, (facts_key, view.scope))
         closure = {f.name: _closure(f, by_name, calls) for f in fns}
         called = {c.name for f in fns if f.is_kernel for c in closure[f.name][1:]}
         cache: dict[tuple, list[Finding]] = {}

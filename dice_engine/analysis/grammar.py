@@ -24,6 +24,7 @@ class FIELD:
     condition: int = _field_id("condition")
     consequence: int = _field_id("consequence")
     declarator: int = _field_id("declarator")
+    default_value: int = _field_id("default_value")
     directive: int = _field_id("directive")
     field: int = _field_id("field")
     function: int = _field_id("function")

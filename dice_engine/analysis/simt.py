@@ -266,7 +266,8 @@ class Interpreter:
         dims.reverse()
         known = tuple(dims) if all(x is not None and x > 0 for x in dims) else None
         space = "shared" if _is_shared(decl) else "local"
-        self.env[name] = Val(None, UNIFORM, True, mem=Memory(name, space, type_name, known, decl))
+        self.env[name] = Val(None, UNIFORM, True, mem=Memory(name, space, type_name, known, decl,
+                                                             rank=len(dims)))
 
     def _const(self, node: Node) -> int | None:
         v = self._expr(node)
@@ -663,7 +664,7 @@ class Interpreter:
             return Val(None, max(b.level, idx.level))
         level, exact = max(b.level, idx.level), b.exact and idx.exact
         indices = b.indices + (idx.arr,)
-        if b.mem.dims is not None and len(b.mem.dims) > 1:
+        if b.mem.rank > 1:      # rows of unknown extent (`tile[TILE][TILE]`, TILE unknown): no address
             return Val(None, level, exact, mem=b.mem, offset=None, indices=indices)
         off = _arith("+", b.offset, idx.arr)
         return Val(None, level, exact, mem=b.mem, offset=off, indices=indices)

@@ -120,6 +120,20 @@ class Function:
         return out
 
     @cached_property
+    def template_params(self) -> tuple[tuple[str, str | None], ...]:
+        """(name, default as written) of each template parameter (types included, by name)."""
+        parent = self.node.parent
+        plist = parent.child_by_field_id(FIELD.parameters) if parent is not None and \
+            parent.type == "template_declaration" else None
+        out = []
+        for p in plist.named_children if plist is not None else ():
+            name = p.child_by_field_id(FIELD.declarator)
+            default = p.child_by_field_id(FIELD.default_value)
+            out.append((text(name) if name is not None else "",
+                        text(default) if default is not None else None))
+        return tuple(out)
+
+    @cached_property
     def launch_bounds_args(self) -> tuple[str, ...] | None:
         """The arguments of `__launch_bounds__(...)` as written, None without one."""
         for c in self.node.children:
@@ -457,6 +471,7 @@ class LaunchSite:
     block: tuple[int, int, int] | None
     grid: tuple[int, int, int] | None
     args: tuple[int | None, ...]
+    template_args: tuple[int | None, ...] = ()      # `k<32, 8><<<…>>>`
 
 
 def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> dict[str, tuple[int, int, int]]:
@@ -493,11 +508,14 @@ def launch_sites(found: dict[str, list[Node]], constants: dict[str, int]) -> lis
         cfg = next((c for c in node.named_children if c.type == "kernel_call_syntax"), None)
         if cfg is None or len(cfg.named_children) < 2:
             continue
-        kernel = text(node.child_by_field_id(FIELD.function)).split("::")[-1].split("<")[0]
+        callee = node.child_by_field_id(FIELD.function)
+        kernel = text(callee).split("<")[0].split("::")[-1].strip()
         arguments = node.child_by_field_id(FIELD.arguments)
         args = tuple(const_eval(text(a), local) for a in (arguments.named_children if arguments else ()))
+        listed = callee.child_by_field_id(FIELD.arguments) if callee.type == "template_function" else None
+        template_args = tuple(const_eval(text(a), local) for a in (listed.named_children if listed else ()))
         out.append(LaunchSite(kernel, _dims(cfg.named_children[1], dims, local),
-                              _dims(cfg.named_children[0], dims, local), args))
+                              _dims(cfg.named_children[0], dims, local), args, template_args))
     return out
 
 
@@ -720,6 +738,19 @@ class LaunchFacts:
 
 
 NO_LAUNCH = LaunchFacts()
+
+
+def template_values(fn: Function, sites: list[LaunchSite], constants: dict[str, int]) -> dict[str, int]:
+    """The value of each integer template parameter of `fn`: the largest its launches give, else
+    its default."""
+    out: dict[str, int] = {}
+    for position, (name, default) in enumerate(fn.template_params):
+        known = [s.template_args[position] for s in sites
+                 if position < len(s.template_args) and s.template_args[position] is not None]
+        value = max(known) if known else const_eval(default, constants) if default else None
+        if name and value is not None:
+            out[name] = value
+    return out
 
 
 def launch_facts(fn: Function, sites: list[LaunchSite]) -> LaunchFacts:

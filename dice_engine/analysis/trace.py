@@ -27,6 +27,7 @@ class Memory:
     dims: tuple[int, ...] | None        # declared extents (shared/local arrays), None when unknown
     decl: Node | None = None            # the declaration (for padding fixes)
     scalar: bool = False                # a __shared__ scalar, accessed by its name
+    rank: int = 1                       # declared dimensions (known even when `dims` is not)
 
 
 class LoopStep(NamedTuple):
