@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..ir import ops, torch_expr
 from ..ir.dtypes import ALIASES, DType, parse_dtype
 from ..ir.graph import Dim, Node, Program, TensorDecl
-from .errors import IntentError
+from .errors import IntentError, did_you_mean
 from .functions import FUNCTIONS, Arg, Value, bind
 from .options import merge_options, normalize_option
 from .unsupported import CAN_GENERATE, unsupported_function

@@ -125,8 +125,9 @@ class Child:
                 timed = req.time and case == 0
                 checks.begin(program, bindings, req.seed, case, req.trials + timed, named, output)
                 for trial in range(req.trials):
-                    failure, error = self._trial(launcher, args, named, output, program.output_name, trial, tolerance,
-                                                 f"trial {trial + 1} {where}", check_inputs=trial == 0)
+                    failure, error = self._trial(launcher, args, named, output, program.output_name, trial,
+                                                 tolerance, f"trial {trial + 1} {where}",
+                                                 check_inputs=trial == 0)
                     if failure is not None:
                         return failure
                     worst = max(worst, error)
@@ -139,7 +140,8 @@ class Child:
                                              f"after the timed runs {where}", check_inputs=True)
                     if failure is not None:
                         failure["verdict"] = "guard"
-                        failure["detail"] = "correct while verified, wrong after the timed runs: " + failure["detail"]
+                        failure["detail"] = ("correct while verified, wrong after the timed runs: "
+                                             + failure["detail"])
                         return failure
                     if req.reference:
                         started = time.perf_counter()
@@ -198,7 +200,8 @@ class Child:
         self._stage("launch", started)
         for name, buf in [*named.items(), (output_name, output)]:
             if (damage := buf.guards_intact()) is not None:
-                return {"verdict": "out-of-bounds", "detail": f"wrote out of bounds of '{name}' ({damage}), {when}"}, 0.0
+                detail = f"wrote out of bounds of '{name}' ({damage}), {when}"
+                return {"verdict": "out-of-bounds", "detail": detail}, 0.0
         if check_inputs and (changed := checks.changed_input(trial)) is not None:
             return {"verdict": "guard", "detail": f"wrote into the input '{changed}', {when}"}, 0.0
         result = checks.check(trial, tolerance)

@@ -16,7 +16,7 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
-from ..ir import ops
+from ..ir import ops, torch_expr
 from ..ir.dtypes import DType
 from ..ir.graph import Node, Program
 
@@ -249,6 +249,8 @@ class _Evaluator:
             return self.conv2d(args, node)
         if op in ("max_pool2d", "avg_pool2d"):
             return self.pool(args[0], node)
+        if op == "torch":      # a PyTorch expression: its meaning is PyTorch's, on widened inputs
+            return torch_expr.run(node.attr("expr"), dict(zip(node.attr("names"), args)))
         if op in ops.UNARY:
             return self.unary(op, args[0], node)
         if op in ops.BINARY:

@@ -87,6 +87,8 @@ CASES: dict[str, Callable[[], Node]] = {
     "conv2d": lambda: m("conv2d", img, filt, bias, stride=(2, 1), padding=(1, 2), dilation=(1, 2)),
     "max_pool2d": lambda: m("max_pool2d", img, kernel_size=3, stride=2, padding=1),
     "avg_pool2d": lambda: m("avg_pool2d", img, kernel_size=(2, 3), padding=(1, 1)),
+    "torch_topk": lambda: ops.torch_call("torch.topk(x, 3, dim=1).values * s", ["x", "s"],
+                                         [x32, m("sum", x32, dim=1, keepdim=True)]),
 }
 
 
