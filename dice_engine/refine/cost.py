@@ -7,7 +7,9 @@ the compiled kernel and its launch say:
 - waves: a grid that does not fill every SM, or whose last wave is partial, idles SMs;
 - GEMM/conv operand reuse: a block computing a t×t output tile re-reads its A and B panels
   K/t times from L2, and a thread computing few outputs spends its time loading operands;
-- register spills add local-memory traffic.
+- register spills add local-memory traffic;
+- asynchronous copy rings (cp.async, TMA) hide latency like extra resident warps; split-K
+  partials add their workspace traffic.
 Estimates rank candidates; they are not predictions to report as measurements.
 """
 from __future__ import annotations
@@ -81,7 +83,7 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
     smem = max(launch.smem_bytes, res.smem_bytes if res else 0)
     spill = res.spill_bytes if res else 0
     occ = occupancy(arch, launch.threads, registers, smem)
-    dram_us = w.dram_bytes / (arch.dram_gbps * 1e3)
+    dram_us = (w.dram_bytes + 2 * rendered.workspace_bytes) / (arch.dram_gbps * 1e3)
     compute_us = w.flops / (compute_rate_tflops(problem, arch, rendered.source) * 1e6)
     if occ.blocks_per_sm == 0:
         return CostEstimate(math.inf, dram_us, 0.0, compute_us, occ, launch.blocks, math.inf, spill,
@@ -102,16 +104,20 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
     if occ.fraction < MEMORY_SATURATION_OCC:
         notes.append(f"occupancy {occ.fraction:.0%} (limited by {occ.limiter})")
 
-    memory_eff = min(1.0, 0.25 + 0.75 * active / MEMORY_SATURATION_OCC)
+    # Little's law: an asynchronous copy ring keeps several operand slices per block in flight,
+    # which hides memory latency as well as that many times the resident warps would.
+    hiding = active * max(1, rendered.async_slices)
+    memory_eff = min(1.0, 0.25 + 0.75 * hiding / MEMORY_SATURATION_OCC)
     compute_eff = min(1.0, 0.4 + 0.6 * active / COMPUTE_SATURATION_OCC)
     l2_us = 0.0
     if w.gemm is not None:
         g = w.gemm
-        tile = math.sqrt(max(1.0, g.batch * g.m * g.n / launch.blocks))
+        # split-K blocks share an output tile: the tile edge counts tiles, not blocks
+        tile = math.sqrt(max(1.0, g.batch * g.m * g.n * rendered.k_splits / launch.blocks))
         assert problem.anchor is not None        # a gemm shape comes from the anchor
         operand_bytes = 2.0 * g.batch * g.m * g.n * g.k * problem.anchor.args[0].dtype.size / tile
         l2_us = operand_bytes / (L2_BANDWIDTH_FACTOR * arch.dram_gbps * 1e3)
-        outputs_per_thread = g.batch * g.m * g.n / (launch.blocks * launch.threads)
+        outputs_per_thread = g.batch * g.m * g.n * rendered.k_splits / (launch.blocks * launch.threads)
         if not uses_tensor_cores(rendered.source):
             # an r×r register micro-tile does r² FMAs per 2r shared loads; r=4 keeps the FMA pipes fed
             compute_eff *= min(1.0, math.sqrt(outputs_per_thread) / 4)
