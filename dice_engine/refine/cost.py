@@ -70,14 +70,16 @@ def compute_rate_tflops(problem: Problem, arch: ArchSpec, source: str) -> float:
     return arch.fp32_tflops
 
 
-def _main_launch(launches: list[Launch]) -> Launch:
-    return max(launches, key=lambda launch: launch.blocks * launch.threads)
+def _main_launch(rendered: RenderedKernel) -> Launch:
+    if rendered.k_splits > 1:   # the split stage comes first; its merge has more threads, less work
+        return rendered.launches[0]
+    return max(rendered.launches, key=lambda launch: launch.blocks * launch.threads)
 
 
 def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compiled: CompileResult,
              problem_work: Work | None = None) -> CostEstimate:
     w = problem_work or work(problem)
-    launch = _main_launch(rendered.launches)
+    launch = _main_launch(rendered)
     res = compiled.kernel(launch.kernel)
     registers = res.registers if res else 0
     smem = max(launch.smem_bytes, res.smem_bytes if res else 0)

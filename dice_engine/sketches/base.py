@@ -127,7 +127,7 @@ class RenderedKernel:
     # For the cost model: operand slices a block keeps in flight through asynchronous copies
     # (cp.async / TMA rings), which hide memory latency that would otherwise need resident warps;
     async_slices: int = 0
-    # blocks of the main launch that share one output tile along the reduced axis (split-K), and
+    # blocks of the main launch (listed first) that share one output tile along K (split-K), and
     # the bytes of partial results they write to a workspace that a second pass reads back.
     k_splits: int = 1
     workspace_bytes: int = 0
