@@ -14,7 +14,8 @@ dimension that is a multiple of the vector width.
 
 Split-K (`k_splits` > 1), for a long K and an output of too few tiles to fill the SMs (and so
 that no thread runs a serial sum over all of a very long K): the block rows of the grid repeat
-once per split, each split multiplies a contiguous run of BK slices and stores its raw tile to a
+once per split, each split multiplies a contiguous run of BK slices (folding a block accumulator
+into its total every FLUSH_K of K) and stores its raw tile to a
 partials workspace the launcher allocates on the stream; a second kernel adds the splits of each
 output in split order (deterministic, no atomics), applies the epilogue, and the launcher frees
 the workspace on the stream.
@@ -39,6 +40,9 @@ _PAD = 4   # shared-memory row padding (elements): keeps transposed stores confl
 # from ACCURATE_SERIAL_K; serial rounding error grows about linearly with the sum's length.
 MAX_SERIAL_K = 16384
 ACCURATE_SERIAL_K = 8192
+# Within a split, each thread adds FLUSH_K of K into a block accumulator, then the block into
+# its total (a two-level sum: error grows with FLUSH_K + per-split K / FLUSH_K, not the split's K).
+FLUSH_K = 256
 _MAX_GRID_Y = 65535
 _MERGE_THREADS = 256
 
@@ -383,10 +387,29 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str, merge: str) -> str:
         write = ("            #pragma unroll\n"
                  "            for (int l = 0; l < 4; ++l)\n"
                  f"                if (col + l < N) {store(gp, 'acc[i][j + l]', 'row', 'col + l')}\n")
+    total = ""
     if p["k_splits"] > 1:   # raw partial tile; the merge kernel applies the epilogue
         write = ("            #pragma unroll\n"
                  "            for (int l = 0; l < 4; ++l)\n"
-                 "                if (col + l < N) partials_b[(long long)row * N + col + l] = acc[i][j + l];\n")
+                 "                if (col + l < N) partials_b[(long long)row * N + col + l] = total[i][j + l];\n")
+        flush = "        if ((kt - kt_begin + 1) % FLUSH_SLICES == 0) fold();   // a block of FLUSH_K joins the total\n"
+        main_loop = main_loop.replace("multiply(buf);\n", "multiply(buf);\n" + flush)
+        main_loop = main_loop.replace("multiply(0);\n", "multiply(0);\n" + flush) + "    fold();\n"
+        total = (f"    constexpr int FLUSH_SLICES = {max(1, FLUSH_K // p['block_k'])};   // BK slices per block sum\n"
+                 f"    {ctype} total[TM][TN];   // the split's sum of folded blocks\n"
+                 f"    #pragma unroll\n"
+                 f"    for (int i = 0; i < TM; ++i)\n"
+                 f"        #pragma unroll\n"
+                 f"        for (int j = 0; j < TN; ++j) total[i][j] = 0;\n"
+                 f"    auto fold = [&]() {{\n"
+                 f"        #pragma unroll\n"
+                 f"        for (int i = 0; i < TM; ++i)\n"
+                 f"            #pragma unroll\n"
+                 f"            for (int j = 0; j < TN; ++j) {{\n"
+                 f"                total[i][j] += acc[i][j];\n"
+                 f"                acc[i][j] = 0;\n"
+                 f"            }}\n"
+                 f"    }};\n")
     epilogue = render_epilogue(gp)
     partials_param = f", {ctype}* __restrict__ partials" if p["k_splits"] > 1 else ""
     partials_ptr = ("\n    // this split's partial tile: partials[batch][split][M][N]\n"
@@ -435,7 +458,7 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}({kernel_params(gp)}{parti
         #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = 0;
 
-{movers}    auto multiply = [&](int buf) {{   // acc += As[buf]^T Bs[buf], one rank-1 update per k
+{total}{movers}    auto multiply = [&](int buf) {{   // acc += As[buf]^T Bs[buf], one rank-1 update per k
 {compute}    }};
 
 {main_loop}

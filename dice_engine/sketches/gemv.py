@@ -6,10 +6,10 @@ owns one output row (or one of `k_splits` slices of it): its lanes stream the ro
 16-byte loads, multiply by x (which every warp re-reads; it stays in L1/L2), and a shuffle tree
 sums the 32 partials.
 
-Accuracy on long rows (K = 2^20): a lane never runs one long serial sum. It adds FLUSH_TRIPS
-loop trips into a short block sum, then folds that block into its running sum (a two-level
-tree: rounding error grows with block length + number of blocks, not with the lane's whole
-share of K). With k_splits > 1 each slice of the row writes a partial to a workspace the
+Accuracy on long rows (K = 2^20): a lane never runs one long serial sum. It adds about
+FLUSH_ELEMENTS products into a short block sum, then folds that block into its running total with TwoSum
+(the total keeps the rounding error each fold drops), so the error grows with the block length
+only, not with the lane's share of K; the fold costs a few flops per block of 100+ elements. With k_splits > 1 each slice of the row writes a partial to a workspace the
 launcher allocates on the stream and frees after a second kernel has merged the partials in
 slice order (deterministic, no atomics) and applied the epilogue. Splitting also fills the GPU
 when there are too few rows for one warp per row to occupy every SM.
@@ -25,7 +25,7 @@ from .gemm_common import (GemmProblem, batch_pointer, gemm_problem, kernel_args,
                           render_epilogue, size_guard, store)
 from .warp import PACK_BYTES, PACK_HELPERS, pow2_floor
 
-FLUSH_TRIPS = 16      # loop trips a lane adds into its block sum before folding it into the total
+FLUSH_ELEMENTS = 32   # products a lane adds into its block sum before folding it into the total
 MIN_SPLIT_PACKS = 256  # packs per lane and slice below which splitting a row costs more than it hides
 
 
@@ -113,7 +113,7 @@ class WarpPerRowGemv(Sketch):
         strategy = (f"{gp.in_dtype} matrix-vector product, one warp per output row"
                     f"{f' and K slice ({splits} slices, partials merged in order by a second kernel)' if splits > 1 else ''}, "
                     f"{point['vector']}-element loads, {point['unroll']} in flight per lane, lane sums in blocks "
-                    f"of {FLUSH_TRIPS} trips, shuffle-tree sum{', fused epilogue' if gp.has_epilogue else ''}")
+                    f"of {FLUSH_ELEMENTS} products, shuffle-tree sum{', fused epilogue' if gp.has_epilogue else ''}")
         source = frame(name=name, strategy=strategy, tokens=point,
                        device_code=_device_code(gp, point, kernel, merge), launcher_code=launcher)
         rows, batch = gp.hint(gp.M), gp.hint(gp.batch)
@@ -156,7 +156,7 @@ constexpr int WARPS = {p['warps_per_block']};   // rows per block, one per warp
 constexpr int VEC = {p['vector']};     // elements per load
 constexpr int UNROLL = {p['unroll']};  // loads in flight per lane
 constexpr int K_SPLITS = {p['k_splits']};   // slices of each row (grid y)
-constexpr int FLUSH_TRIPS = {FLUSH_TRIPS};  // trips summed in a block before it joins the lane's total
+constexpr int FLUSH_TRIPS = {max(1, FLUSH_ELEMENTS // (p['unroll'] * p['vector']))};  // trips summed in a block before it joins the lane's total
 
 // partials: [batch][K_SPLITS][M] stage-1 sums when K_SPLITS > 1 (else unused: the row is stored).
 __global__ void __launch_bounds__(WARPS * 32) {kernel}({kernel_params(gp)}, {acc}* __restrict__ partials) {{
@@ -170,10 +170,9 @@ __global__ void __launch_bounds__(WARPS * 32) {kernel}({kernel_params(gp)}, {acc
     const long long slice = (packs + K_SPLITS - 1) / K_SPLITS;
     const long long begin = blockIdx.y * slice;
     const long long end = begin + slice < packs ? begin + slice : packs;
-    {acc} sum = 0;   // two levels, so no serial chain is longer than ~FLUSH_TRIPS + trips / FLUSH_TRIPS
+    {acc} sum = 0, dropped = 0;   // the lane's total, and the rounding error its folds dropped
     for (long long outer = begin + lane; outer < end; outer += 32 * UNROLL * FLUSH_TRIPS) {{
         {acc} block = 0;
-        #pragma unroll 1
         for (int trip = 0; trip < FLUSH_TRIPS; ++trip) {{
             const long long first = outer + trip * 32 * UNROLL;
             if (first >= end) break;
@@ -188,8 +187,12 @@ __global__ void __launch_bounds__(WARPS * 32) {kernel}({kernel_params(gp)}, {acc
                 }}
             }}
         }}
-        sum += block;
+        // TwoSum: s + e == sum + block exactly (nvcc keeps this order: no fast-math reassociation)
+        const {acc} s = sum + block, block_part = s - sum;
+        dropped += (sum - (s - block_part)) + (block - block_part);
+        sum = s;
     }}
+    sum += dropped;
     // Every lane of the warp reaches here (rows are warp-uniform), so full-mask shuffles are safe.
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
