@@ -20,9 +20,9 @@ from __future__ import annotations
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params,
-                   launcher_signature, load_as_compute)
-from .gemm_common import (GemmProblem, batch_pointer, gemm_problem, kernel_args, kernel_params, read_problem,
-                          render_epilogue, size_guard, store)
+                   launcher_signature, load_as_compute, store_from_compute)
+from .gemm_common import (GemmProblem, batch_pointer, gemm_problem, kernel_args, kernel_params, output_value,
+                          read_problem, render_epilogue, size_guard, store)
 from .warp import PACK_BYTES, PACK_HELPERS, pow2_floor
 
 FLUSH_ELEMENTS = 32   # products a lane adds into its block sum before folding it into the total
@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(256) {merge}({kernel_params(gp)}, const {acc}*
     const {acc}* mine = partials + (long long)blockIdx.z * K_SPLITS * M + row;
     {acc} sum = mine[0];
     for (int split = 1; split < K_SPLITS; ++split) sum += mine[(long long)split * M];
-    {store(gp, "sum", "row", "0")}
+    C_b[row] = {store_from_compute(gp.out_dtype, output_value(gp, "sum", "row", "0"))};   // N == 1
 }}"""
     return f"""{PACK_HELPERS}
 

@@ -16,8 +16,9 @@ No float atomics anywhere: every merge happens in a fixed order, so results are 
 reproducible run to run. Float sums and means over LONG_REDUCTION elements or more carry a
 compensated partial (`Compensated`: a running sum and the rounding error it has dropped, kept
 exact by TwoSum on every fold and merge), so their error against a float64 truth does not grow
-with the length of any thread's serial share, whatever the sketch's split. A fused prologue (the reduced expression, e.g. x*x) is computed per
-element; a fused epilogue (e.g. sqrt of a mean) per output. argmax/argmin keep torch's first
+with the length of any thread's serial share, whatever the sketch's split. A fused prologue
+(the reduced expression, e.g. x*x) is computed per element; a fused epilogue (e.g. sqrt of a
+mean) per output. argmax/argmin keep torch's first
 index on ties (and the first NaN).
 """
 from __future__ import annotations

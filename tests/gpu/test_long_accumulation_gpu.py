@@ -49,7 +49,8 @@ def test_error_is_at_most_twice_pytorchs(intent, sketch, point, expr):
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(run.stdout.strip().splitlines()[-1])
     assert "error" not in result, result
-    print(f"{sketch} {result['tokens']}: error {result['dice_error']:.3g} (PyTorch {result['torch_error']:.3g}), "
+    print(f"{sketch} {result['tokens']}: error {result['dice_error']:.3g} "
+          f"(PyTorch {result['torch_error']:.3g}), "
           f"{result['dice_ms'] * 1e3:.1f} us (PyTorch {result['torch_ms'] * 1e3:.1f} us)")
     assert result["unwritten"] == 0
     assert result["dice_error"] <= 2 * result["torch_error"], result

@@ -126,8 +126,9 @@ def test_split_k_blocks_share_a_tile_and_pay_for_their_partials():
     problem = _gemm()
     whole = _candidate(128, 256, 128, 16384)
     launch = whole[0].launches[0]
+    split_launch = dataclasses.replace(launch, grid=(launch.grid[0], launch.grid[1], 4))
     split = dataclasses.replace(whole[0], k_splits=4, workspace_bytes=4 * SIZE * SIZE * 4,
-                                launches=[dataclasses.replace(launch, grid=(launch.grid[0], launch.grid[1], 4))])
+                                launches=[split_launch])
     whole_est, split_est = estimate(problem, A100, *whole), estimate(problem, A100, split, whole[1])
     assert math.isclose(whole_est.l2_us, split_est.l2_us)   # same tile, same operand re-reads
     assert split_est.dram_us > whole_est.dram_us            # the partials go through DRAM twice

@@ -71,7 +71,8 @@ def tc(bm: int, bn: int, bk: int, wm: int, wn: int, stages: int, load: str) -> P
             "load": load}
 
 
-def simt(bm: int, bn: int, bk: int, tm: int, tn: int, vector: int, buffering: int, k_splits: int = 1) -> Point:
+def simt(bm: int, bn: int, bk: int, tm: int, tn: int, vector: int, buffering: int,
+         k_splits: int = 1) -> Point:
     return {"block_m": bm, "block_n": bn, "block_k": bk, "thread_m": tm, "thread_n": tn, "vector": vector,
             "buffering": buffering, "k_splits": k_splits}
 

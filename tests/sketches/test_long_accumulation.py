@@ -8,7 +8,6 @@ also shows that the order it replaced fails the same bound, so the bound can fai
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import torch
 from cpu_emulation import needs_emulator, run_on_cpu
 from test_membound_emulated import EmulatedSketch
@@ -73,7 +72,8 @@ def test_a_long_sum_with_long_serial_shares_is_as_accurate_as_torch(tmp_path):
     problem = classify(parse_intent("s = sum(x); x: f32[4194304]"))
     x = np.random.default_rng(2).random(1 << 22).astype(np.float32)
     truth = x.astype(np.float64).sum()
-    yardstick = min(abs(float(torch.from_numpy(x).sum()) - truth), abs(float(x.sum(dtype=np.float32)) - truth))
+    yardstick = min(abs(float(torch.from_numpy(x).sum()) - truth),
+                    abs(float(x.sum(dtype=np.float32)) - truth))
     sketch = reduction.SKETCHES[2]   # split_rows
     point = {**sketch.default_point(problem, SM90), "threads": 128, "chunks": 2, "vec": 4, "unroll": 1}
     got = run_on_cpu(EmulatedSketch(sketch).render(problem, SM90, point, "sum_long"), problem, {"x": x}, {},
