@@ -751,4 +751,6 @@ SAMPLE_INTENTS: list[str] = [
     "s = sum(x > 0, dim=1); x: f32[M, K]",
     "s = sum(x * w, dim=1); x: f32[512, 1024]; w: f32[1024]",
     "s = mean(x - c, dim=2); x: f32[8, 64, 100]; c: f32[8, 64, 1]",
+    "s = sum(x, dim=1); x: f32[16, 4194304]",
+    "s = mean(x, dim=0); x: f32[131072, 64]",
 ]
