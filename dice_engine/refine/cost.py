@@ -28,14 +28,17 @@ LAUNCH_OVERHEAD_US = 2.0        # per kernel launch, host + device
 L2_BANDWIDTH_FACTOR = 3.0       # L2 bandwidth as a multiple of DRAM bandwidth (A100/H100 class)
 MEMORY_SATURATION_OCC = 0.5     # resident-warp fraction at which DRAM bandwidth is reached
 COMPUTE_SATURATION_OCC = 0.25   # ... at which the arithmetic pipes are kept busy
+# A tensor-core warp tile issues dozens of independent MMAs per k-step: one 8-warp block per SM
+# keeps the tensor pipes fed (CUTLASS's 128x256 tiles run at one block per SM).
+COMPUTE_SATURATION_OCC_TENSOR = 0.125
 SPILL_PENALTY_PER_128B = 0.5    # relative slowdown per 128 bytes spilled per thread, capped below
 MAX_SPILL_PENALTY = 3.0
 _TENSOR_CORE_CODE = re.compile(r"\bwmma::|\bmma_sync\b|\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
 _WARPGROUP_MMA = re.compile(r"\bwgmma\b")
 # On sm_90 the dense tensor-core peak is reached only through wgmma; warp-level mma.sync/wmma
-# issue at about 0.6 of it (measured on an H200, 4096³ f16: DICE's mma.sync sketch 327 TFLOP/s,
-# its wgmma sketch 556 TFLOP/s).
-WARP_MMA_FRACTION_ON_SM90 = 0.6
+# reach about a third of it (measured on an H200, 4096³ f16: DICE's mma.sync sketch 327 TFLOP/s
+# GPU-tuned and 225 TFLOP/s at its default point, of a 989 TFLOP/s peak; its wgmma sketch 558).
+WARP_MMA_FRACTION_ON_SM90 = 0.33
 
 
 @dataclass
@@ -110,7 +113,8 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
     # which hides memory latency as well as that many times the resident warps would.
     hiding = active * max(1, rendered.async_slices)
     memory_eff = min(1.0, 0.25 + 0.75 * hiding / MEMORY_SATURATION_OCC)
-    compute_eff = min(1.0, 0.4 + 0.6 * active / COMPUTE_SATURATION_OCC)
+    saturation = COMPUTE_SATURATION_OCC_TENSOR if uses_tensor_cores(rendered.source) else COMPUTE_SATURATION_OCC
+    compute_eff = min(1.0, 0.4 + 0.6 * active / saturation)
     l2_us = 0.0
     if w.gemm is not None:
         g = w.gemm
