@@ -113,7 +113,8 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
     # which hides memory latency as well as that many times the resident warps would.
     hiding = active * max(1, rendered.async_slices)
     memory_eff = min(1.0, 0.25 + 0.75 * hiding / MEMORY_SATURATION_OCC)
-    saturation = COMPUTE_SATURATION_OCC_TENSOR if uses_tensor_cores(rendered.source) else COMPUTE_SATURATION_OCC
+    tensor = uses_tensor_cores(rendered.source)
+    saturation = COMPUTE_SATURATION_OCC_TENSOR if tensor else COMPUTE_SATURATION_OCC
     compute_eff = min(1.0, 0.4 + 0.6 * active / saturation)
     l2_us = 0.0
     if w.gemm is not None:
@@ -124,7 +125,7 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
         operand_bytes = 2.0 * g.batch * g.m * g.n * g.k * problem.anchor.args[0].dtype.size / tile
         l2_us = operand_bytes / (L2_BANDWIDTH_FACTOR * arch.dram_gbps * 1e3)
         outputs_per_thread = g.batch * g.m * g.n * rendered.k_splits / (launch.blocks * launch.threads)
-        if not uses_tensor_cores(rendered.source):
+        if not tensor:
             # an r×r register micro-tile does r² FMAs per 2r shared loads; r=4 keeps the FMA pipes fed
             compute_eff *= min(1.0, math.sqrt(outputs_per_thread) / 4)
         if tile < 64:
