@@ -239,3 +239,20 @@ def test_doctor_gives_a_hint_for_each_missing_tool():
     report = json.loads(dice("doctor", "--format", "json").stdout)
     missing = [tool for tool, facts in report.items() if not facts["found"]]
     assert all(report[tool].get("hint") for tool in missing), report
+
+
+@needs_nvcc
+@pytest.mark.parametrize("intent, sketch", [
+    # measured on the H200: wgmma 246 µs, mma.sync 610 µs (cuBLAS 179 µs); benchmarks/RESULTS.md
+    ("C = A @ B; A: f16[4096, 4096]; B: f16[4096, 4096]", "gemm.wgmma"),
+    # 16 output tiles of K = 2^19 on 132 SMs: split-K, no split longer than 16384 of K
+    ("C = A @ B; A: f32[256, 524288]; B: f32[524288, 256]", "gemm.simt_tiled"),
+])
+def test_no_gpu_generate_picks_the_family_the_h200_measured_faster(intent, sketch, tmp_path):
+    done = dice("generate", intent, "--arch", "sm_90", "--budget", "8", "--format", "json",
+                env={"DICE_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["sketch"] == sketch, out["tokens"]
+    if sketch == "gemm.simt_tiled":
+        assert 524288 // out["tokens"]["k_splits"] <= 16384, out["tokens"]

@@ -7,7 +7,9 @@ the compiled kernel and its launch say:
 - waves: a grid that does not fill every SM, or whose last wave is partial, idles SMs;
 - GEMM/conv operand reuse: a block computing a t×t output tile re-reads its A and B panels
   K/t times from L2, and a thread computing few outputs spends its time loading operands;
-- register spills add local-memory traffic.
+- register spills add local-memory traffic;
+- asynchronous copy rings (cp.async, TMA) hide latency like extra resident warps; split-K
+  partials add their workspace traffic.
 Estimates rank candidates; they are not predictions to report as measurements.
 """
 from __future__ import annotations
@@ -26,15 +28,19 @@ LAUNCH_OVERHEAD_US = 2.0        # per kernel launch, host + device
 L2_BANDWIDTH_FACTOR = 3.0       # L2 bandwidth as a multiple of DRAM bandwidth (A100/H100 class)
 MEMORY_SATURATION_OCC = 0.5     # resident-warp fraction at which DRAM bandwidth is reached
 COMPUTE_SATURATION_OCC = 0.25   # ... at which the arithmetic pipes are kept busy
+# A tensor-core warp tile issues dozens of independent MMAs per k-step: one 8-warp block per SM
+# keeps the tensor pipes fed (CUTLASS's 128x256 tiles run at one block per SM).
+COMPUTE_SATURATION_OCC_TENSOR = 0.125
 SPILL_PENALTY_PER_128B = 0.5    # relative slowdown per 128 bytes spilled per thread, capped below
 MAX_SPILL_PENALTY = 3.0
 _TENSOR_CORE_CODE = re.compile(r"\bwmma::|\bmma_sync\b|\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
 _WARPGROUP_MMA = re.compile(r"\bwgmma\b")
 # On sm_90 the dense tensor-core peak is reached only through wgmma; warp-level mma.sync/wmma
-# issue at about 0.6 of it (measured on an H200, 4096³ f16: DICE's mma.sync sketch 327 TFLOP/s,
-# its wgmma sketch 556 TFLOP/s). On sm_100 the peak needs tcgen05, which DICE does not emit; the
-# same fraction is assumed there (not measured: no B200 was at hand).
-WARP_MMA_FRACTION = 0.6
+# reach about a third of it (measured on an H200, 4096³ f16: DICE's mma.sync sketch 327 TFLOP/s
+# GPU-tuned and 225 TFLOP/s at its default point, of a 989 TFLOP/s peak; its wgmma sketch 558).
+# On sm_100 the peak needs tcgen05, which DICE does not emit; the same fraction is assumed there
+# (not measured: no B200 was at hand).
+WARP_MMA_FRACTION = 0.33
 
 
 @dataclass
@@ -69,20 +75,22 @@ def compute_rate_tflops(problem: Problem, arch: ArchSpec, source: str) -> float:
     return arch.fp32_tflops
 
 
-def _main_launch(launches: list[Launch]) -> Launch:
-    return max(launches, key=lambda launch: launch.blocks * launch.threads)
+def _main_launch(rendered: RenderedKernel) -> Launch:
+    if rendered.k_splits > 1:   # the split stage comes first; its merge has more threads, less work
+        return rendered.launches[0]
+    return max(rendered.launches, key=lambda launch: launch.blocks * launch.threads)
 
 
 def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compiled: CompileResult,
              problem_work: Work | None = None) -> CostEstimate:
     w = problem_work or work(problem)
-    launch = _main_launch(rendered.launches)
+    launch = _main_launch(rendered)
     res = compiled.kernel(launch.kernel)
     registers = res.registers if res else 0
     smem = max(launch.smem_bytes, res.smem_bytes if res else 0)
     spill = res.spill_bytes if res else 0
     occ = occupancy(arch, launch.threads, registers, smem)
-    dram_us = w.dram_bytes / (arch.dram_gbps * 1e3)
+    dram_us = (w.dram_bytes + 2 * rendered.workspace_bytes) / (arch.dram_gbps * 1e3)
     compute_us = w.flops / (compute_rate_tflops(problem, arch, rendered.source) * 1e6)
     if occ.blocks_per_sm == 0:
         return CostEstimate(math.inf, dram_us, 0.0, compute_us, occ, launch.blocks, math.inf, spill,
@@ -103,17 +111,23 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
     if occ.fraction < MEMORY_SATURATION_OCC:
         notes.append(f"occupancy {occ.fraction:.0%} (limited by {occ.limiter})")
 
-    memory_eff = min(1.0, 0.25 + 0.75 * active / MEMORY_SATURATION_OCC)
-    compute_eff = min(1.0, 0.4 + 0.6 * active / COMPUTE_SATURATION_OCC)
+    # Little's law: an asynchronous copy ring keeps several operand slices per block in flight,
+    # which hides memory latency as well as that many times the resident warps would.
+    hiding = active * max(1, rendered.async_slices)
+    memory_eff = min(1.0, 0.25 + 0.75 * hiding / MEMORY_SATURATION_OCC)
+    tensor = uses_tensor_cores(rendered.source)
+    saturation = COMPUTE_SATURATION_OCC_TENSOR if tensor else COMPUTE_SATURATION_OCC
+    compute_eff = min(1.0, 0.4 + 0.6 * active / saturation)
     l2_us = 0.0
     if w.gemm is not None:
         g = w.gemm
-        tile = math.sqrt(max(1.0, g.batch * g.m * g.n / launch.blocks))
+        # split-K blocks share an output tile: the tile edge counts tiles, not blocks
+        tile = math.sqrt(max(1.0, g.batch * g.m * g.n * rendered.k_splits / launch.blocks))
         assert problem.anchor is not None        # a gemm shape comes from the anchor
         operand_bytes = 2.0 * g.batch * g.m * g.n * g.k * problem.anchor.args[0].dtype.size / tile
         l2_us = operand_bytes / (L2_BANDWIDTH_FACTOR * arch.dram_gbps * 1e3)
-        outputs_per_thread = g.batch * g.m * g.n / (launch.blocks * launch.threads)
-        if not uses_tensor_cores(rendered.source):
+        outputs_per_thread = g.batch * g.m * g.n * rendered.k_splits / (launch.blocks * launch.threads)
+        if not tensor:
             # an r×r register micro-tile does r² FMAs per 2r shared loads; r=4 keeps the FMA pipes fed
             compute_eff *= min(1.0, math.sqrt(outputs_per_thread) / 4)
         if tile < 64:

@@ -124,6 +124,13 @@ class RenderedKernel:
     launches: list[Launch]
     summary: str              # one line: strategy and key tokens
     arch_suffix: str = ""     # "a": needs the arch-specific target (sm_90a: wgmma, setmaxnreg)
+    # For the cost model: operand slices a block keeps in flight through asynchronous copies
+    # (cp.async / TMA rings), which hide memory latency that would otherwise need resident warps;
+    async_slices: int = 0
+    # blocks of the main launch (listed first) that share one output tile along K (split-K), and
+    # the bytes of partial results they write to a workspace that a second pass reads back.
+    k_splits: int = 1
+    workspace_bytes: int = 0
 
     def compile_arch(self, arch: str) -> str:
         """The target to compile this kernel for on `arch` ("sm_90" → "sm_90a" when it needs it)."""

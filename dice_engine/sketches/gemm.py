@@ -11,6 +11,14 @@ other shared-memory buffer afterwards (one barrier per slice); single-buffered, 
 goes straight to shared memory between two barriers. Edges and K tails are
 zero-filled by predicated loads; vector (float4/double2) loads need a literal leading
 dimension that is a multiple of the vector width.
+
+Split-K (`k_splits` > 1), for a long K and an output of too few tiles to fill the SMs (and so
+that no thread runs a serial sum over all of a very long K): the block rows of the grid repeat
+once per split, each split multiplies a contiguous run of BK slices (folding a block accumulator
+into its total every FLUSH_K of K) and stores its raw tile to a
+partials workspace the launcher allocates on the stream; a second kernel adds the splits of each
+output in split order (deterministic, no atomics), applies the epilogue, and the launcher frees
+the workspace on the stream.
 """
 # ruff: noqa: E501  (CUDA text is kept one generated line per source line, so it reads as it renders)
 from __future__ import annotations
@@ -19,13 +27,24 @@ from dataclasses import dataclass
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params, \
+from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params, \
     launcher_signature
-from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_params, \
-    read_problem, render_epilogue, store, tiled_grid, tiled_launcher
+from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_args, kernel_params, \
+    read_problem, render_epilogue, size_guard, store, tiled_grid, tiled_launcher
 
 _SUB = 4   # thread sub-tile edge: one 16-byte (float4) shared-memory read per sub-tile row
 _PAD = 4   # shared-memory row padding (elements): keeps transposed stores conflict-free, rows 16-B aligned
+# An output with fewer tiles than SMs is where cuBLAS splits K, and its fp32 error on a float64
+# truth is then that of a short serial sum (measured on the H200: an unsplit K = 2^19 was 15x
+# worse). Such outputs keep each split's serial sum within MAX_SERIAL_K (a constraint) and start
+# from ACCURATE_SERIAL_K; serial rounding error grows about linearly with the sum's length.
+MAX_SERIAL_K = 16384
+ACCURATE_SERIAL_K = 8192
+# Within a split, each thread adds FLUSH_K of K into a block accumulator, then the block into
+# its total (a two-level sum: error grows with FLUSH_K + per-split K / FLUSH_K, not the split's K).
+FLUSH_K = 256
+_MAX_GRID_Y = 65535
+_MERGE_THREADS = 256
 
 
 class SimtGemm(Sketch):
@@ -54,6 +73,8 @@ class SimtGemm(Sketch):
             Token("thread_n", (4, 8), "columns of C per thread (TN, in 4-column sub-tiles)"),
             Token("vector", (1, widest), "elements per global load of A and B (16-byte vectors)"),
             Token("buffering", (1, 2), "shared-memory buffers: 2 overlaps the next slice's loads with math"),
+            Token("k_splits", (1, 2, 4, 8, 16, 32, 64, 128), "splits of K (split-K): blocks per output tile whose "
+                  "partial tiles a second kernel adds in order"),
         ]
 
         def threads(p: Point) -> int:
@@ -99,7 +120,26 @@ class SimtGemm(Sketch):
             limit = arch.smem_per_block_default
             return None if smem <= limit else f"{smem} B of shared memory (static limit {limit})"
 
-        return DesignSpace(tokens, [thread_count, tile_loads, loads_per_thread, alignment, registers, shared_memory])
+        def splits_fit(p: Point) -> str | None:
+            if p["k_splits"] == 1:
+                return None
+            if not isinstance(gp.M, int):
+                return "split-K repeats the block rows per split: it needs a literal M"
+            if -(-gp.M // p["block_m"]) * p["k_splits"] > _MAX_GRID_Y:
+                return f"{p['k_splits']} splits of {-(-gp.M // p['block_m'])} block rows exceed the grid's y limit"
+            if gp.hint(gp.K) < 4 * p["block_k"] * p["k_splits"]:
+                return f"k_splits={p['k_splits']} leaves fewer than 4 K slices per split"
+            return None
+
+        def accurate(p: Point) -> str | None:
+            per_split = -(-gp.hint(gp.K) // p["k_splits"])
+            if per_split > MAX_SERIAL_K and _tiles(gp, p["block_m"], p["block_n"]) < arch.sms:
+                return (f"k_splits={p['k_splits']} leaves {per_split} of K per split; an output of few tiles "
+                        f"needs at most {MAX_SERIAL_K} for library-level fp32 accuracy")
+            return None
+
+        return DesignSpace(tokens, [thread_count, tile_loads, loads_per_thread, alignment, registers, shared_memory,
+                                    splits_fit, accurate])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         gp = gemm_problem(problem)
@@ -109,8 +149,9 @@ class SimtGemm(Sketch):
         small_tiles = [(64, 64, 16, 4, 4), (64, 64, 8, 4, 4)]
         return space.first_legal(
             {"block_m": bm, "block_n": bn, "block_k": bk, "thread_m": tm, "thread_n": tn, "vector": vector,
-             "buffering": 2}
+             "buffering": 2, "k_splits": splits}
             for bm, bn, bk, tm, tn in (small_tiles if small else big_tiles + small_tiles)
+            for splits in (_default_splits(gp, arch, bm, bn), 1)
             for vector in sorted(space.token("vector").choices, reverse=True))
 
     # -- rendering ------------------------------------------------------------------------------
@@ -120,23 +161,82 @@ class SimtGemm(Sketch):
         self.space(problem, arch).require_legal(point, self.name)
         kernel = f"{name}_kernel"
         threads = (point["block_m"] // point["thread_m"]) * (point["block_n"] // point["thread_n"])
-        device = _device_code(gp, point, kernel)
+        merge = f"{name}_merge_kernel"
+        splits = point["k_splits"]
+        device = _device_code(gp, point, kernel, merge)
         params = launcher_params(problem)
         # static shared memory only: the launch passes no dynamic bytes
-        launcher = tiled_launcher(gp, launcher_signature(name, params), f"dice_{name}::{kernel}", point, threads, 0)
+        if splits == 1:
+            launcher = tiled_launcher(gp, launcher_signature(name, params), f"dice_{name}::{kernel}", point,
+                                      threads, 0)
+        else:
+            launcher = _split_launcher(gp, launcher_signature(name, params), name, kernel, merge, point, threads)
         strategy = (f"{gp.in_dtype} GEMM on CUDA cores, {point['block_m']}x{point['block_n']}x{point['block_k']} "
                     f"block tiles, {point['thread_m']}x{point['thread_n']} per thread, "
                     f"{'double-buffered' if point['buffering'] == 2 else 'single-buffered'} shared memory, "
                     f"{point['vector']}-wide loads, A {gp.a.layout}-major, B {gp.b.layout}-major"
+                    f"{f', split-K over {splits} splits merged in order by a second kernel' if splits > 1 else ''}"
                     f"{', fused epilogue' if gp.has_epilogue else ''}")
         source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
-        grid = tiled_grid(gp, point)
+        grid_x, grid_y, batch = tiled_grid(gp, point)
+        launches = [Launch(kernel, (grid_x, grid_y * splits, batch), (threads, 1, 1),
+                           _smem_bytes(point, gp.in_dtype.size))]
+        kernel_names = [f"dice_{name}::{kernel}"]
+        outputs = gp.hint(gp.M) * gp.hint(gp.N)
+        if splits > 1:
+            launches.append(Launch(merge, (_merge_blocks(outputs), 1, batch), (_MERGE_THREADS, 1, 1), 0))
+            kernel_names.append(f"dice_{name}::{merge}")
         return RenderedKernel(
-            sketch=self.name, tokens=dict(point), source=source, kernel_names=[f"dice_{name}::{kernel}"],
-            launcher=launcher, params=params,
-            launches=[Launch(kernel, grid, (threads, 1, 1), _smem_bytes(point, gp.in_dtype.size))],
+            sketch=self.name, tokens=dict(point), source=source, kernel_names=kernel_names,
+            launcher=launcher, params=params, launches=launches, k_splits=splits,
+            workspace_bytes=splits * outputs * batch * gp.in_dtype.size if splits > 1 else 0,
             summary=f"simt {point['block_m']}x{point['block_n']}x{point['block_k']} "
-                    f"t{point['thread_m']}x{point['thread_n']} v{point['vector']} buf{point['buffering']}")
+                    f"t{point['thread_m']}x{point['thread_n']} v{point['vector']} buf{point['buffering']}"
+                    f"{f' splitk{splits}' if splits > 1 else ''}")
+
+
+def _default_splits(gp: GemmProblem, arch: ArchSpec, block_m: int, block_n: int) -> int:
+    """Splits of K for tiles of block_m x block_n: for an output of fewer tiles than SMs, enough
+    blocks for two per SM and no split longer than ACCURATE_SERIAL_K; else 1."""
+    tiles = _tiles(gp, block_m, block_n)
+    if tiles >= arch.sms:
+        return 1
+    want = max(-(-2 * arch.sms // tiles), -(-gp.hint(gp.K) // ACCURATE_SERIAL_K))
+    splits = 1
+    while splits < want and splits < 128:
+        splits *= 2
+    return splits
+
+
+def _tiles(gp: GemmProblem, block_m: int, block_n: int) -> int:
+    return -(-gp.hint(gp.M) // block_m) * -(-gp.hint(gp.N) // block_n) * gp.hint(gp.batch)
+
+
+def _merge_blocks(outputs: int) -> int:
+    return min(-(-outputs // _MERGE_THREADS), _MAX_GRID_Y)
+
+
+def _split_launcher(gp: GemmProblem, signature: str, name: str, kernel: str, merge: str, point: Point,
+                    threads: int) -> str:
+    """Split-K: block rows repeat per split (grid y), partial tiles go to a stream-ordered
+    workspace [batch][split][M][N], the merge kernel adds them in split order and frees nothing
+    itself; the launcher frees the workspace on the stream after the merge."""
+    splits = point["k_splits"]
+    outputs = f"(long long)({dim_c(gp.M)}) * (long long)({dim_c(gp.N)})"
+    merge_blocks = f"(unsigned)((outputs + {_MERGE_THREADS - 1}) / {_MERGE_THREADS} < {_MAX_GRID_Y} ? " \
+                   f"(outputs + {_MERGE_THREADS - 1}) / {_MERGE_THREADS} : {_MAX_GRID_Y})"
+    return (f"{signature} {{\n"
+            f"{size_guard(gp)}"
+            f"    const long long outputs = {outputs};\n"
+            f"    {gp.acc_ctype}* partials = nullptr;   // [batch][split][M][N] raw partial tiles\n"
+            f"    if (cudaMallocAsync((void**)&partials, (size_t){splits} * (size_t)({dim_c(gp.batch)}) * outputs * "
+            f"sizeof({gp.acc_ctype}), stream) != cudaSuccess) return;\n"
+            f"    const dim3 grid_dims(({dim_c(gp.N)} + {point['block_n']} - 1) / {point['block_n']}, "
+            f"{splits} * (({dim_c(gp.M)} + {point['block_m']} - 1) / {point['block_m']}), {dim_c(gp.batch)});\n"
+            f"    dice_{name}::{kernel}<<<grid_dims, {threads}, 0, stream>>>({kernel_args(gp)}, partials);\n"
+            f"    const dim3 merge_dims({merge_blocks}, 1, {dim_c(gp.batch)});\n"
+            f"    dice_{name}::{merge}<<<merge_dims, {_MERGE_THREADS}, 0, stream>>>({kernel_args(gp)}, partials);\n"
+            f"    cudaFreeAsync(partials, stream);\n}}\n")
 
 
 def _smem_bytes(p: Point, size: int) -> int:
@@ -223,7 +323,7 @@ def _fragment_reads(ctype: str) -> str:
             "            for (int j = 0; j < TN; ++j) b_frag[j] = Bs[buf][k][(j / 4) * 4 * THREADS_X + tx * 4 + j % 4];\n")
 
 
-def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
+def _device_code(gp: GemmProblem, p: Point, kernel: str, merge: str) -> str:
     ctype = gp.acc_ctype
     vec = p["vector"]
     vt = _vec_type(ctype, vec)
@@ -237,7 +337,8 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
               f"constexpr int VEC = {vec};  // elements per global load\n"
               f"constexpr int A_LOADS = BM * BK / (VEC * THREADS), B_LOADS = BK * BN / (VEC * THREADS);\n"
               f"constexpr int PAD = {_PAD};  // smem row padding: conflict-free transposed stores, aligned rows\n"
-              f"constexpr int STAGES = {p['buffering']};\n")
+              f"constexpr int STAGES = {p['buffering']};\n"
+              f"constexpr int K_SPLITS = {p['k_splits']};  // splits of K (block rows repeat per split)\n")
     fma = "fmaf" if ctype == "float" else "fma"
     compute = (f"        #pragma unroll\n"
                f"        for (int k = 0; k < BK; ++k) {{\n"
@@ -254,12 +355,12 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
                   f"{a.load}{b.load}    }};\n"
                   f"    auto store_tiles = [&](int buf) {{   // registers -> shared memory\n"
                   f"{a.store}{b.store}    }};\n")
-        main_loop = ("    load_tiles(0);\n"
+        main_loop = ("    load_tiles(kt_begin * BK);\n"
                      "    store_tiles(0);\n"
                      "    __syncthreads();\n"
-                     "    for (int kt = 0; kt < k_tiles; ++kt) {\n"
-                     "        const int buf = kt & 1;\n"
-                     "        const bool more = kt + 1 < k_tiles;\n"
+                     "    for (int kt = kt_begin; kt < kt_end; ++kt) {\n"
+                     "        const int buf = (kt - kt_begin) & 1;\n"
+                     "        const bool more = kt + 1 < kt_end;\n"
                      "        if (more) load_tiles((kt + 1) * BK);   // in flight during the math below\n"
                      "        multiply(buf);\n"
                      "        if (more) store_tiles(buf ^ 1);      // buffer buf^1 was last read before the previous barrier\n"
@@ -269,7 +370,7 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
         movers = (f"    auto fill_tiles = [&](int k0) {{   // global -> shared memory, zero-filled outside the matrices\n"
                   f"        const int buf = 0;\n"
                   f"{a.direct}{b.direct}    }};\n")
-        main_loop = ("    for (int kt = 0; kt < k_tiles; ++kt) {\n"
+        main_loop = ("    for (int kt = kt_begin; kt < kt_end; ++kt) {\n"
                      "        fill_tiles(kt * BK);\n"
                      "        __syncthreads();\n"
                      "        multiply(0);\n"
@@ -286,21 +387,70 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
         write = ("            #pragma unroll\n"
                  "            for (int l = 0; l < 4; ++l)\n"
                  f"                if (col + l < N) {store(gp, 'acc[i][j + l]', 'row', 'col + l')}\n")
+    total = ""
+    if p["k_splits"] > 1:   # raw partial tile; the merge kernel applies the epilogue
+        write = ("            #pragma unroll\n"
+                 "            for (int l = 0; l < 4; ++l)\n"
+                 "                if (col + l < N) partials_b[(long long)row * N + col + l] = total[i][j + l];\n")
+        flush = "        if ((kt - kt_begin + 1) % FLUSH_SLICES == 0) fold();   // a block of FLUSH_K joins the total\n"
+        main_loop = main_loop.replace("multiply(buf);\n", "multiply(buf);\n" + flush)
+        main_loop = main_loop.replace("multiply(0);\n", "multiply(0);\n" + flush) + "    fold();\n"
+        total = (f"    constexpr int FLUSH_SLICES = {max(1, FLUSH_K // p['block_k'])};   // BK slices per block sum\n"
+                 f"    {ctype} total[TM][TN];   // the split's sum of folded blocks\n"
+                 f"    #pragma unroll\n"
+                 f"    for (int i = 0; i < TM; ++i)\n"
+                 f"        #pragma unroll\n"
+                 f"        for (int j = 0; j < TN; ++j) total[i][j] = 0;\n"
+                 f"    auto fold = [&]() {{\n"
+                 f"        #pragma unroll\n"
+                 f"        for (int i = 0; i < TM; ++i)\n"
+                 f"            #pragma unroll\n"
+                 f"            for (int j = 0; j < TN; ++j) {{\n"
+                 f"                total[i][j] += acc[i][j];\n"
+                 f"                acc[i][j] = 0;\n"
+                 f"            }}\n"
+                 f"    }};\n")
     epilogue = render_epilogue(gp)
+    partials_param = f", {ctype}* __restrict__ partials" if p["k_splits"] > 1 else ""
+    partials_ptr = ("\n    // this split's partial tile: partials[batch][split][M][N]\n"
+                    f"    {ctype}* partials_b = partials + ((long long)blockIdx.z * K_SPLITS + split) * M * N;"
+                    if p["k_splits"] > 1 else "")
+    merge_code = "" if p["k_splits"] == 1 else f"""
+
+// Stage 2: adds the K_SPLITS partial tiles of each output in split order, then the epilogue.
+__global__ void __launch_bounds__({_MERGE_THREADS}) {merge}({kernel_params(gp)}, const {ctype}* __restrict__ partials) {{
+    {batch_pointer(gp.out_dtype.c_type, "C_b", gp.out_param, gp.batch != 1, "M * N")}
+    const long long outputs = (long long)M * N;
+    const {ctype}* mine = partials + (long long)blockIdx.z * K_SPLITS * outputs;
+    for (long long index = (long long)blockIdx.x * {_MERGE_THREADS} + threadIdx.x; index < outputs;
+         index += (long long)gridDim.x * {_MERGE_THREADS}) {{
+        {ctype} sum = mine[index];
+        for (int split = 1; split < K_SPLITS; ++split) sum += mine[split * outputs + index];
+        const int row = (int)(index / N), col = (int)(index % N);
+        {store(gp, "sum", "row", "col")}
+    }}
+}}"""
     return f"""{consts}
 {epilogue}
 // min 1 block/SM: registers go to the tiles (ptxas would otherwise trade them for occupancy and spill)
-__global__ void __launch_bounds__(THREADS, 1) {kernel}({kernel_params(gp)}) {{
+__global__ void __launch_bounds__(THREADS, 1) {kernel}({kernel_params(gp)}{partials_param}) {{
     __shared__ __align__(16) {ctype} As[STAGES][BK][BM + PAD];   // A slice, transposed: As[k][m]
     __shared__ __align__(16) {ctype} Bs[STAGES][BK][BN + PAD];   // B slice: Bs[k][n]
     // A warp is 4 x 8 threads of the THREADS_Y x THREADS_X grid: its 16-byte fragment reads span
     // 64 B of As and 128 B of Bs per sub-tile (one wavefront each) rather than a 2 x 16 strip's 32 B and 256 B.
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int tx = (warp % WARPS_X) * 8 + lane % 8, ty = (warp / WARPS_X) * 4 + lane / 8;
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const int m_tiles = (M + BM - 1) / BM;
+    const int split = blockIdx.y / m_tiles;   // 0 unless split-K
+    const int m0 = (blockIdx.y % m_tiles) * BM, n0 = blockIdx.x * BN;
+    // This split's run of BK slices of K.
+    const int k_tiles = (K + BK - 1) / BK;
+    const int split_tiles = (k_tiles + K_SPLITS - 1) / K_SPLITS;
+    const int kt_begin = split * split_tiles;
+    const int kt_end = kt_begin + split_tiles < k_tiles ? kt_begin + split_tiles : k_tiles;
     {batch_pointer("const " + ctype, "A_b", gp.a.param, gp.a.batched, "M * K")}
     {batch_pointer("const " + ctype, "B_b", gp.b.param, gp.b.batched, "K * N")}
-    {batch_pointer(gp.out_dtype.c_type, "C_b", gp.out_param, gp.batch != 1, "M * N")}
+    {batch_pointer(gp.out_dtype.c_type, "C_b", gp.out_param, gp.batch != 1, "M * N")}{partials_ptr}
 
     {ctype} acc[TM][TN];
     #pragma unroll
@@ -308,10 +458,9 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}({kernel_params(gp)}) {{
         #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = 0;
 
-{movers}    auto multiply = [&](int buf) {{   // acc += As[buf]^T Bs[buf], one rank-1 update per k
+{total}{movers}    auto multiply = [&](int buf) {{   // acc += As[buf]^T Bs[buf], one rank-1 update per k
 {compute}    }};
 
-    const int k_tiles = (K + BK - 1) / BK;
 {main_loop}
     #pragma unroll
     for (int i = 0; i < TM; ++i) {{
@@ -322,7 +471,7 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}({kernel_params(gp)}) {{
             const int col = n0 + (j / 4) * 4 * THREADS_X + tx * 4;
 {write}        }}
     }}
-}}
+}}{merge_code}
 """
 
 
@@ -341,4 +490,5 @@ SAMPLE_INTENTS: list[str] = [
     "y = relu(A @ B) * 0.5 + R; A: f32[1000, 1000]; B: f32[1000, 1000]; R: f32[1000, 1000]",
     "C = A @ B; A: f64[1024, 1024]; B: f64[1024, 1024]",
     "C = A @ B; A: f64[333, 257]; B: f64[257, 129]",
+    "C = A @ B; A: f32[256, 524288]; B: f32[524288, 256]",
 ]

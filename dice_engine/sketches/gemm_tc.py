@@ -160,6 +160,7 @@ class TensorCoreGemm(Sketch):
         return RenderedKernel(
             sketch=self.name, tokens=dict(point), source=source, kernel_names=[qualified],
             launcher=launcher, params=params, launches=[Launch(kernel, grid, (threads, 1, 1), smem)],
+            async_slices=point["stages"] - 1 if point["load"] == "cp_async" else 0,
             summary=f"mma {point['block_m']}x{point['block_n']}x{point['block_k']} "
                     f"w{point['warp_m']}x{point['warp_n']} {point['stages']}st {point['load']}")
 

@@ -137,6 +137,7 @@ class WgmmaGemm(Sketch):
         return RenderedKernel(
             sketch=self.name, tokens=dict(point), source=source, kernel_names=[qualified],
             launcher=launcher, params=params, launches=[Launch(kernel, grid, (threads, 1, 1), smem)],
+            async_slices=point["stages"] - 2,
             summary=f"wgmma {point['block_m']}x{point['block_n']}x{BK} wg{point['warpgroups']} "
                     f"{point['stages']}st",
             arch_suffix="a")

@@ -89,7 +89,7 @@ def describe(problem: Problem) -> str:
 # Names every memory-bound region declares (helpers, launcher locals) or that C++/CUDA own; each
 # family adds the locals of its own kernels. Kernel parameters carry the intent's names.
 COMMON_NAMES = frozenset("""
-    ArgPair Combine MaxOp SumOp MaxSum MergeMaxSum Welford MergeWelford Pack load_pack store_pack
+    ArgPair Compensated Combine MaxOp SumOp MaxSum MergeMaxSum Welford MergeWelford Pack load_pack store_pack
     shfl_down shfl_idx group_reduce online_add welford_add welford_add_pack workspace
     kn stream packed aligned grid blocks block
     threadIdx blockIdx blockDim gridDim warpSize dim3 auto bool break case char const continue default

@@ -13,8 +13,12 @@ consecutive elements when inner == 1). Three sketches:
   write partials; a second kernel merges them per row in a fixed order.
 
 No float atomics anywhere: every merge happens in a fixed order, so results are bitwise
-reproducible run to run. A fused prologue (the reduced expression, e.g. x*x) is computed per
-element; a fused epilogue (e.g. sqrt of a mean) per output. argmax/argmin keep torch's first
+reproducible run to run. Float sums and means over LONG_REDUCTION elements or more carry a
+compensated partial (`Compensated`: a running sum and the rounding error it has dropped, kept
+exact by TwoSum on every fold and merge), so their error against a float64 truth does not grow
+with the length of any thread's serial share, whatever the sketch's split. A fused prologue
+(the reduced expression, e.g. x*x) is computed per element; a fused epilogue (e.g. sqrt of a
+mean) per output. argmax/argmin keep torch's first
 index on ties (and the first NaN).
 """
 from __future__ import annotations
@@ -39,6 +43,7 @@ from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, block_threads_violation, inden
                    register_budget, rendered_kernel, shrink_unroll, wave_grid_cap, workspace_code)
 
 BASE_REGISTERS = 32      # indices, loop state and the accumulator's neighbours
+LONG_REDUCTION = 1 << 16  # reduced elements from which float sums and means accumulate compensated
 ROW_GRID_WAVES = 4       # grid-stride cap for the rows kernel, in waves of resident blocks
 
 
@@ -47,7 +52,7 @@ LOCALS = frozenset("""
     rows row_len lane row0 row acc row_start scalar_from first_pack n_packs next_pack pack_end slot
     pack elem col partials warp_partials outer inner tiles_per_outer outer_idx j0 chunk_len r_begin
     r_end base red total part out_index count chunk begin end tile_partials tiles merge_blocks
-    merge_grid
+    merge_grid two_sum
 """.split())
 
 
@@ -74,11 +79,20 @@ class Reducer:
         return f"{acc} = Combine()({acc}, {value});"
 
     def result(self, acc: str) -> str:
+        if self.acc_type == "Compensated":
+            return f"({acc}.sum + {acc}.error)"
         return f"{acc}.index" if self.op in ("argmax", "argmin") else acc
 
-def reducer(op: str, in_dtype: DType) -> Reducer:
-    """The reducer of `op` over elements of `in_dtype` (the anchor's argument). Floating
-    reductions run in float (double for f64), integer sums and products in long long."""
+    @property
+    def host_type(self) -> str:
+        """The partial's type as the launcher (outside the region's namespace) names it."""
+        return f"kn::{self.acc_type}" if self.acc_type in ("ArgPair", "Compensated") else self.acc_type
+
+
+def reducer(op: str, in_dtype: DType, length: int = 1) -> Reducer:
+    """The reducer of `op` over `length` elements of `in_dtype` (the anchor's argument).
+    Floating reductions run in float (double for f64), integer sums and products in long long;
+    float sums and means of LONG_REDUCTION elements or more are compensated."""
     float_in = in_dtype.is_float
     if float_in:
         vtype = "double" if in_dtype.name == "f64" else "float"
@@ -86,6 +100,8 @@ def reducer(op: str, in_dtype: DType) -> Reducer:
         vtype = "long long"
     else:
         vtype = "int"
+    if op in ("sum", "mean") and vtype == "float" and length >= LONG_REDUCTION:
+        return Reducer(op, vtype, "Compensated", "Compensated{0.0f, 0.0f}", _COMPENSATED)
     if op in ("sum", "mean", "prod"):
         sym, ident = ("+", "0") if op != "prod" else ("*", "1")
         ident = ident + (".0f" if vtype == "float" else ".0" if vtype == "double" else "")
@@ -115,6 +131,34 @@ def reducer(op: str, in_dtype: DType) -> Reducer:
             f"struct ArgPair {{\n    {vtype} value;\n    long long index;\n}};\n\n")
     return Reducer(op, vtype, "ArgPair", f"ArgPair{{{lowest if greater else highest}, INT64_MAX}}",
                    pair + _combine("ArgPair", body, op))
+
+_COMPENSATED = """\
+// A float partial sum and the rounding error it has dropped (sum + error is the running total
+// to about twice float precision): TwoSum recovers each addition's error exactly, so a long
+// serial share adds no error growth. nvcc keeps the order (no reassociation without fast-math).
+struct Compensated {
+    float sum;
+    float error;
+};
+
+__device__ __forceinline__ Compensated two_sum(float a, float b) {
+    const float s = a + b;
+    const float b_part = s - a;
+    return Compensated{s, (a - (s - b_part)) + (b - b_part)};
+}
+
+// Merges two partial sums (also one partial and one element).
+struct Combine {
+    __device__ __forceinline__ Compensated operator()(Compensated a, Compensated b) const {
+        const Compensated s = two_sum(a.sum, b.sum);
+        return Compensated{s.sum, s.error + (a.error + b.error)};
+    }
+    __device__ __forceinline__ Compensated operator()(Compensated a, float value) const {
+        const Compensated s = two_sum(a.sum, value);
+        return Compensated{s.sum, s.error + a.error};
+    }
+};"""
+
 
 def _combine(acc_type: str, body: str, op: str) -> str:
     return (f"// Merges two partial results of {op} (also one partial and one element).\n"
@@ -150,7 +194,7 @@ class ReductionPlan:
         return pack_width([n.dtype for n in self.inputs] or [self.arg.dtype])
 
     def acc_words(self) -> int:
-        return {"ArgPair": 4, "double": 2, "long long": 2}.get(self.reducer.acc_type, 1)
+        return {"ArgPair": 4, "Compensated": 2, "double": 2, "long long": 2}.get(self.reducer.acc_type, 1)
 
     def fold_code(self, raw: dict[str, str], index: str, acc: str = "acc") -> str:
         """Statements folding the element whose raw inputs are `raw` (index `index` along the
@@ -165,7 +209,7 @@ class ReductionPlan:
         """Statements storing output element `out_index` from the merged partial `acc`."""
         value = self.reducer.result(acc)
         if self.op == "mean":
-            value = f"{acc} / ({self.reducer.value_type})row_len"
+            value = f"{self.reducer.result(acc)} / ({self.reducer.value_type})row_len"
         out = self.problem.output
         raw = {n.name: f"{n.name}[{broadcast_offset(n.shape, out.shape, out_index)}]"
                for n in self.epilogue_inputs()}
@@ -199,7 +243,8 @@ def plan(problem: Problem) -> ReductionPlan | str:
     out = problem.output
     if _squeezed(out.shape) != _squeezed(anchor.shape):
         return "the epilogue broadcasts the reduced result back over the input (a normalization)"
-    return ReductionPlan(problem, anchor, arg, view, reducer(anchor.op, arg.dtype),
+    length = hint_int(problem.program, view.reduced_dims)
+    return ReductionPlan(problem, anchor, arg, view, reducer(anchor.op, arg.dtype, length),
                          expression_ctype(arg), expression_ctype(out, stop=anchor),
                          input_nodes(arg))
 
@@ -552,7 +597,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) {kernel}({", ".join(kern
     const long long merge_blocks = (count + 255) / 256;
     const unsigned merge_grid = (unsigned)(merge_blocks < {merge_cap} ? merge_blocks : {merge_cap});
     kn::{merge}<<<merge_grid, 256, 0, stream>>>({", ".join([q.name for q in params] + ["partials"])});"""
-        acc_host = "kn::ArgPair" if acc_t == "ArgPair" else acc_t
+        acc_host = p.reducer.host_type
         workspace = (f"\n    {acc_host}* partials = kn::workspace((long long)kn::kChunks * outer * inner);\n"
                      f"    if (partials == nullptr) return;") if two_stage else ""
         launcher = f"""\
@@ -663,7 +708,7 @@ __global__ void __launch_bounds__(kMergeThreads) {merge}({signature}, const {acc
 }}
 
 {workspace_code(acc_t)}"""
-        acc_host = "kn::ArgPair" if acc_t == "ArgPair" else acc_t
+        acc_host = p.reducer.host_type
         names = [q.name for q in params]
         launcher = f"""\
 {launcher_opening(name, params, {"rows": p.view.outer}, "rows == 0")}
@@ -706,4 +751,6 @@ SAMPLE_INTENTS: list[str] = [
     "s = sum(x > 0, dim=1); x: f32[M, K]",
     "s = sum(x * w, dim=1); x: f32[512, 1024]; w: f32[1024]",
     "s = mean(x - c, dim=2); x: f32[8, 64, 100]; c: f32[8, 64, 1]",
+    "s = sum(x, dim=1); x: f32[16, 4194304]",
+    "s = mean(x, dim=0); x: f32[131072, 64]",
 ]

@@ -206,3 +206,14 @@ inline cudaError_t emu_free(void* pointer) {
 }
 #define cudaMalloc emu_malloc
 #define cudaFree emu_free
+
+// Stream-ordered allocation: the emulator runs launches synchronously, so plain malloc/free.
+template <class T>
+cudaError_t emu_malloc_async(T** pointer, size_t bytes, cudaStream_t) {
+    return emu_malloc(pointer, bytes);
+}
+inline cudaError_t emu_free_async(void* pointer, cudaStream_t) {
+    return emu_free(pointer);
+}
+#define cudaMallocAsync emu_malloc_async
+#define cudaFreeAsync emu_free_async

@@ -71,9 +71,10 @@ def tc(bm: int, bn: int, bk: int, wm: int, wn: int, stages: int, load: str) -> P
             "load": load}
 
 
-def simt(bm: int, bn: int, bk: int, tm: int, tn: int, vector: int, buffering: int) -> Point:
+def simt(bm: int, bn: int, bk: int, tm: int, tn: int, vector: int, buffering: int,
+         k_splits: int = 1) -> Point:
     return {"block_m": bm, "block_n": bn, "block_k": bk, "thread_m": tm, "thread_n": tn, "vector": vector,
-            "buffering": buffering}
+            "buffering": buffering, "k_splits": k_splits}
 
 
 CASES = [
@@ -89,6 +90,11 @@ CASES = [
     (gemm, "C = A.T @ W.T; A: f32[36, 100]; W: f32[68, 36]", simt(64, 64, 16, 4, 4, 4, 2)),
     (gemm, "y = relu(A @ B) + R; A: f64[2, 33, 20]; B: f64[2, 20, 17]; R: f64[33, 17]", None),
     (gemm, "C = A @ B; A: f32[M, 64]; B: f32[64, 40]; M=50", simt(64, 64, 16, 4, 4, 4, 1)),
+    # split-K: uneven runs of K slices (19 slices over 4 splits), then a batched f64 epilogue
+    # merged after the splits, single-buffered
+    (gemm, "C = A @ B; A: f32[70, 300]; B: f32[300, 92]", simt(64, 64, 16, 4, 4, 4, 2, k_splits=4)),
+    (gemm, "y = relu(A @ B) + R; A: f64[2, 33, 200]; B: f64[2, 200, 17]; R: f64[33, 17]",
+     simt(64, 64, 8, 4, 4, 1, 1, k_splits=2)),
 ]
 
 
@@ -96,7 +102,8 @@ CASES = [
 @pytest.mark.parametrize("module,text,point", CASES, ids=[
     "tc-cp-async-tails", "tc-bf16-col-col-scalar", "tc-batched-epilogue", "tc-col-row-staged",
     "tc-4-stage-64x64-warps", "tc-symbols-residual", "simt-odd", "simt-col-col-float4",
-    "simt-f64-batched-residual", "simt-single-buffer-symbol"])
+    "simt-f64-batched-residual", "simt-single-buffer-symbol", "simt-split-k-uneven",
+    "simt-split-k-f64-batched-epilogue"])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(module, text, point, tmp_path):
     problem = classify(parse_intent(text))
     sketch = module.SKETCHES[0]

@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from dice_engine.analysis import check_source
 from dice_engine.arch import ARCHS
 from dice_engine.compile import compile_cuda
 from dice_engine.intent import parse_intent
@@ -16,9 +17,10 @@ SKETCH = gemm.SKETCHES[0]
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
 
 
-def point(bm: int, bn: int, bk: int, tm: int, tn: int, *, vector: int, buffering: int) -> dict:
+def point(bm: int, bn: int, bk: int, tm: int, tn: int, *, vector: int, buffering: int,
+          k_splits: int = 1) -> dict:
     return {"block_m": bm, "block_n": bn, "block_k": bk, "thread_m": tm, "thread_n": tn, "vector": vector,
-            "buffering": buffering}
+            "buffering": buffering, "k_splits": k_splits}
 
 
 def problem(text: str) -> Problem:
@@ -63,13 +65,13 @@ def test_default_point_is_legal_and_renders(text):
 def test_large_aligned_problem_gets_the_big_vectorized_tile():
     p, arch = problem(gemm.SAMPLE_INTENTS[0]), ARCHS["sm_90"]
     assert SKETCH.default_point(p, arch) == {"block_m": 128, "block_n": 128, "block_k": 8, "thread_m": 8,
-                                             "thread_n": 8, "vector": 4, "buffering": 2}
+                                             "thread_n": 8, "vector": 4, "buffering": 2, "k_splits": 1}
 
 
 def test_vector_loads_need_aligned_leading_dimensions():
     arch = ARCHS["sm_90"]
     point = {"block_m": 128, "block_n": 128, "block_k": 8, "thread_m": 8, "thread_n": 8, "vector": 4,
-             "buffering": 2}
+             "buffering": 2, "k_splits": 1}
     odd_k = problem("C = A @ B; A: f32[1000, 999]; B: f32[999, 1000]")
     assert any("leading dimension (999)" in v for v in SKETCH.space(odd_k, arch).violations(point))
     symbolic_ld = problem("C = A.T @ B; A: f32[512, M]; B: f32[512, 256]; M=777")   # A.T's rows hold M
@@ -82,13 +84,13 @@ def test_vector_loads_need_aligned_leading_dimensions():
 def test_thread_count_and_tile_split_constraints():
     space = SKETCH.space(problem("C = A @ B; A: f32[512, 512]; B: f32[512, 512]"), ARCHS["sm_80"])
     too_many = {"block_m": 128, "block_n": 128, "block_k": 8, "thread_m": 4, "thread_n": 4, "vector": 1,
-                "buffering": 2}
+                "buffering": 2, "k_splits": 1}
     assert any("1024 threads" in v for v in space.violations(too_many))
     uneven = {"block_m": 64, "block_n": 64, "block_k": 8, "thread_m": 4, "thread_n": 4, "vector": 4,
-              "buffering": 1}
+              "buffering": 1, "k_splits": 1}
     assert any("does not split" in v for v in space.violations(uneven))
     many_loads = {"block_m": 64, "block_n": 128, "block_k": 16, "thread_m": 8, "thread_n": 4, "vector": 1,
-                  "buffering": 1}
+                  "buffering": 1, "k_splits": 1}
     assert any("12 global loads per thread" in v for v in space.violations(many_loads))
 
 
@@ -100,7 +102,7 @@ def test_text_shows_transposed_a_tile_float4_and_double_buffering():
     assert "reinterpret_cast<const float4*>(B_b" in source          # 16-byte global loads
     assert "reinterpret_cast<const float4*>(&As[buf][k]" in source  # 16-byte smem fragment reads
     assert "store_tiles(buf ^ 1)" in source
-    single = SKETCH.render(p, arch, {**point, "buffering": 1}, "simt_text1").source
+    single = SKETCH.render(p, arch, {**point, "buffering": 1, "k_splits": 1}, "simt_text1").source
     assert "buf ^ 1" not in single and "STAGES = 1" in single
 
 
@@ -150,3 +152,31 @@ def test_warps_are_4x8_thread_patches_reading_one_wavefront_per_fragment(chosen)
         # a warp's float4 reads of As (at ty*4) and Bs (at tx*4) span 64 B and 128 B
         assert 0 <= tx - first[0] < 8 and 0 <= ty - first[1] < 4
     assert grid == {(x, y) for x in range(threads_x) for y in range(threads_y)}
+
+
+LONG_K = "C = A @ B; A: f32[256, 524288]; B: f32[524288, 256]"
+
+
+def test_a_long_k_with_few_output_tiles_splits_k_for_the_sms_and_for_accuracy():
+    p, arch = problem(LONG_K), ARCHS["sm_90"]
+    chosen = SKETCH.default_point(p, arch)
+    assert 524288 // chosen["k_splits"] <= gemm.ACCURATE_SERIAL_K
+    space = SKETCH.space(p, arch)
+    assert any("library-level fp32 accuracy" in v for v in space.violations({**chosen, "k_splits": 16}))
+    rendered = SKETCH.render(p, arch, chosen, "simt_splitk")
+    assert rendered.k_splits == chosen["k_splits"] and len(rendered.launches) == 2
+    assert rendered.launches[0].blocks >= 2 * arch.sms
+    assert "cudaMallocAsync" in rendered.launcher and "cudaFreeAsync" in rendered.launcher
+    # a big output keeps one pass over K
+    assert SKETCH.default_point(problem(gemm.SAMPLE_INTENTS[0]), arch)["k_splits"] == 1
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_split_k_compiles_clean(arch):
+    p = problem(LONG_K)
+    chosen = SKETCH.default_point(p, ARCHS[arch])
+    rendered = SKETCH.render(p, ARCHS[arch], chosen, "simt_splitk")
+    compile_clean(rendered.source, "simt_splitk_kernel", arch)
+    compile_clean(rendered.source, "simt_splitk_merge_kernel", arch)
+    assert check_source(rendered.source, "splitk.cu") == []

@@ -30,7 +30,7 @@ def test_takes_matrix_vector_products_only():
 def test_vector_loads_need_a_divisible_k():
     odd = problem("y = A @ x; A: f32[100, 999]; x: f32[999, 1]")
     space = SKETCH.space(odd, SM90)
-    assert not space.is_legal({"warps_per_block": 4, "vector": 4, "unroll": 2})
+    assert not space.is_legal({"warps_per_block": 4, "vector": 4, "unroll": 2, "k_splits": 1})
     assert SKETCH.default_point(odd, SM90)["vector"] == 1
     assert SKETCH.default_point(problem(SAMPLE_INTENTS[0]), SM90)["vector"] == 4
 
@@ -56,10 +56,39 @@ def test_corners_compile():
 
 @needs_emulator
 @pytest.mark.parametrize("text,point", [
-    ("y = A @ x; A: f32[37, 64]; x: f32[64, 1]", {"warps_per_block": 4, "vector": 4, "unroll": 2}),
-    ("y = A @ x; A: f32[5, 77]; x: f32[77, 1]", {"warps_per_block": 2, "vector": 1, "unroll": 4}),
+    ("y = A @ x; A: f32[37, 64]; x: f32[64, 1]",
+     {"warps_per_block": 4, "vector": 4, "unroll": 2, "k_splits": 1}),
+    ("y = A @ x; A: f32[5, 77]; x: f32[77, 1]",
+     {"warps_per_block": 2, "vector": 1, "unroll": 4, "k_splits": 1}),
     ("y = relu(A @ x + b); A: f16[2, 9, 48]; x: f16[2, 48, 1]; b: f16[9, 1]",
-     {"warps_per_block": 8, "vector": 8, "unroll": 1}),
+     {"warps_per_block": 8, "vector": 8, "unroll": 1, "k_splits": 1}),
+    # slices of unequal fill (the last is short), over batches, through the epilogue
+    ("y = relu(A @ x + b); A: f32[3, 5, 8204]; x: f32[3, 8204, 1]; b: f32[5, 1]",
+     {"warps_per_block": 2, "vector": 4, "unroll": 2, "k_splits": 2}),
+    ("y = A @ x; A: bf16[7, 9000]; x: bf16[9000, 1]",
+     {"warps_per_block": 4, "vector": 1, "unroll": 1, "k_splits": 2}),
 ])
 def test_matches_the_reference_on_the_cpu_emulator(text, point, tmp_path):
     assert_matches_reference(SKETCH, problem(text), point, tmp_path)
+
+
+def test_few_long_rows_split_k_and_many_rows_do_not():
+    long_rows = problem("y = A @ x; A: f32[2048, 1048576]; x: f32[1048576, 1]")
+    point = SKETCH.default_point(long_rows, SM90)
+    assert point["k_splits"] > 1
+    rendered = SKETCH.render(long_rows, SM90, point, "gemv_split")
+    assert rendered.k_splits == point["k_splits"] and len(rendered.launches) == 2
+    assert "cudaMallocAsync" in rendered.launcher and "cudaFreeAsync" in rendered.launcher
+    assert SKETCH.default_point(problem(SAMPLE_INTENTS[0]), SM90)["k_splits"] == 1
+
+
+@pytest.mark.parametrize("arch", [SM80, SM90], ids=["sm_80", "sm_90"])
+def test_split_points_compile(arch):
+    p = problem("y = A @ x; A: f32[2048, 1048576]; x: f32[1048576, 1]")
+    for splits in (2, 32):
+        point = {**SKETCH.default_point(p, arch), "k_splits": splits}
+        source = SKETCH.render(p, arch, point, "gemv_split").source
+        result = compile_cuda(source, arch.name)
+        assert result.ok, (point, result.log)
+        assert result.kernel("gemv_split_kernel").spill_store_bytes == 0
+        assert check_source(source, "gemv_split.cu") == []

@@ -74,6 +74,11 @@ CASES = [
     ("reduction.split_rows", "s = max(x); x: f32[4096]",
      {"threads": 128, "chunks": 8, "vec": 4, "unroll": 2}),
     ("reduction.split_rows", "s = sum(x, dim=1); x: f16[3, N]; N=1001", {"threads": 128, "chunks": 2}),
+    # reductions of 2^16 elements or more accumulate compensated partials (rows, columns, split rows)
+    ("reduction.rows", "s = mean(x, dim=1); x: f32[2, 70000]", {"group": 256, "threads": 256}),
+    ("reduction.columns", "s = sum(x * 2, dim=0); x: f16[65536, 3]",
+     {"tile": 16, "split": 8, "vec": 1, "unroll": 2, "chunks": 4}),
+    ("reduction.split_rows", "s = sum(x); x: f32[131072]", {"threads": 128, "chunks": 8}),
     # softmax: registers, shared-memory cache, streaming, columns, split rows
     ("softmax.rows", "y = softmax(x, dim=-1); x: f32[6, 200]", {"group": 32, "threads": 64}),
     ("softmax.rows", "y = log_softmax(x * 0.5, dim=1); x: f16[5, 136]",

@@ -145,3 +145,19 @@ def test_reducer_types_follow_torch():
     assert reducer("max", I32).identity == "INT32_MIN"
     assert reducer("mean", F32).value_type == "float"
     assert reducer("argmin", F32).acc_type == "ArgPair"
+
+
+def test_long_float_sums_and_means_accumulate_compensated_partials():
+    for text in ("s = sum(x); x: f32[67108864]", "s = mean(x, dim=0); x: bf16[65536, 8]",
+                 "s = sum(x * x, dim=1); x: f32[4, 1048576]"):
+        p = problem(text)
+        for sketch in reduction.SKETCHES:
+            if sketch.unsupported(p, SM90) is None:
+                source = sketch.render(p, SM90, sketch.default_point(p, SM90), "long_sum").source
+                assert "struct Compensated" in source and "two_sum(" in source, (sketch.name, text)
+    # short sums, integer sums, and max keep the plain accumulator
+    for text in ("s = sum(x, dim=1); x: f32[16384, 16384]", "s = sum(x); x: i32[1048576]",
+                 "s = max(x); x: f32[1048576]"):
+        p = problem(text)
+        assert all("Compensated" not in s.render(p, SM90, s.default_point(p, SM90), "plain").source
+                   for s in reduction.SKETCHES if s.unsupported(p, SM90) is None), text
