@@ -16,6 +16,7 @@ from .version import VERSION
 from .documents import Documents
 from .features.settings import Settings
 from .jobs import Debouncer, Workers
+from .sync import synced
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,12 @@ class DiceProtocol(LanguageServerProtocol):
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         self._server.cancel_request(msg_id)
         super()._handle_cancel_notification(msg_id)
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
+        result = yield from super().lsp_initialize(params)
+        self._workspace = synced(self._workspace)   # line ends as the LSP counts them (sync.py)
+        return result
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Generator[Any, Any, Any]:
