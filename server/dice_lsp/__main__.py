@@ -26,9 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"dice-lsp {VERSION}")
     args = parser.parse_args(argv)
 
+    from .cleanup import install, own_temp_dir
     from .log import setup_file_logging
     from .server import create_server
 
+    install(own_temp_dir())
     setup_file_logging(args.log_file, logging.DEBUG if args.verbose else logging.INFO)
     stdin, stdout = _protocol_streams()
     create_server().start_io(stdin, stdout)

@@ -9,7 +9,10 @@ import multiprocessing
 import multiprocessing.pool
 import os
 import sys
+import tempfile
 import threading
+import uuid
+from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Hashable, Iterator, TypeVar
 
 log = logging.getLogger(__name__)
@@ -17,9 +20,31 @@ T = TypeVar("T")
 
 
 def _worker_init() -> None:
-    """Worker stdout is the client's protocol pipe: send anything printed there to stderr."""
+    """Worker stdout is the client's protocol pipe: send anything printed there to stderr.
+    A worker stops its nvcc when terminated and cleans up when the server dies (cleanup.py)."""
+    from .cleanup import guard_worker
+
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    guard_worker()
+
+
+class CancelFlag:
+    """A cancellation a worker process can see: a file (in the server's own temporary
+    directory) that exists once the job is cancelled. The worker polls `is_set(path)`."""
+
+    def __init__(self) -> None:
+        self.path = os.path.join(tempfile.gettempdir(), f"cancel-{uuid.uuid4().hex}")
+
+    def set(self) -> None:
+        Path(self.path).touch()
+
+    def discard(self) -> None:
+        Path(self.path).unlink(missing_ok=True)
+
+    @staticmethod
+    def is_set(path: str) -> bool:
+        return os.path.exists(path)
 
 
 class Debouncer:

@@ -12,6 +12,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
+from dice_engine.compile.processes import stop_all
+
 from .version import VERSION
 from .documents import Documents
 from .features.settings import Settings
@@ -88,6 +90,7 @@ class DiceServer(LanguageServer):
             await asyncio.sleep(0.05)    # let the commands' replies go out
         self.debouncer.cancel_all()
         self.workers.shutdown()
+        stop_all()     # nvcc of generation threads (the workers stop their own on terminate)
 
     # --- client capabilities -------------------------------------------------------------
     @property

@@ -5,6 +5,7 @@ everything is published with the version it describes."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from typing import TYPE_CHECKING, Any, Sequence
@@ -20,6 +21,7 @@ from dice_engine.intent.regions import split_lines
 
 from ..convert import Positions
 from ..documents import DocumentState, Findings
+from ..jobs import CancelFlag
 from .intents import intent_findings, still_true
 
 if TYPE_CHECKING:
@@ -42,15 +44,22 @@ def static_pass(state: DocumentState, text: str, arch: str) -> tuple[Intents, li
 
 
 def compile_pass(text: str, path: str, arch: str, nvcc: str | None, flags: Sequence[str],
-                 include_paths: Sequence[str]) -> tuple[list[Finding], dict[str, Any]]:
+                 include_paths: Sequence[str], cancel_path: str) -> tuple[list[Finding], dict[str, Any]]:
     """Runs in a worker process: compiler and resource findings, and per-kernel resources
-    (ptxas figures, for hover). nvcc runs as an argument list, never through a shell."""
+    (ptxas figures, for hover). nvcc runs as an argument list, never through a shell, and is
+    stopped as soon as the file at `cancel_path` exists (a newer version superseded this one)."""
     includes = (*include_paths, os.path.dirname(path) or ".")
+    cancelled = functools.partial(CancelFlag.is_set, cancel_path)
     try:
+        if cancelled():            # superseded while it waited for a worker
+            return [], {}
         result = compile_cuda(text, arch, output="cubin", flags=tuple(flags), include_paths=includes,
-                              nvcc=nvcc, filename=path)
+                              nvcc=nvcc, filename=path, cancel=cancelled)
     except NvccNotFound:   # the analysis turns this into its one clear finding
         return compiler_findings(text, path, arch, nvcc=nvcc), {}
+    finally:
+        if os.path.exists(cancel_path):
+            os.unlink(cancel_path)
     return findings_from_result(text, path, arch, result), dict(result.resources)
 
 
@@ -118,8 +127,13 @@ async def run_compile(server: "DiceServer", uri: str) -> None:
     version, text = doc.version, doc.source
     state = server.documents.get(uri)
     s = server.settings
-    findings, resources = await server.workers.in_process(
-        compile_pass, text, state.path, s.arch, s.nvcc_path, s.nvcc_flags, s.include_paths)
+    flag = CancelFlag()
+    try:
+        findings, resources = await server.workers.in_process(
+            compile_pass, text, state.path, s.arch, s.nvcc_path, s.nvcc_flags, s.include_paths, flag.path)
+    except asyncio.CancelledError:   # superseded (the debouncer cancels on every change): stop nvcc
+        flag.set()
+        raise
     if current_version(server, uri) != version or server.documents.find(uri) is not state:
         return
     state.compiler = Findings(version, findings)
