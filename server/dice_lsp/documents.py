@@ -16,6 +16,7 @@ from dice_engine.analysis.findings import Finding
 from dice_engine.intent import IntentSite
 
 from .outline import Outline, outline
+from .shift import EditLog
 
 
 @dataclass
@@ -43,6 +44,7 @@ class DocumentState:
     resources_arch: str | None = None
     generated: dict[str, dict[str, Any]] = field(default_factory=dict)  # intent hash -> last result figures
     checked: dict[str, dict[str, Any]] = field(default_factory=dict)    # intent hash -> GPU check on save
+    edits: EditLog | None = None                 # line edits since open, to move older findings
     _outline: tuple[int | None, Outline] | None = None
 
     def outline(self, version: int | None, text: str) -> Outline:
@@ -51,11 +53,21 @@ class DocumentState:
             self._outline = (version, outline(text))
         return self._outline[1]
 
-    def published(self) -> list[Finding]:
-        """Static and compiler findings, with the GPU check's merged in while they describe the
-        same version (their lines are those of the text that was checked)."""
-        dynamic = self.dynamic.items if self.dynamic.version == self.static.version else []
-        return merge(merge(self.static.items, self.compiler.items), dynamic) + self.notes.items
+    def at(self, version: int | None, findings: Findings) -> list[Finding]:
+        """`findings` where their text is in document version `version`: moved through the
+        edits since they were computed, those on edited lines withheld (shift.py)."""
+        if findings.version == version:
+            return findings.items
+        if self.edits is None or version is None:
+            return []
+        return self.edits.moved(findings.items, findings.version)
+
+    def published(self, version: int | None) -> list[Finding]:
+        """Static, compiler and GPU-check findings merged, and the on-save notes, all at their
+        lines in document version `version`."""
+        merged = merge(merge(self.at(version, self.static), self.at(version, self.compiler)),
+                       self.at(version, self.dynamic))
+        return merged + self.at(version, self.notes)
 
     def site_at_line(self, line: int) -> IntentSite | None:
         for site in self.sites:

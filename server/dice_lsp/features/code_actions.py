@@ -54,7 +54,7 @@ def fix_actions(server: "DiceServer", uri: str, first: int, last: int) -> list[t
     doc = server.workspace.get_text_document(uri)
     positions = Positions(doc)
     actions = []
-    for finding in state.published():
+    for finding in state.published(doc.version):
         if finding.fix is None or not (finding.line <= last and first <= finding.end_line):
             continue
         computed_for = state.static.version if finding.source == "static" else state.compiler.version

@@ -22,6 +22,7 @@ from dice_engine.intent.regions import split_lines
 from ..convert import Positions
 from ..documents import DocumentState, Findings
 from ..jobs import CancelFlag
+from ..shift import EditLog
 from .intents import intent_findings, still_true
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ def publish(server: "DiceServer", uri: str) -> None:
     if doc is None or state is None:
         return
     positions = Positions(doc)
-    diagnostics = [positions.diagnostic(f) for f in state.published() if f.file == state.path]
+    diagnostics = [positions.diagnostic(f) for f in state.published(doc.version) if f.file == state.path]
     server.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version))
 
@@ -168,12 +169,18 @@ def register(server: "DiceServer") -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: "DiceServer", params: types.DidOpenTextDocumentParams) -> None:
-        ls.documents.get(params.text_document.uri)
-        schedule(ls, params.text_document.uri, compile_now=True)
+        uri = params.text_document.uri
+        ls.documents.get(uri).edits = EditLog(params.text_document.version,
+                                             len(ls.workspace.get_text_document(uri).lines))
+        schedule(ls, uri, compile_now=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: "DiceServer", params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
+        state = ls.documents.get(uri)
+        if state.edits is not None:
+            state.edits.record(params.text_document.version, list(params.content_changes),
+                               len(ls.workspace.get_text_document(uri).lines))
         stop_streams_edited_by_user(ls, uri)
         schedule(ls, uri)
 
