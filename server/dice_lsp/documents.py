@@ -12,10 +12,12 @@ from typing import Any
 from pygls.uris import to_fs_path
 
 from dice_engine.analysis import Analyzer, merge
+from dice_engine.analysis.budget import over_budget
 from dice_engine.analysis.findings import Finding
 from dice_engine.intent import IntentSite
 
-from .outline import Outline, outline
+from .outline import EMPTY, Outline, outline
+from .pairing import Pairs
 from .shift import EditLog
 
 
@@ -45,13 +47,17 @@ class DocumentState:
     generated: dict[str, dict[str, Any]] = field(default_factory=dict)  # intent hash -> last result figures
     checked: dict[str, dict[str, Any]] = field(default_factory=dict)    # intent hash -> GPU check on save
     edits: EditLog | None = None                 # line edits since open, to move older findings
+    pairs: Pairs = field(default_factory=Pairs)  # regions' last intact marker lines
     _outline: tuple[int | None, Outline] | None = None
 
     def outline(self, version: int | None, text: str) -> Outline:
-        """Kernels and launches of `text` (document version `version`), cached per version."""
-        if self._outline is None or self._outline[0] != version:
-            self._outline = (version, outline(text))
-        return self._outline[1]
+        """Kernels and launches of `text` (document version `version`), cached per version;
+        empty for a text the analysis budget skips. Called off the event loop (a parse)."""
+        cached = self._outline
+        if cached is None or cached[0] != version:
+            cached = (version, EMPTY if over_budget(text) else outline(text))
+            self._outline = cached
+        return cached[1]
 
     def at(self, version: int | None, findings: Findings) -> list[Finding]:
         """`findings` where their text is in document version `version`: moved through the
@@ -68,6 +74,15 @@ class DocumentState:
         merged = merge(merge(self.at(version, self.static), self.at(version, self.compiler)),
                        self.at(version, self.dynamic))
         return merged + self.at(version, self.notes)
+
+    def unpaired(self, site: IntentSite) -> bool:
+        """Whether the markers of `site`'s region no longer pair up: never write over it."""
+        region = site.region
+        if region is None:
+            return False
+        if region.missing_end is not None:
+            return True
+        return self.edits is not None and self.pairs.lost_end(site, self.edits)[0]
 
     def site_at_line(self, line: int) -> IntentSite | None:
         for site in self.sites:

@@ -157,11 +157,22 @@ class Workers:
         finally:
             stopped.cancel()
 
-    def shutdown(self) -> None:
-        if self._process_pool is not None:
-            self._process_pool.terminate()
-            self._process_pool = None
+    async def shutdown(self, timeout_s: float = 5.0) -> None:
+        """Terminate the workers (each stops its nvcc on SIGTERM, see cleanup.py) off the event
+        loop; a pool that does not wind down in time has its workers killed outright."""
+        pool, self._process_pool = self._process_pool, None
         self._thread_pool.shutdown(wait=False, cancel_futures=True)
+        if pool is None:
+            return
+        workers = list(getattr(pool, "_pool", []))
+        ending = threading.Thread(target=pool.terminate, name="dice-pool-terminate", daemon=True)
+        ending.start()
+        await asyncio.get_running_loop().run_in_executor(None, ending.join, timeout_s)
+        if ending.is_alive():
+            log.warning("the worker pool did not end within %.0f s: killing its workers", timeout_s)
+            for worker in workers:
+                if worker.is_alive():
+                    worker.kill()
 
 
 class CancelScope:

@@ -41,6 +41,9 @@ class Outline:
         return next((k for k in self.kernels if k.name == name), None)
 
 
+EMPTY = Outline([], [], FileFacts(b""))
+
+
 def outline(source_text: str) -> Outline:
     data = encode(source_text)
     root = new_parser().parse(data).root_node

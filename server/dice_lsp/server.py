@@ -89,7 +89,7 @@ class DiceServer(LanguageServer):
             await asyncio.wait([asyncio.ensure_future(s.finished.wait()) for s in streams], timeout=10)
             await asyncio.sleep(0.05)    # let the commands' replies go out
         self.debouncer.cancel_all()
-        self.workers.shutdown()
+        await self.workers.shutdown()
         stop_all()     # nvcc of generation threads (the workers stop their own on terminate)
 
     # --- client capabilities -------------------------------------------------------------

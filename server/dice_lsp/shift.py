@@ -67,6 +67,20 @@ class EditLog:
         if len(self._edits) > MAX_EDITS:
             self._oldest = self._edits[-MAX_EDITS - 1].version
             self._edits = self._edits[-MAX_EDITS:]
+    def moved_line(self, line: int, since: int) -> int | None:
+        """Where line `line` of version `since` is now; None when an edit since touched it (or
+        the edits since are no longer known)."""
+        if since < self._oldest:
+            return None
+        for edit in self._edits:
+            if edit.version <= since or line < edit.start:
+                continue
+            if line > edit.end or (line == edit.end and edit.keeps_end):
+                line += edit.delta
+                continue
+            return None
+        return line
+
     def moved(self, findings: Iterable[Finding], since: int | None) -> list[Finding]:
         """`findings`, computed for version `since`, at their lines in the latest version;
         those on lines edited since are left out."""

@@ -14,21 +14,26 @@ from lsprotocol import types
 
 from dice_engine.analysis import compiler_findings
 from dice_engine.analysis.compiler import findings_from_result
+from dice_engine.analysis.budget import OverBudget, over_budget
+from dice_engine.analysis.codes import CODES
 from dice_engine.analysis.findings import Finding
 from dice_engine.compile import NvccNotFound, compile_cuda
 from dice_engine.intent import Intents, IntentSite, find_intents
-from dice_engine.intent.regions import split_lines
+from dice_engine.intent.regions import dominant_newline, split_lines
 
 from ..convert import Positions
 from ..documents import DocumentState, Findings
 from ..jobs import CancelFlag
+from ..outline import Outline
 from ..shift import EditLog
-from .intents import intent_findings, still_true
+from .intents import intent_findings, lost_end_finding, still_true
 
 if TYPE_CHECKING:
     from ..server import DiceServer
 
 log = logging.getLogger(__name__)
+SKIPPED = "DICE-A001"     # the input is over the analysis budget
+FAILED = "DICE-A002"      # one part of the analysis failed
 
 
 # --- work done off the event loop -------------------------------------------------------------
@@ -36,12 +41,41 @@ log = logging.getLogger(__name__)
 def static_pass(state: DocumentState, text: str, arch: str) -> tuple[Intents, list[Finding]]:
     """Runs on a thread: the analyzer's incremental update, and the intents of `text` with
     their own findings. The intents reuse the analyzer's tree, under the lock: the next update
-    edits that tree."""
+    edits that tree. A text over the analysis budget skips the analyses with one finding saying
+    so; one part failing (a bug, an input nobody foresaw) never silences the others."""
+    findings: list[Finding] = []
+    lines = split_lines(text)[0]
     with state.analyzer_lock:
-        findings = state.analyzer.update(text)
-        sites = find_intents(text, state.analyzer.tree)
-    findings += intent_findings(sites, state.path, split_lines(text)[0], arch)
+        skipped = over_budget(text)
+        if skipped is not None:
+            findings.append(analysis_skipped(state.path, lines, skipped))
+            tree = None
+        else:
+            findings += state.analyzer.update(text)
+            tree = state.analyzer.tree
+        try:
+            sites = find_intents(text, tree)
+        except Exception as exc:      # noqa: BLE001 — reported, the analyses' findings stay
+            log.exception("finding the intents of %s failed", state.path)
+            findings.append(analysis_failed(state.path, "finding the intents", exc))
+            sites = Intents([], [])
+    findings += intent_findings(sites, state.path, lines, arch, dominant_newline(text))
     return sites, findings
+
+
+def analysis_skipped(path: str, lines: Sequence[str], why: OverBudget) -> Finding:
+    return Finding(file=path, line=why.line, column=0, end_line=why.line,
+                   end_column=min(len(lines[why.line]), 200), category=CODES[SKIPPED].category,
+                   code=SKIPPED, severity=CODES[SKIPPED].severity,
+                   message=f"DICE skipped the static analysis of this file: {why.reason} "
+                           "(intents, region markers and the nvcc compile still run)")
+
+
+def analysis_failed(path: str, what: str, exc: BaseException) -> Finding:
+    return Finding(file=path, line=0, column=0, end_line=0, end_column=0,
+                   category=CODES[FAILED].category, code=FAILED, severity=CODES[FAILED].severity,
+                   message=f"DICE: {what} failed ({type(exc).__name__}: {exc}); the other findings "
+                           "are still shown")
 
 
 def compile_pass(text: str, path: str, arch: str, nvcc: str | None, flags: Sequence[str],
@@ -116,6 +150,11 @@ async def run_static(server: "DiceServer", uri: str) -> None:
     if current_version(server, uri) != version:
         return
     state.sites, state.sites_version = sites, version
+    if state.edits is not None:
+        state.pairs.update(version, sites, state.edits)
+        lines = server.workspace.get_text_document(uri).lines
+        findings = findings + [lost_end_finding(state.path, s, lines) for s in sites
+                               if s.region is not None and s.region.missing_end is None and state.unpaired(s)]
     state.static = Findings(version, findings)
     if state.notes.items:
         lines = split_lines(text)[0]
@@ -153,13 +192,24 @@ def publish(server: "DiceServer", uri: str) -> None:
         types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version))
 
 
-def current_sites(server: "DiceServer", uri: str) -> list[IntentSite]:
-    """The intents of the document as it is now (recomputed when the static pass lags)."""
+async def current_sites(server: "DiceServer", uri: str) -> list[IntentSite]:
+    """The intents of the document as it is now (recomputed on a thread when the static pass
+    lags: finding them parses the file)."""
     state = server.documents.get(uri)
     doc = server.workspace.get_text_document(uri)
-    if state.sites_version != doc.version:
-        state.sites, state.sites_version = find_intents(doc.source), doc.version
-    return state.sites
+    version = doc.version
+    if state.sites_version == version:
+        return state.sites
+    sites = await server.workers.in_thread(find_intents, doc.source)
+    if current_version(server, uri) == version:
+        state.sites, state.sites_version = sites, version
+    return sites
+
+
+async def current_outline(server: "DiceServer", uri: str) -> Outline:
+    """The kernels and launches of the document as it is now (a parse: on a thread)."""
+    doc = server.workspace.get_text_document(uri)
+    return await server.workers.in_thread(server.documents.get(uri).outline, doc.version, doc.source)
 
 
 # --- wiring -----------------------------------------------------------------------------------
