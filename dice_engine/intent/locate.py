@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import tree_sitter_cuda
 from tree_sitter import Language, Parser, Tree
 
+from ..tsparse import parse_yielding
 from .regions import BEGIN, END, body_hash, intact_prefix, intent_hash, parse_begin, split_lines
 
 _LANGUAGE = Language(tree_sitter_cuda.language())
@@ -80,7 +81,7 @@ def comment_lines(source: str, lines: list[str], ends: list[str], tree: Tree | N
     """For each line, whether it is a line comment standing on its own. `tree`: the file's
     tree-sitter-cuda parse of `source`, when the caller has one (saves a second parse)."""
     if tree is None:
-        tree = Parser(_LANGUAGE).parse(source.encode("utf-8", "surrogatepass"))
+        tree = parse_yielding(Parser(_LANGUAGE), source.encode("utf-8", "surrogatepass"))
     root = tree.root_node
     flags: list[bool] = []
     byte = 0

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pygls.uris import to_fs_path
+from tree_sitter import Tree
 
 from dice_engine.analysis import Analyzer, merge
 from dice_engine.analysis.budget import over_budget
@@ -38,6 +39,9 @@ class DocumentState:
     static_dirty: bool = False                   # the text changed since that pass took its snapshot
     sites: list[IntentSite] = field(default_factory=list)
     sites_version: int | None = None
+    # The intents the running static pass found, set from its thread as soon as it has them
+    # (one tuple assignment), so requests need not find them again while it checks them.
+    found_sites: tuple[int | None, list[IntentSite]] = (None, [])
     static: Findings = field(default_factory=Findings)
     compiler: Findings = field(default_factory=Findings)
     notes: Findings = field(default_factory=Findings)            # regions left alone on save
@@ -50,12 +54,13 @@ class DocumentState:
     pairs: Pairs = field(default_factory=Pairs)  # regions' last intact marker lines
     _outline: tuple[int | None, Outline] | None = None
 
-    def outline(self, version: int | None, text: str) -> Outline:
+    def outline(self, version: int | None, text: str, tree: Tree | None = None) -> Outline:
         """Kernels and launches of `text` (document version `version`), cached per version;
-        empty for a text the analysis budget skips. Called off the event loop (a parse)."""
+        empty for a text the analysis budget skips. Called off the event loop (a parse, unless
+        `tree` is the parse of `text`)."""
         cached = self._outline
         if cached is None or cached[0] != version:
-            cached = (version, EMPTY if over_budget(text) else outline(text))
+            cached = (version, EMPTY if over_budget(text) else outline(text, tree))
             self._outline = cached
         return cached[1]
 

@@ -136,11 +136,11 @@ async def test_compiler_findings_move_with_lines_inserted_above(session):
     uri = editor.open("moved.cu", text)
     await editor.diagnostics(uri, version=1, where=lambda d: (NVCC_ERROR, 2) in codes_at(d))
     editor.type(uri, 0, 0, 0, 0, "// one\n// two\n// three\n")
-    await editor.diagnostics(uri, version=2)
+    await editor.diagnostics(uri, version=2, where=lambda d: (NVCC_ERROR, 5) in codes_at(d))
     await asyncio.sleep(0.5)
     for version, diagnostics in editor.published[uri]:
         lines = {line for code, line in codes_at(diagnostics) if code == NVCC_ERROR}
-        assert lines == ({2} if version == 1 else {5}), (version, lines)
+        assert lines <= ({2} if version == 1 else {5}), (version, lines)
     editor.type(uri, 5, 0, 5, 3, "long")        # the erroring line itself: withheld until recompiled
     diagnostics = await editor.diagnostics(uri, version=3)
     assert NVCC_ERROR not in {str(d.code) for d in diagnostics}

@@ -38,7 +38,8 @@ FAILED = "DICE-A002"      # one part of the analysis failed
 
 # --- work done off the event loop -------------------------------------------------------------
 
-def static_pass(state: DocumentState, text: str, arch: str) -> tuple[Intents, list[Finding]]:
+def static_pass(state: DocumentState, text: str, version: int | None,
+                arch: str) -> tuple[Intents, list[Finding]]:
     """Runs on a thread: the analyzer's incremental update, and the intents of `text` with
     their own findings. The intents reuse the analyzer's tree, under the lock: the next update
     edits that tree. A text over the analysis budget skips the analyses with one finding saying
@@ -53,12 +54,15 @@ def static_pass(state: DocumentState, text: str, arch: str) -> tuple[Intents, li
         else:
             findings += state.analyzer.update(text)
             tree = state.analyzer.tree
+            if tree is not None:    # for hover and code lens, from the tree already parsed
+                state.outline(version, text, tree)
         try:
             sites = find_intents(text, tree)
         except Exception as exc:      # noqa: BLE001 — reported, the analyses' findings stay
             log.exception("finding the intents of %s failed", state.path)
             findings.append(analysis_failed(state.path, "finding the intents", exc))
             sites = Intents([], [])
+    state.found_sites = (version, sites)
     findings += intent_findings(sites, state.path, lines, arch, dominant_newline(text))
     return sites, findings
 
@@ -146,7 +150,7 @@ async def run_static(server: "DiceServer", uri: str) -> None:
     doc = server.workspace.get_text_document(uri)
     version, text = doc.version, doc.source
     state = server.documents.get(uri)
-    sites, findings = await server.workers.in_thread(static_pass, state, text, server.settings.arch)
+    sites, findings = await server.workers.in_thread(static_pass, state, text, version, server.settings.arch)
     if current_version(server, uri) != version:
         return
     state.sites, state.sites_version = sites, version
@@ -200,6 +204,9 @@ async def current_sites(server: "DiceServer", uri: str) -> list[IntentSite]:
     version = doc.version
     if state.sites_version == version:
         return state.sites
+    found_version, found = state.found_sites
+    if found_version == version:
+        return found
     sites = await server.workers.in_thread(find_intents, doc.source)
     if current_version(server, uri) == version:
         state.sites, state.sites_version = sites, version
