@@ -60,7 +60,8 @@ class DocumentState:
         `tree` is the parse of `text`)."""
         cached = self._outline
         if cached is None or cached[0] != version:
-            cached = (version, EMPTY if over_budget(text) else outline(text, tree))
+            skip = tree is None and over_budget(text) is not None   # with a tree: checked already
+            cached = (version, EMPTY if skip else outline(text, tree))
             self._outline = cached
         return cached[1]
 
