@@ -259,13 +259,13 @@ def environment(*, without_nvcc: bool = False) -> dict[str, str]:
     return env
 
 
-def make_client_factory(editor_slot: list[Editor], root: Path):
+def make_client_factory(editor_slot: list[Editor], root: Path, editor_class: type[Editor] = Editor):
     def factory() -> LanguageClient:
         client = LanguageClient()
         features = {k: v for k, v in DEFAULT_CLIENT_FEATURES.items()
                     if k != types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}
         register_lsp_features(client, features)
-        editor = Editor(client, root)
+        editor = editor_class(client, root)
 
         # pygls tags handlers with attributes, which bound methods cannot carry: wrap them.
         @client.feature(types.WORKSPACE_APPLY_EDIT)
@@ -283,10 +283,10 @@ def make_client_factory(editor_slot: list[Editor], root: Path):
 
 async def start(root: Path, *, settings: dict[str, Any] | None = None, without_nvcc: bool = False,
                 caps: types.ClientCapabilities | None = None,
-                init_options: dict[str, Any] | None = None) -> Editor:
+                init_options: dict[str, Any] | None = None, editor_class: type[Editor] = Editor) -> Editor:
     slot: list[Editor] = []
     config = ClientServerConfig(server_command=server_command(root / "dice-lsp.log"),
-                                client_factory=make_client_factory(slot, root),
+                                client_factory=make_client_factory(slot, root, editor_class),
                                 server_env=environment(without_nvcc=without_nvcc))
     client = await config.start()
     editor = slot[0]
