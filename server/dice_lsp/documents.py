@@ -82,13 +82,14 @@ class DocumentState:
         return merged + self.at(version, self.notes)
 
     def unpaired(self, site: IntentSite) -> bool:
-        """Whether the markers of `site`'s region no longer pair up: never write over it."""
+        """Whether the markers of `site`'s region no longer pair up: never write over it. What
+        the server saw (pairing.py) wins; without that, the text's own evidence (a generated
+        body that ends before the region does: `missing_end`)."""
         region = site.region
-        if region is None:
+        if region is None or not region.edited:
             return False
-        if region.missing_end is not None:
-            return True
-        return self.edits is not None and self.pairs.lost_end(site, self.edits)[0]
+        lost = self.pairs.lost_end(site, self.edits) if self.edits is not None else None
+        return region.missing_end is not None if lost is None else lost
 
     def site_at_line(self, line: int) -> IntentSite | None:
         for site in self.sites:

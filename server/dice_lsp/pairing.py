@@ -44,14 +44,13 @@ class Pairs:
                 taken.add(begin)
         self._pairs = intact + kept
 
-    def lost_end(self, site: IntentSite, edits: EditLog) -> tuple[bool, int | None]:
-        """(whether the region of `site` no longer ends where its last intact pairing did,
-        where that end marker line is now, None when an edit removed or changed it)."""
+    def lost_end(self, site: IntentSite, edits: EditLog) -> bool | None:
+        """Whether the region of `site` no longer ends where its last intact pairing did; None
+        when the server never saw it intact (then only the text can tell)."""
         region = site.region
-        if region is None or not region.edited:
-            return False, None
+        if region is None:
+            return None
         for pair in self._pairs:
             if edits.moved_line(pair.begin, pair.version) == region.begin_line:
-                end = edits.moved_line(pair.end, pair.version)
-                return end != region.end_line, end
-        return False, None
+                return edits.moved_line(pair.end, pair.version) != region.end_line
+        return None

@@ -26,7 +26,7 @@ from ..documents import DocumentState, Findings
 from ..jobs import CancelFlag
 from ..outline import Outline
 from ..shift import EditLog
-from .intents import intent_findings, lost_end_finding, still_true
+from .intents import intent_findings, pairing_findings, still_true
 
 if TYPE_CHECKING:
     from ..server import DiceServer
@@ -156,9 +156,7 @@ async def run_static(server: "DiceServer", uri: str) -> None:
     state.sites, state.sites_version = sites, version
     if state.edits is not None:
         state.pairs.update(version, sites, state.edits)
-        lines = server.workspace.get_text_document(uri).lines
-        findings = findings + [lost_end_finding(state.path, s, lines) for s in sites
-                               if s.region is not None and s.region.missing_end is None and state.unpaired(s)]
+    findings = findings + pairing_findings(sites, state.path, text, state.unpaired)
     state.static = Findings(version, findings)
     if state.notes.items:
         lines = split_lines(text)[0]

@@ -6,12 +6,13 @@ Their codes, severities and titles are the engine's (`dice_engine.analysis.codes
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+from typing import Callable, Sequence
 
 from dice_engine.analysis.codes import CODES
 from dice_engine.analysis.findings import Finding, Fix, TextEdit
 from dice_engine.api import CUDAGenerator
 from dice_engine.intent import IntentError, Intents, IntentSite
+from dice_engine.intent.regions import dominant_newline, split_lines
 from dice_engine.ir.patterns import classify
 from dice_engine.sketches.registry import candidates, why_unsupported
 
@@ -88,8 +89,30 @@ def intent_findings(sites: Intents, path: str, lines: Sequence[str], arch: str,
             out.append(_finding(path, _intent_span(site, lines), STALE_REGION,
                                 f"the kernel below was generated for a different intent; {how}"))
     for p in sites.problems:
-        fix = restore_end(lines, p.line, p.restore_end_at, newline) if p.restore_end_at is not None else None
-        out.append(_finding(path, (p.line, p.column, p.end_line, p.end_column), MARKER, p.message, fix))
+        if p.restore_end_at is None:   # a lost @dice-end is judged with what the server saw (pairing.py)
+            out.append(_finding(path, (p.line, p.column, p.end_line, p.end_column), MARKER, p.message))
+    return out
+
+
+def pairing_findings(sites: Intents, path: str, text: str,
+                     unpaired: Callable[[IntentSite], bool]) -> list[Finding]:
+    """A finding on the begin marker of each region whose markers no longer pair up: with the
+    restore quick fix where the text shows where the generated body ends."""
+    out: list[Finding] = []
+    broken = [s for s in sites if s.region is not None and unpaired(s)]
+    if not broken:
+        return out
+    lines, newline = split_lines(text)[0], dominant_newline(text)
+    for site in broken:
+        assert site.region is not None
+        problem = next((p for p in sites.problems if p.line == site.region.begin_line
+                        and p.restore_end_at is not None), None)
+        if problem is not None:
+            fix = restore_end(lines, problem.line, problem.restore_end_at, newline)
+            out.append(_finding(path, (problem.line, problem.column, problem.end_line, problem.end_column),
+                                MARKER, problem.message, fix))
+        else:
+            out.append(lost_end_finding(path, site, lines))
     return out
 
 
