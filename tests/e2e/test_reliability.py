@@ -296,6 +296,27 @@ async def _wait_until_clean(seen: dict, temp: Path) -> None:
 
 
 @needs_nvcc
+async def test_slow_typing_compiles_only_the_latest_version(tmp_path, monkeypatch):
+    """A change stops the compile of the version it supersedes: one nvcc at a time, but for
+    the few milliseconds the stopped one takes to notice (it polls every 50 ms). Without
+    stopping, the superseded compile ran on beside the new one for its whole length."""
+    editor, pid, _temp = await _compiling_server(tmp_path, monkeypatch)
+    uri = next(iter(editor.docs))
+    samples: list[int] = []
+    for i in range(4):
+        editor.type(uri, 0, 0, 0, 0, f"// edit {i}\n")
+        for _ in range(15):                       # 1.5 s between keystrokes
+            running = {g for _p, g, name in _descendants(pid).values() if name == "nvcc"}
+            samples.append(len(running))
+            await asyncio.sleep(0.1)
+    log = (tmp_path / "dice-lsp.log").read_text()
+    busy = [n for n in samples if n]
+    assert busy and sum(n > 1 for n in busy) <= len(busy) // 10, samples
+    assert log.count("stopped: a newer version superseded it") >= 3
+    await stop(editor)
+
+
+@needs_nvcc
 async def test_shutdown_ends_nvcc_workers_and_temporary_files(tmp_path, monkeypatch):
     editor, pid, temp = await _compiling_server(tmp_path, monkeypatch)
     seen = _descendants(pid)

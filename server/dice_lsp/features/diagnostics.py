@@ -175,6 +175,7 @@ async def run_compile(server: "DiceServer", uri: str) -> None:
             compile_pass, text, state.path, s.arch, s.nvcc_path, s.nvcc_flags, s.include_paths, flag.path)
     except asyncio.CancelledError:   # superseded (the debouncer cancels on every change): stop nvcc
         flag.set()
+        log.info("compile of %s version %s stopped: a newer version superseded it", state.path, version)
         raise
     if current_version(server, uri) != version or server.documents.find(uri) is not state:
         return
