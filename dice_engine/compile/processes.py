@@ -63,10 +63,10 @@ def run_group(cmd: list[str], cwd: Path, timeout: float,
 
 
 def stop_all() -> None:
-    """Kill every nvcc group this process started that is still running (shutdown)."""
-    with _lock:
-        groups = list(_running)
-    for pgid in groups:
+    """Kill every nvcc group this process started that is still running (shutdown). Takes no
+    lock: it runs in signal handlers, possibly on a thread that holds `_lock` already (a copy
+    of the dict's keys is atomic under the GIL)."""
+    for pgid in list(_running):
         _kill_group(pgid)
 
 

@@ -92,7 +92,10 @@ class Workers:
         # multiprocessing's Pool, not ProcessPoolExecutor: `terminate()` ends a running nvcc
         # job at shutdown instead of waiting for it.
         self._process_pool: multiprocessing.pool.Pool | None = None
+        # Generation streams hold a thread for their whole run; quick jobs (static pass, intents,
+        # outline) get threads of their own so a hover never queues behind a generation.
         self._thread_pool = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="dice-gen")
+        self._quick_pool = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="dice-quick")
 
     def _pool(self) -> multiprocessing.pool.Pool:
         if self._process_pool is None:
@@ -120,6 +123,11 @@ class Workers:
             self._pool().apply_async(fn)
 
     async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        """A job of milliseconds to a few seconds (static pass, intents, outline)."""
+        return await asyncio.get_running_loop().run_in_executor(self._quick_pool, fn, *args)
+
+    async def in_background(self, fn: Callable[..., T], *args: Any) -> T:
+        """A long job (GPU probe, GPU checks on save), beside the generation streams."""
         return await asyncio.get_running_loop().run_in_executor(self._thread_pool, fn, *args)
 
     async def stream(self, produce: Callable[[], Iterator[T]], stop: asyncio.Event) -> AsyncIterator[T]:
@@ -162,6 +170,7 @@ class Workers:
         loop; a pool that does not wind down in time has its workers killed outright."""
         pool, self._process_pool = self._process_pool, None
         self._thread_pool.shutdown(wait=False, cancel_futures=True)
+        self._quick_pool.shutdown(wait=False, cancel_futures=True)
         if pool is None:
             return
         workers = list(getattr(pool, "_pool", []))

@@ -278,6 +278,9 @@ async def _request(editor: SoakEditor, coro: Any) -> None:
     except JsonRpcException as exc:
         editor.figures.errors += 1
         editor.figures.notes.append(f"request failed: {exc}")
+    except (TimeoutError, asyncio.TimeoutError):
+        editor.figures.errors += 1
+        editor.figures.notes.append("a request got no answer within 30 s")
 
 
 async def run_soak(root: Path, *, edits: int, seed: int, budget: int = 2,

@@ -76,7 +76,7 @@ async def run_gpu_checks(server: "DiceServer", uri: str) -> None:
     doc = server.workspace.get_text_document(uri)
     version, text = doc.version, doc.source
     state = server.documents.get(uri)
-    checks = await server.workers.in_thread(gpu_pass, server, text, state.path)
+    checks = await server.workers.in_background(gpu_pass, server, text, state.path)
     if checks is None:
         log.info("GPU checks on save skipped for %s: no GPU runner", state.path)
         return
