@@ -39,9 +39,6 @@ class CancelFlag:
     def set(self) -> None:
         Path(self.path).touch()
 
-    def discard(self) -> None:
-        Path(self.path).unlink(missing_ok=True)
-
     @staticmethod
     def is_set(path: str) -> bool:
         return os.path.exists(path)
