@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import json
 import platform
+import shutil
 import sys
 import tempfile
 import time
@@ -34,8 +35,13 @@ TOTALS = ("edits", "server_edits", "server_edits_refused", "bytes_outside_region
 async def soak_runs(runs: int, edits: int, time_limit: float) -> list[dict]:
     out = []
     for seed in range(runs):
-        with tempfile.TemporaryDirectory(prefix="dice-soak-") as root:
-            figures = await run_soak(Path(root), edits=edits, seed=1000 + seed, time_limit_s=time_limit)
+        root = Path(tempfile.mkdtemp(prefix="dice-soak-"))
+        figures = await run_soak(root, edits=edits, seed=1000 + seed, time_limit_s=time_limit)
+        clean = not (figures.bytes_outside_regions or figures.invalid_positions or figures.errors)
+        if clean:
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            figures.notes.append(f"kept the session's files (server log included) in {root}")
         row = figures.to_json()
         row["seed"] = 1000 + seed
         print(f"seed {row['seed']}: " + ", ".join(f"{k} {row[k]}" for k in (*TOTALS, "seconds")), flush=True)

@@ -283,6 +283,35 @@ async def _request(editor: SoakEditor, coro: Any) -> None:
         editor.figures.notes.append("a request got no answer within 30 s")
 
 
+def _alive(editor: SoakEditor) -> bool:
+    server = editor.client._server
+    return server is not None and server.returncode is None
+
+
+async def _finish(editor: SoakEditor, uri: str, pending: list[tuple[str, asyncio.Future]]) -> None:
+    """Collect the generations' outcomes, wait for the last version's publish, shut down."""
+    figures = editor.figures
+    for _msg_id, future in pending:
+        try:
+            outcome = await asyncio.wait_for(future, 120)
+        except JsonRpcRequestCancelled:
+            continue
+        except (JsonRpcException, TimeoutError, asyncio.TimeoutError) as exc:
+            figures.errors += 1
+            figures.notes.append(f"generate failed: {exc!r}")
+            continue
+        error = (outcome or {}).get("error") or ""
+        figures.outcomes.append(error or (outcome or {}).get("stopped") or f"applied {(outcome or {}).get('applied')}")
+        if error.startswith("generation failed"):        # an exception inside the server
+            figures.errors += 1
+            figures.notes.append(error)
+    await editor.diagnostics(uri, timeout=120)            # the last version gets its publish
+    code = await asyncio.wait_for(stop(editor), 60)
+    if code != 0:
+        figures.errors += 1
+        figures.notes.append(f"the server's exit code after shutdown and exit: {code}")
+
+
 async def run_soak(root: Path, *, edits: int, seed: int, budget: int = 2,
                    time_limit_s: float = 80.0) -> Figures:
     """Drive one server through `edits` random edits (fewer if `time_limit_s` runs out first)."""
@@ -296,6 +325,10 @@ async def run_soak(root: Path, *, edits: int, seed: int, budget: int = 2,
     user = User(editor, uri, rng)
     pending: list[tuple[str, asyncio.Future]] = []
     while figures.edits < edits and time.monotonic() - began < time_limit_s:
+        if not _alive(editor):
+            figures.errors += 1
+            figures.notes.append(f"the server exited during the soak (after {figures.edits} edits)")
+            break
         user.random_edit()
         step = figures.edits
         if step % 113 == 0:
@@ -330,26 +363,10 @@ async def run_soak(root: Path, *, edits: int, seed: int, budget: int = 2,
             await _request(editor, editor.code_actions(uri, line))
         if step % 7 == 0:
             await asyncio.sleep(0.005)     # typing speed: bursts with short breaks
-    for _msg_id, future in pending:
-        try:
-            outcome = await asyncio.wait_for(future, 120)
-        except JsonRpcRequestCancelled:
-            continue
-        except JsonRpcException as exc:
-            figures.errors += 1
-            figures.notes.append(f"generate failed: {exc}")
-            continue
-        error = (outcome or {}).get("error") or ""
-        figures.outcomes.append(error or (outcome or {}).get("stopped") or f"applied {(outcome or {}).get('applied')}")
-        if error.startswith("generation failed"):        # an exception inside the server
-            figures.errors += 1
-            figures.notes.append(error)
-    await editor.diagnostics(uri, timeout=120)            # the last version gets its publish
-    alive = editor.client._server.returncode is None
-    code = await asyncio.wait_for(stop(editor), 60)
-    if not alive or code != 0:
-        figures.errors += 1
-        figures.notes.append(f"server alive at the end: {alive}, exit code {code}")
+    if _alive(editor):
+        await _finish(editor, uri, pending)
+    else:
+        await editor.client.stop()
     logged = [line for line in (root / "dice-lsp.log").read_text(errors="replace").splitlines()
               if " ERROR " in line or "Traceback" in line]
     figures.errors += len(logged)
