@@ -327,7 +327,9 @@ async def run_soak(root: Path, *, edits: int, seed: int, budget: int = 2,
     while figures.edits < edits and time.monotonic() - began < time_limit_s:
         if not _alive(editor):
             figures.errors += 1
-            figures.notes.append(f"the server exited during the soak (after {figures.edits} edits)")
+            server = editor.client._server
+            figures.notes.append(f"the server exited during the soak (after {figures.edits} edits, "
+                                 f"exit status {server.returncode if server else None})")
             break
         user.random_edit()
         step = figures.edits
