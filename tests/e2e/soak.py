@@ -270,9 +270,12 @@ class User:
 # --- the session ------------------------------------------------------------------------------
 
 async def _request(editor: SoakEditor, coro: Any) -> None:
+    """A request, answered within 30 s or counted as an error. The request itself is never
+    cancelled here (pygls' client cannot take an answer for a request it cancelled)."""
     editor.figures.requests += 1
+    task = asyncio.ensure_future(coro)
     try:
-        await asyncio.wait_for(coro, 30)
+        await asyncio.wait_for(asyncio.shield(task), 30)
     except JsonRpcRequestCancelled:
         pass
     except JsonRpcException as exc:
@@ -359,10 +362,13 @@ async def run_soak(root: Path, *, edits: int, seed: int, budget: int = 2,
             figures.saves += 1
         if step % 67 == 0:
             line = rng.randint(0, len(lines_of(user.doc.source)) - 1)
-            await _request(editor, editor.hover(uri, line, 0))
-            await _request(editor, editor.client.text_document_code_lens_async(
-                types.CodeLensParams(types.TextDocumentIdentifier(uri))))
-            await _request(editor, editor.code_actions(uri, line))
+            document = types.TextDocumentIdentifier(uri)
+            here = types.Range(types.Position(line, 0), types.Position(line, 0))
+            await _request(editor, editor.client.text_document_hover_async(
+                types.HoverParams(document, here.start)))
+            await _request(editor, editor.client.text_document_code_lens_async(types.CodeLensParams(document)))
+            await _request(editor, editor.client.text_document_code_action_async(types.CodeActionParams(
+                document, here, types.CodeActionContext(diagnostics=[]))))
         if step % 7 == 0:
             await asyncio.sleep(0.005)     # typing speed: bursts with short breaks
     if _alive(editor):
