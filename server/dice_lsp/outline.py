@@ -49,6 +49,8 @@ EMPTY = Outline([], [], FileFacts(b""))
 
 def outline(source_text: str, tree: Tree | None = None) -> Outline:
     """`tree`: the tree-sitter parse of `source_text` when the caller has one (the analyzer's)."""
+    if "__global__" not in source_text and "<<<" not in source_text:
+        return EMPTY               # no kernel, no launch: nothing to parse for
     data = encode(source_text)
     root = (tree or parse_yielding(new_parser(), data)).root_node
     src = Source(data)
