@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..server import DiceServer
 
 log = logging.getLogger(__name__)
+_WAIT_FOR_PASS_STEPS = 50       # × 10 ms: how long a request waits for the static pass's intents
 SKIPPED = "DICE-A001"     # the input is over the analysis budget
 FAILED = "DICE-A002"      # one part of the analysis failed
 
@@ -203,9 +204,15 @@ async def current_sites(server: "DiceServer", uri: str) -> list[IntentSite]:
     version = doc.version
     if state.sites_version == version:
         return state.sites
-    found_version, found = state.found_sites
-    if found_version == version:
-        return found
+    # A static pass under way finds them first (tenths of a second on a big file): waiting for
+    # it beats a second search competing with it for the GIL.
+    for _ in range(_WAIT_FOR_PASS_STEPS):
+        found_version, found = state.found_sites
+        if found_version == version:
+            return found
+        if state.static_task is None or state.static_task.done():
+            break
+        await asyncio.sleep(0.01)
     sites = await server.workers.in_thread(find_intents, doc.source)
     if current_version(server, uri) == version:
         state.sites, state.sites_version = sites, version
