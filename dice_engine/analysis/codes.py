@@ -69,7 +69,8 @@ CODES: dict[str, CodeInfo] = {
     "DICE-D004": CodeInfo("race", "warning", "Read of device memory nothing wrote (initcheck)"),
     "DICE-D005": CodeInfo("race", "information", "Racecheck skipped: the grid is too large"),
     # the analysis itself (the editor's notes on what it could not do)
-    "DICE-A001": CodeInfo("performance", "information", "Static analysis skipped: the input is over its budget"),
+    "DICE-A001": CodeInfo("performance", "information",
+                          "Static analysis skipped: the input is over its budget"),
     "DICE-A002": CodeInfo("performance", "warning", "Part of the static analysis failed"),
     # dynamic: Nsight Compute
     "DICE-D010": CodeInfo("coalescing", "warning", "Measured uncoalesced global access"),

@@ -100,5 +100,6 @@ class EditLog:
                     continue
                 break
             else:
-                out.append(finding if line == finding.line else replace(finding, line=line, end_line=end_line))
+                moved = finding if line == finding.line else replace(finding, line=line, end_line=end_line)
+                out.append(moved)
         return out

@@ -30,8 +30,8 @@ from .editor import ClientDocument, Editor, start, stop
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 _LINE_START = r"(?:^|(?<=[\r\n]))"
-_REGION = re.compile(_LINE_START + r"[ \t]*//\s*@dice-begin\b.*?" + _LINE_START + r"[ \t]*//\s*@dice-end\b[^\r\n]*",
-                     re.DOTALL)
+_REGION = re.compile(_LINE_START + r"[ \t]*//\s*@dice-begin\b.*?"
+                     + _LINE_START + r"[ \t]*//\s*@dice-end\b[^\r\n]*", re.DOTALL)
 INTENTS = ["// @dice: y = relu(x); x: f32[4096]",
            "// @dice: y = a * 2.0 + b; a, b: f32[8192]",
            "// @dice: y = sigmoid(x); x: f32[2048]"]
@@ -258,7 +258,8 @@ class User:
             match = re.search(r"\d+\]", lines[line])
             if match:
                 start, _ = self._line_span(line)
-                self._replace(start + match.start(), start + match.end() - 1, str(self.rng.choice([1024, 2048, 4096])))
+                size = str(self.rng.choice([1024, 2048, 4096]))
+                self._replace(start + match.start(), start + match.end() - 1, size)
         elif kind == "type-in-region" and begins:
             _, after_begin = self._line_span(self.rng.choice(begins))
             self._replace(after_begin, after_begin, self.rng.choice(["// mine\n", "x;\n", "\f\n"]))
@@ -304,7 +305,8 @@ async def _finish(editor: SoakEditor, uri: str, pending: list[tuple[str, asyncio
             figures.notes.append(f"generate failed: {exc!r}")
             continue
         error = (outcome or {}).get("error") or ""
-        figures.outcomes.append(error or (outcome or {}).get("stopped") or f"applied {(outcome or {}).get('applied')}")
+        applied = (outcome or {}).get("applied")
+        figures.outcomes.append(error or (outcome or {}).get("stopped") or f"applied {applied}")
         if error.startswith("generation failed"):        # an exception inside the server
             figures.errors += 1
             figures.notes.append(error)
@@ -348,7 +350,7 @@ async def run_soak(root: Path, *, edits: int, seed: int, budget: int = 2,
                 figures.forced += force
                 if rng.random() < 0.6:   # the user waits for the kernel, then types on while it streams
                     try:
-                        await editor.wait_for(lambda: figures.server_edits > before, timeout=2.5)
+                        await editor.wait_for(lambda seen=before: figures.server_edits > seen, timeout=2.5)
                     except TimeoutError:
                         pass
                 else:
@@ -366,7 +368,8 @@ async def run_soak(root: Path, *, edits: int, seed: int, budget: int = 2,
             here = types.Range(types.Position(line, 0), types.Position(line, 0))
             await _request(editor, editor.client.text_document_hover_async(
                 types.HoverParams(document, here.start)))
-            await _request(editor, editor.client.text_document_code_lens_async(types.CodeLensParams(document)))
+            await _request(editor, editor.client.text_document_code_lens_async(
+                types.CodeLensParams(document)))
             await _request(editor, editor.client.text_document_code_action_async(types.CodeActionParams(
                 document, here, types.CodeActionContext(diagnostics=[]))))
         if step % 7 == 0:

@@ -83,7 +83,7 @@ async def _generated_then_end_deleted(session, *, edit_body: bool) -> tuple[Edit
     (site,) = find_intents(original)
     assert (await editor.execute(generate(uri, site.hash)))["applied"] >= 1
     text = editor.text(uri)
-    begin = text.split("\n").index(next(l for l in text.split("\n") if l.startswith("// @dice-begin")))
+    begin = next(i for i, line in enumerate(text.split("\n")) if line.startswith("// @dice-begin"))
     await editor.diagnostics(uri, where=lambda d: MARKER in {str(x.code) for x in d})   # the orphan end
     if edit_body:   # the user types in the kernel first: its body no longer hashes as generated
         editor.type(uri, begin + 1, 0, begin + 1, 0, "// tuned by hand\n")
@@ -101,8 +101,9 @@ async def test_forced_regenerate_never_deletes_code_below_a_lost_end_marker(sess
     (site,) = find_intents(before)
     assert site.region is not None and "int user_code = 1;" in before.split("\n")[site.region.begin_line:
                                                                                  site.region.end_line]
-    diagnostics = await editor.diagnostics(uri, where=lambda d: (MARKER, site.region.begin_line) in codes_at(d))
-    warning = next(d for d in diagnostics if (str(d.code), d.range.start.line) == (MARKER, site.region.begin_line))
+    marker = (MARKER, site.region.begin_line)
+    diagnostics = await editor.diagnostics(uri, where=lambda d: marker in codes_at(d))
+    warning = next(d for d in diagnostics if (str(d.code), d.range.start.line) == marker)
     assert "@dice-end" in warning.message and "DICE will not regenerate it" in warning.message
     titles = [a.title for a in await editor.code_actions(uri, site.line)]
     assert not [t for t in titles if "Regenerate" in t or "Tune" in t], titles

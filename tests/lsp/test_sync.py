@@ -44,8 +44,8 @@ def test_random_incremental_edits_match_an_independent_model():
             count = len(split_keep_ends(text))
             start = types.Position(rng.randint(0, count), rng.randint(0, 6))
             end = types.Position(rng.randint(start.line, count), rng.randint(0, 6))
-            change = types.TextDocumentContentChangePartial(
-                range=types.Range(start, end), text="".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 4))))
+            typed = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 4)))
+            change = types.TextDocumentContentChangePartial(range=types.Range(start, end), text=typed)
             expected = reference_apply(text, change)
             doc.apply_change(change)
             text = expected
