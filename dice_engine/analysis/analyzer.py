@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from tree_sitter import Point, Tree
 
+from ..tsparse import parse_yielding
 from . import registry
 from .findings import Finding, Fix, TextEdit
 from .report import render_lines, shift_lines
@@ -64,7 +65,7 @@ class Analyzer:
     def _parse(self, data: bytes) -> Tree:
         old = self._tree
         if old is None or not self._data:
-            return self._parser.parse(data)
+            return parse_yielding(self._parser, data)
         before = self._data
         prefix = _common_prefix(before, data)
         suffix = _common_suffix(before, data, prefix)
@@ -72,7 +73,7 @@ class Analyzer:
         old.edit(start_byte=prefix, old_end_byte=old_end, new_end_byte=new_end,
                  start_point=_point(before, prefix), old_end_point=_point(before, old_end),
                  new_end_point=_point(data, new_end))
-        return self._parser.parse(data, old)
+        return parse_yielding(self._parser, data, old)
 
     # -- analysis -------------------------------------------------------------------------------
 

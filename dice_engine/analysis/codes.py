@@ -78,6 +78,10 @@ CODES: dict[str, CodeInfo] = {
     "DICE-D003": CodeInfo("sync", "error", "Barrier error (synccheck)", "sanitizer"),
     "DICE-D004": CodeInfo("race", "warning", "Read of device memory nothing wrote (initcheck)", "sanitizer"),
     "DICE-D005": CodeInfo("race", "information", "Racecheck skipped: the grid is too large", "sanitizer"),
+    # the analysis itself (the editor's notes on what it could not do)
+    "DICE-A001": CodeInfo("performance", "information",
+                          "Static analysis skipped: the input is over its budget", "editor"),
+    "DICE-A002": CodeInfo("performance", "warning", "Part of the static analysis failed", "editor"),
     # dynamic: Nsight Compute
     "DICE-D010": CodeInfo("coalescing", "warning", "Measured uncoalesced global access", "profiler"),
     "DICE-D011": CodeInfo("bank-conflict", "warning", "Measured shared-memory bank conflicts", "profiler"),

@@ -2,18 +2,16 @@
 warnings and per-kernel resources as data, with an on-disk cache."""
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import signal
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from . import cache as disk_cache
 from .messages import CompileMessage, parse_messages
+from .processes import run_group
 from .resources import KernelResources, parse_resources
 from .toolchain import find_nvcc, nvcc_version
 
@@ -51,12 +49,14 @@ class CompileResult:
 
 def compile_cuda(source: str, arch: str = "sm_90", *, output: str = "cubin", flags: Sequence[str] = (),
                  include_paths: Sequence[str] = (), nvcc: str | None = None, timeout: float = 120.0,
-                 cache: bool = True, filename: str = "kernel.cu") -> CompileResult:
+                 cache: bool = True, filename: str = "kernel.cu",
+                 cancel: Callable[[], bool] | None = None) -> CompileResult:
     """Compile `source` for `arch` into a cubin, PTX, shared library or executable.
 
     Messages refer to `filename` (the caller's name for the text). Raises NvccNotFound when no
     nvcc can be found; every other failure, including a timeout, is a result with ok=False.
-    With cache=False the artifact is left in a fresh temporary directory the caller owns."""
+    With cache=False the artifact is left in a fresh temporary directory the caller owns.
+    `cancel`, polled while nvcc runs, stops it (and its children) when it returns True."""
     if output not in _OUTPUTS:
         raise ValueError(f"output must be one of {sorted(_OUTPUTS)}, got {output!r}")
     nvcc_path = find_nvcc(nvcc)
@@ -79,9 +79,10 @@ def compile_cuda(source: str, arch: str = "sm_90", *, output: str = "cubin", fla
         if output == "shared":
             cmd += ["-Xcompiler", "-fPIC"]
         cmd += [f"-I{p}" for p in includes] + list(flags) + [TEMP_SOURCE, "-o", out_path.name]
-        returncode, log = _run(cmd, workdir, timeout)
+        returncode, log, why = run_group(cmd, workdir, timeout, cancel)
         if returncode is None:
-            stopped = f"nvcc did not finish within {timeout:g} s and was stopped"
+            stopped = (f"nvcc did not finish within {timeout:g} s and was stopped" if why == "timeout"
+                       else "the compile was cancelled")
             return CompileResult(False, [CompileMessage(filename, 0, 0, "error", stopped)], log=log)
         messages = parse_messages(log, temp_name=TEMP_SOURCE, filename=filename, source=source)
         ok = returncode == 0 and out_path.exists()
@@ -108,22 +109,6 @@ def _target_flags(arch: str) -> list[str]:
     if arch.startswith("sm_") and arch.endswith("a"):
         return [f"-gencode=arch=compute_{arch[3:]},code={arch}"]
     return [f"-arch={arch}"]
-
-
-def _run(cmd: list[str], cwd: Path, timeout: float) -> tuple[int | None, str]:
-    """Run `cmd`; on timeout kill its whole process group (nvcc's cicc/ptxas children too)."""
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            encoding="utf-8", errors="replace", start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        return proc.returncode, out
-    except subprocess.TimeoutExpired:
-        if hasattr(os, "killpg"):
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.kill()
-        out, _ = proc.communicate()
-        return None, out or ""
 
 
 def _read_deps(path: Path, workdir: Path) -> list[str]:

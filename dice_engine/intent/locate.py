@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import tree_sitter_cuda
 from tree_sitter import Language, Parser, Tree
 
-from .regions import BEGIN, END, body_hash, intent_hash, parse_begin, split_lines
+from ..tsparse import parse_yielding
+from .regions import BEGIN, END, body_hash, intact_prefix, intent_hash, parse_begin, split_lines
 
 _LANGUAGE = Language(tree_sitter_cuda.language())
 _INTENT = re.compile(r"^[ \t]*//\s*@dice:")
@@ -32,6 +33,10 @@ class Region:
     stale: bool              # recorded hash != the intent's hash now
     edited: bool             # the body no longer matches the body hash in the marker
     body_hash: str | None    # as recorded (None: the marker has none, so edits cannot be told)
+    # The line where the region's own @dice-end was when its generated body is intact but the
+    # region now reaches a later @dice-end (the line was deleted): the markers no longer pair
+    # up, and what lies between is not DICE's to overwrite. None when they pair up.
+    missing_end: int | None = None
 
 
 @dataclass
@@ -61,6 +66,7 @@ class MarkerProblem:
     end_line: int
     end_column: int
     message: str
+    restore_end_at: int | None = None   # the line where inserting a @dice-end pairs the markers again
 
 
 class Intents(list):
@@ -75,7 +81,7 @@ def comment_lines(source: str, lines: list[str], ends: list[str], tree: Tree | N
     """For each line, whether it is a line comment standing on its own. `tree`: the file's
     tree-sitter-cuda parse of `source`, when the caller has one (saves a second parse)."""
     if tree is None:
-        tree = Parser(_LANGUAGE).parse(source.encode("utf-8", "surrogatepass"))
+        tree = parse_yielding(Parser(_LANGUAGE), source.encode("utf-8", "surrogatepass"))
     root = tree.root_node
     flags: list[bool] = []
     byte = 0
@@ -131,7 +137,7 @@ def find_intents(source: str, tree: Tree | None = None) -> Intents:
                 i = nxt
             text = "\n".join(parts)
             site = IntentSite(text, intent_hash(text), first, i, None, segments)
-            i = _attach_region(site, lines, is_comment, i + 1, problem)
+            i = _attach_region(site, lines, is_comment, i + 1, problem, problems)
             sites.append(site)
             continue
         if BEGIN.match(lines[i]):
@@ -144,7 +150,8 @@ def find_intents(source: str, tree: Tree | None = None) -> Intents:
     return Intents(sites, problems)
 
 
-def _attach_region(site: IntentSite, lines: list[str], is_comment: list[bool], start: int, problem) -> int:
+def _attach_region(site: IntentSite, lines: list[str], is_comment: list[bool], start: int, problem,
+                   problems: list[MarkerProblem]) -> int:
     """Attach the region that begins below the intent (blank lines may separate them); return the
     next line to scan."""
     j = start
@@ -162,9 +169,17 @@ def _attach_region(site: IntentSite, lines: list[str], is_comment: list[bool], s
         return end + 1
     recorded, summary, recorded_body = fields
     body = lines[j + 1:end]
-    site.region = Region(j, end, recorded, summary, stale=recorded != site.hash,
-                         edited=recorded_body is not None and body_hash(body) != recorded_body,
+    edited = recorded_body is not None and body_hash(body) != recorded_body
+    site.region = Region(j, end, recorded, summary, stale=recorded != site.hash, edited=edited,
                          body_hash=recorded_body)
+    if edited and (intact := intact_prefix(body, recorded_body)) is not None:
+        missing = j + 1 + intact
+        site.region.missing_end = missing
+        problems.append(MarkerProblem(
+            j, 0, j, len(lines[j]),
+            f"this region's @dice-end line is missing: the kernel ends on line {missing}, but the "
+            f"region now runs on to the @dice-end on line {end + 1}, over code that is not DICE's; "
+            "DICE will not regenerate it until its @dice-end is restored", restore_end_at=missing))
     return end + 1
 
 

@@ -56,10 +56,14 @@ def parse_intent(text: str, *, default_shape: tuple[int, ...] | None = None, **o
         if precision is None or not precision.is_float:
             raise IntentError(f"unknown precision {overrides['precision']!r} (use fp32, fp16 or bf16)",
                               0, len(text))
-    if is_tensor_form(text):
-        program = parse_tensor_form(text, precision)
-    else:
-        program = parse_words(text, precision=precision, default_shape=default_shape)
+    try:
+        if is_tensor_form(text):
+            program = parse_tensor_form(text, precision)
+        else:
+            program = parse_words(text, precision=precision, default_shape=default_shape)
+    except RecursionError:   # the parser bounds nesting; this is the net under what it cannot see
+        raise IntentError("the intent is nested too deeply to read; split it into several "
+                          "statements", 0, len(text)) from None
     _apply_overrides(program, overrides)
     check_sizes(program)
     if "accumulate" not in program.options and any(

@@ -41,6 +41,20 @@ def body_hash(lines: list[str]) -> str:
     return hashlib.sha1("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
+def intact_prefix(lines: list[str], recorded: str) -> int | None:
+    """The number of leading `lines` (fewer than all) whose body hash is `recorded`: the region
+    as generated is still there, followed by lines that were never part of it (its @dice-end
+    line was deleted and the region now reaches a later one). None when there is no such prefix."""
+    digest = hashlib.sha1()
+    for count in range(1, len(lines)):
+        if count > 1:
+            digest.update(b"\n")
+        digest.update(lines[count - 1].encode("utf-8", "surrogatepass"))
+        if digest.hexdigest()[:8] == recorded:
+            return count
+    return None
+
+
 def parse_begin(rest: str) -> tuple[str, str, str | None] | None:
     """(intent hash, summary, body hash or None) from what follows `@dice-begin`, or None if malformed."""
     m = _BEGIN_FIELDS.match(rest)
@@ -83,6 +97,8 @@ def region_edit(source: str, site: IntentSite, body: str, summary: str) -> TextE
     # Imported here: the analysis package is heavy and may itself use the intent front-end.
     from ..analysis.findings import TextEdit
 
+    if site.region is not None and site.region.missing_end is not None:
+        raise ValueError("the region's @dice-end line is missing; it cannot be written safely")
     lines, ends = split_lines(source)
     newline = dominant_newline(source)
     indent = re.match(r"[ \t]*", lines[site.line]).group()

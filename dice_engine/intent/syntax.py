@@ -110,6 +110,10 @@ class WordNote:
 Statement = Union[Declaration, Assignment, OptionSetting, WordNote]
 
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+# How deep an expression may nest (parentheses, calls, unary signs, chained operators). The
+# parser and every later stage recurse over the tree; a bound keeps hostile input (hundreds of
+# nested parentheses, a sum of thousands of terms) a clear error instead of a RecursionError.
+MAX_NESTING = 64
 
 
 def looks_like_statement(tokens: list[Token]) -> bool:
@@ -141,6 +145,30 @@ def parse_statements(text: str) -> list[Statement]:
     return out
 
 
+def _children(expr: Expr) -> list[Expr]:
+    if isinstance(expr, Binary):
+        return [expr.left, expr.right]
+    if isinstance(expr, Unary):
+        return [expr.operand]
+    if isinstance(expr, Attribute):
+        return [expr.value]
+    if isinstance(expr, Seq):
+        return list(expr.items)
+    if isinstance(expr, Call):
+        return [expr.func, *expr.args, *(k.value for k in expr.keywords)]
+    return []
+
+
+def tree_depth(expr: Expr) -> int:
+    """The depth of an expression tree, counted without recursion (it may be very deep)."""
+    deepest, stack = 0, [(expr, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in _children(node))
+    return deepest
+
+
 class _Parser:
     def __init__(self, text: str, tokens: list[Token]):
         self.text = text
@@ -148,6 +176,7 @@ class _Parser:
         end = tokens[-1].end if tokens else 0
         self.eof = Token("end", "", end, end)
         self.i = 0
+        self.nesting = 0   # expressions and unary operands open on the parser's stack
 
     # -- token helpers ---------------------------------------------------------------------
     def peek(self, k: int = 0) -> Token:
@@ -190,6 +219,10 @@ class _Parser:
             self.next()
             value = self.expression()
             self.finish()
+            if (depth := tree_depth(value)) > MAX_NESTING:
+                raise IntentError(f"the expression nests {depth} levels deep (at most {MAX_NESTING}: "
+                                  "parentheses, calls and chained operators all count); split it "
+                                  "into several statements (t = ...; y = ...)", value.start, value.end)
             return Assignment(Span(target.text, target.start, target.end), value, target.start, value.end)
         return self.declaration()
 
@@ -242,7 +275,21 @@ class _Parser:
         return Span(tok.text, tok.start, tok.end)
 
     # -- expressions -----------------------------------------------------------------------
+    def too_deep(self, tok: Token) -> IntentError:
+        return IntentError(f"the expression nests more than {MAX_NESTING} levels deep; "
+                           "split it into several statements (t = ...; y = ...)", tok.start, tok.end)
+
     def expression(self) -> Expr:
+        tok = self.peek()
+        self.nesting += 1
+        if self.nesting > MAX_NESTING:
+            raise self.too_deep(tok)
+        try:
+            return self.comparison()
+        finally:
+            self.nesting -= 1
+
+    def comparison(self) -> Expr:
         left = self.bitor()
         if self.peek().text in COMPARISONS and self.peek().kind == "op":
             op = self.next().text
@@ -287,7 +334,13 @@ class _Parser:
     def factor(self) -> Expr:
         if self.peek().text in ("-", "+", "~") and self.peek().kind == "op":
             tok = self.next()
-            operand = self.factor()
+            self.nesting += 1
+            if self.nesting > MAX_NESTING:
+                raise self.too_deep(tok)
+            try:
+                operand = self.factor()
+            finally:
+                self.nesting -= 1
             return Unary(tok.start, operand.end, tok.text, operand)
         return self.power()
 

@@ -26,9 +26,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"dice-lsp {VERSION}")
     args = parser.parse_args(argv)
 
+    from .cleanup import install, own_temp_dir
     from .log import setup_file_logging
     from .server import create_server
 
+    install(own_temp_dir())
+    # Background threads (static pass, intent checks) run pure Python for up to seconds on big
+    # files; hand the GIL over every millisecond (default 5) so the event loop keeps answering.
+    sys.setswitchinterval(0.001)
     setup_file_logging(args.log_file, logging.DEBUG if args.verbose else logging.INFO)
     stdin, stdout = _protocol_streams()
     create_server().start_io(stdin, stdout)

@@ -9,6 +9,8 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from dice_engine.analysis.findings import Finding, TextEdit
 
+from .sync import content
+
 SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
@@ -24,10 +26,21 @@ class Positions:
         self._codec = doc.position_codec
         self._lines: Sequence[str] = doc.lines
 
+    def position(self, line: int, column: int) -> ServerTextPosition:
+        """A position inside the document: past the last line is the end of the text, past
+        the end of a line is the end of that line (a finding can never point elsewhere)."""
+        if not self._lines:
+            return ServerTextPosition(0, 0)
+        last = len(self._lines) - 1
+        if line > last:
+            line, column = last, len(self._lines[last])
+        line = max(line, 0)
+        return ServerTextPosition(line, min(max(column, 0), len(content(self._lines[line]))))
+
     def range(self, line: int, column: int, end_line: int, end_column: int) -> types.Range:
-        last = max(len(self._lines) - 1, 0)
-        start = ServerTextPosition(min(max(line, 0), last + 1), max(column, 0))
-        end = ServerTextPosition(min(max(end_line, 0), last + 1), max(end_column, 0))
+        start, end = self.position(line, column), self.position(end_line, end_column)
+        if (end.line, end.character) < (start.line, start.character):
+            end = start
         return self._codec.range_to_client_units(self._lines, ServerTextRange(start, end))
 
     def text_edit(self, edit: TextEdit) -> types.TextEdit:

@@ -10,12 +10,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pygls.uris import to_fs_path
+from tree_sitter import Tree
 
 from dice_engine.analysis import Analyzer, merge
+from dice_engine.analysis.budget import over_budget
 from dice_engine.analysis.findings import Finding
 from dice_engine.intent import IntentSite
 
-from .outline import Outline, outline
+from .outline import EMPTY, Outline, outline
+from .pairing import Pairs
+from .shift import EditLog
 
 
 @dataclass
@@ -35,6 +39,9 @@ class DocumentState:
     static_dirty: bool = False                   # the text changed since that pass took its snapshot
     sites: list[IntentSite] = field(default_factory=list)
     sites_version: int | None = None
+    # The intents the running static pass found, set from its thread as soon as it has them
+    # (one tuple assignment), so requests need not find them again while it checks them.
+    found_sites: tuple[int | None, list[IntentSite]] = (None, [])
     static: Findings = field(default_factory=Findings)
     compiler: Findings = field(default_factory=Findings)
     notes: Findings = field(default_factory=Findings)            # regions left alone on save
@@ -43,19 +50,46 @@ class DocumentState:
     resources_arch: str | None = None
     generated: dict[str, dict[str, Any]] = field(default_factory=dict)  # intent hash -> last result figures
     checked: dict[str, dict[str, Any]] = field(default_factory=dict)    # intent hash -> GPU check on save
+    edits: EditLog | None = None                 # line edits since open, to move older findings
+    pairs: Pairs = field(default_factory=Pairs)  # regions' last intact marker lines
     _outline: tuple[int | None, Outline] | None = None
 
-    def outline(self, version: int | None, text: str) -> Outline:
-        """Kernels and launches of `text` (document version `version`), cached per version."""
-        if self._outline is None or self._outline[0] != version:
-            self._outline = (version, outline(text))
-        return self._outline[1]
+    def outline(self, version: int | None, text: str, tree: Tree | None = None) -> Outline:
+        """Kernels and launches of `text` (document version `version`), cached per version;
+        empty for a text the analysis budget skips. Called off the event loop (a parse, unless
+        `tree` is the parse of `text`)."""
+        cached = self._outline
+        if cached is None or cached[0] != version:
+            skip = tree is None and over_budget(text) is not None   # with a tree: checked already
+            cached = (version, EMPTY if skip else outline(text, tree))
+            self._outline = cached
+        return cached[1]
 
-    def published(self) -> list[Finding]:
-        """Static and compiler findings, with the GPU check's merged in while they describe the
-        same version (their lines are those of the text that was checked)."""
-        dynamic = self.dynamic.items if self.dynamic.version == self.static.version else []
-        return merge(merge(self.static.items, self.compiler.items), dynamic) + self.notes.items
+    def at(self, version: int | None, findings: Findings) -> list[Finding]:
+        """`findings` where their text is in document version `version`: moved through the
+        edits since they were computed, those on edited lines withheld (shift.py)."""
+        if findings.version == version:
+            return findings.items
+        if self.edits is None or version is None:
+            return []
+        return self.edits.moved(findings.items, findings.version)
+
+    def published(self, version: int | None) -> list[Finding]:
+        """Static, compiler and GPU-check findings merged, and the on-save notes, all at their
+        lines in document version `version`."""
+        merged = merge(merge(self.at(version, self.static), self.at(version, self.compiler)),
+                       self.at(version, self.dynamic))
+        return merged + self.at(version, self.notes)
+
+    def unpaired(self, site: IntentSite) -> bool:
+        """Whether the markers of `site`'s region no longer pair up: never write over it. What
+        the server saw (pairing.py) wins; without that, the text's own evidence (a generated
+        body that ends before the region does: `missing_end`)."""
+        region = site.region
+        if region is None or not region.edited:
+            return False
+        lost = self.pairs.lost_end(site, self.edits) if self.edits is not None else None
+        return region.missing_end is not None if lost is None else lost
 
     def site_at_line(self, line: int) -> IntentSite | None:
         for site in self.sites:

@@ -9,7 +9,10 @@ import multiprocessing
 import multiprocessing.pool
 import os
 import sys
+import tempfile
 import threading
+import uuid
+from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Hashable, Iterator, TypeVar
 
 log = logging.getLogger(__name__)
@@ -17,9 +20,28 @@ T = TypeVar("T")
 
 
 def _worker_init() -> None:
-    """Worker stdout is the client's protocol pipe: send anything printed there to stderr."""
+    """Worker stdout is the client's protocol pipe: send anything printed there to stderr.
+    A worker stops its nvcc when terminated and cleans up when the server dies (cleanup.py)."""
+    from .cleanup import guard_worker
+
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    guard_worker()
+
+
+class CancelFlag:
+    """A cancellation a worker process can see: a file (in the server's own temporary
+    directory) that exists once the job is cancelled. The worker polls `is_set(path)`."""
+
+    def __init__(self) -> None:
+        self.path = os.path.join(tempfile.gettempdir(), f"cancel-{uuid.uuid4().hex}")
+
+    def set(self) -> None:
+        Path(self.path).touch()
+
+    @staticmethod
+    def is_set(path: str) -> bool:
+        return os.path.exists(path)
 
 
 class Debouncer:
@@ -67,7 +89,10 @@ class Workers:
         # multiprocessing's Pool, not ProcessPoolExecutor: `terminate()` ends a running nvcc
         # job at shutdown instead of waiting for it.
         self._process_pool: multiprocessing.pool.Pool | None = None
+        # Generation streams hold a thread for their whole run; quick jobs (static pass, intents,
+        # outline) get threads of their own so a hover never queues behind a generation.
         self._thread_pool = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="dice-gen")
+        self._quick_pool = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="dice-quick")
 
     def _pool(self) -> multiprocessing.pool.Pool:
         if self._process_pool is None:
@@ -95,6 +120,11 @@ class Workers:
             self._pool().apply_async(fn)
 
     async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        """A job of milliseconds to a few seconds (static pass, intents, outline)."""
+        return await asyncio.get_running_loop().run_in_executor(self._quick_pool, fn, *args)
+
+    async def in_background(self, fn: Callable[..., T], *args: Any) -> T:
+        """A long job (GPU probe, GPU checks on save), beside the generation streams."""
         return await asyncio.get_running_loop().run_in_executor(self._thread_pool, fn, *args)
 
     async def stream(self, produce: Callable[[], Iterator[T]], stop: asyncio.Event) -> AsyncIterator[T]:
@@ -132,11 +162,23 @@ class Workers:
         finally:
             stopped.cancel()
 
-    def shutdown(self) -> None:
-        if self._process_pool is not None:
-            self._process_pool.terminate()
-            self._process_pool = None
+    async def shutdown(self, timeout_s: float = 5.0) -> None:
+        """Terminate the workers (each stops its nvcc on SIGTERM, see cleanup.py) off the event
+        loop; a pool that does not wind down in time has its workers killed outright."""
+        pool, self._process_pool = self._process_pool, None
         self._thread_pool.shutdown(wait=False, cancel_futures=True)
+        self._quick_pool.shutdown(wait=False, cancel_futures=True)
+        if pool is None:
+            return
+        workers = list(getattr(pool, "_pool", []))
+        ending = threading.Thread(target=pool.terminate, name="dice-pool-terminate", daemon=True)
+        ending.start()
+        await asyncio.get_running_loop().run_in_executor(None, ending.join, timeout_s)
+        if ending.is_alive():
+            log.warning("the worker pool did not end within %.0f s: killing its workers", timeout_s)
+            for worker in workers:
+                if worker.is_alive():
+                    worker.kill()
 
 
 class CancelScope:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tree_sitter import Tree
+
 from dice_engine.analysis.syntax import FileFacts, Source, encode, file_facts, functions, new_parser, text
+from dice_engine.tsparse import parse_yielding
 
 Span = tuple[int, int, int, int]   # line, column, end line, end column (0-based, code points)
 
@@ -41,9 +44,15 @@ class Outline:
         return next((k for k in self.kernels if k.name == name), None)
 
 
-def outline(source_text: str) -> Outline:
+EMPTY = Outline([], [], FileFacts(b""))
+
+
+def outline(source_text: str, tree: Tree | None = None) -> Outline:
+    """`tree`: the tree-sitter parse of `source_text` when the caller has one (the analyzer's)."""
+    if "__global__" not in source_text and "<<<" not in source_text:
+        return EMPTY               # no kernel, no launch: nothing to parse for
     data = encode(source_text)
-    root = new_parser().parse(data).root_node
+    root = (tree or parse_yielding(new_parser(), data)).root_node
     src = Source(data)
     fns = functions(root)
     kernels = []
@@ -57,15 +66,20 @@ def outline(source_text: str) -> Outline:
         span = src.span(ident) if ident is not None else src.span(fn.node)
         kernels.append(Kernel(fn.name, span, fn.node.start_point[0], fn.launch_bounds))
     launches = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.type == "call_expression":
+    seen: set[int] = set()
+    # Only around each `<<<` (not a walk of every node: files of 100k nodes are common).
+    at = data.find(b"<<<")
+    while at != -1:
+        node = root.descendant_for_byte_range(at, at + 3)
+        while node is not None and node.type != "call_expression":
+            node = node.parent
+        if node is not None and node.start_byte not in seen:
+            seen.add(node.start_byte)
             config = next((c for c in node.named_children if c.type == "kernel_call_syntax"), None)
             if config is not None:
                 name = text(node.child_by_field_name("function")).split("::")[-1].split("<")[0].strip()
                 launches.append(Launch(name, src.span(config), src.span(node)))
-        stack.extend(node.named_children)
+        at = data.find(b"<<<", at + 3)
     launches.sort(key=lambda launch: launch.span)
     return Outline(kernels, launches, file_facts(root, fns))
 

@@ -12,10 +12,13 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
+from dice_engine.compile.processes import stop_all
+
 from .version import VERSION
 from .documents import Documents
 from .features.settings import Settings
 from .jobs import Debouncer, Workers
+from .sync import synced
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +36,12 @@ class DiceProtocol(LanguageServerProtocol):
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         self._server.cancel_request(msg_id)
         super()._handle_cancel_notification(msg_id)
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
+        result = yield from super().lsp_initialize(params)
+        self._workspace = synced(self._workspace)   # line ends as the LSP counts them (sync.py)
+        return result
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Generator[Any, Any, Any]:
@@ -80,7 +89,8 @@ class DiceServer(LanguageServer):
             await asyncio.wait([asyncio.ensure_future(s.finished.wait()) for s in streams], timeout=10)
             await asyncio.sleep(0.05)    # let the commands' replies go out
         self.debouncer.cancel_all()
-        self.workers.shutdown()
+        await self.workers.shutdown()
+        stop_all()     # nvcc of generation threads (the workers stop their own on terminate)
 
     # --- client capabilities -------------------------------------------------------------
     @property

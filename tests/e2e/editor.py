@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import uuid
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
-from pygls.workspace import TextDocument
+from pygls.uris import to_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
@@ -52,11 +53,51 @@ def capabilities(*, apply_edit: bool = True, progress: bool = True,
             hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown])))
 
 
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class ClientDocument:
+    """The editor's copy of a document, kept like VS Code keeps it: lines end only at "\n",
+    "\r\n" or "\r" (a form feed or U+2028 is text), positions count UTF-16 code units. Written
+    apart from the server's model (dice_lsp.sync) so that the two check each other."""
+
+    def __init__(self, uri: str, source: str, version: int) -> None:
+        self.uri, self.source, self.version = uri, source, version
+        self.path = to_fs_path(uri)
+
+    def line_starts(self) -> list[int]:
+        return [0] + [m.end() for m in _BREAK.finditer(self.source)]
+
+    def offset_at(self, position: types.Position) -> int:
+        starts = self.line_starts()
+        if position.line >= len(starts):
+            return len(self.source)
+        start = starts[position.line]
+        end = len(self.source) if position.line + 1 == len(starts) else starts[position.line + 1]
+        line = _BREAK.sub("", self.source[start:end])
+        units = 0
+        for index, char in enumerate(line):
+            if units >= position.character:
+                return start + index
+            units += 2 if ord(char) > 0xFFFF else 1
+        return start + len(line)
+
+    def client_position_at_offset(self, offset: int) -> types.Position:
+        starts = self.line_starts()
+        line = max(i for i, s in enumerate(starts) if s <= offset)
+        prefix = self.source[starts[line]:offset]
+        return types.Position(line, sum(2 if ord(c) > 0xFFFF else 1 for c in prefix))
+
+    def apply_change(self, event: types.TextDocumentContentChangePartial) -> None:
+        start, end = self.offset_at(event.range.start), self.offset_at(event.range.end)
+        self.source = self.source[:start] + event.text + self.source[max(start, end):]
+
+
 class Editor:
     def __init__(self, client: LanguageClient, root: Path) -> None:
         self.client = client
         self.root = root
-        self.docs: dict[str, TextDocument] = {}
+        self.docs: dict[str, ClientDocument] = {}
         self.published: dict[str, list[tuple[int | None, list[types.Diagnostic]]]] = {}
         self.applied: list[types.ApplyWorkspaceEditParams] = []
         self.rejected: list[types.ApplyWorkspaceEditParams] = []
@@ -90,7 +131,7 @@ class Editor:
         path = self.root / name
         path.write_text(text, encoding="utf-8")
         uri = path.as_uri()
-        self.docs[uri] = TextDocument(uri, text, version=1)
+        self.docs[uri] = ClientDocument(uri, text, version=1)
         self.client.text_document_did_open(types.DidOpenTextDocumentParams(
             types.TextDocumentItem(uri=uri, language_id="cuda", version=1, text=text)))
         return uri
@@ -218,13 +259,13 @@ def environment(*, without_nvcc: bool = False) -> dict[str, str]:
     return env
 
 
-def make_client_factory(editor_slot: list[Editor], root: Path):
+def make_client_factory(editor_slot: list[Editor], root: Path, editor_class: type[Editor] = Editor):
     def factory() -> LanguageClient:
         client = LanguageClient()
         features = {k: v for k, v in DEFAULT_CLIENT_FEATURES.items()
                     if k != types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}
         register_lsp_features(client, features)
-        editor = Editor(client, root)
+        editor = editor_class(client, root)
 
         # pygls tags handlers with attributes, which bound methods cannot carry: wrap them.
         @client.feature(types.WORKSPACE_APPLY_EDIT)
@@ -242,10 +283,10 @@ def make_client_factory(editor_slot: list[Editor], root: Path):
 
 async def start(root: Path, *, settings: dict[str, Any] | None = None, without_nvcc: bool = False,
                 caps: types.ClientCapabilities | None = None,
-                init_options: dict[str, Any] | None = None) -> Editor:
+                init_options: dict[str, Any] | None = None, editor_class: type[Editor] = Editor) -> Editor:
     slot: list[Editor] = []
     config = ClientServerConfig(server_command=server_command(root / "dice-lsp.log"),
-                                client_factory=make_client_factory(slot, root),
+                                client_factory=make_client_factory(slot, root, editor_class),
                                 server_env=environment(without_nvcc=without_nvcc))
     client = await config.start()
     editor = slot[0]

@@ -53,7 +53,7 @@ async def test_stream_yields_items_while_the_loop_stays_free():
     task = asyncio.create_task(ticker())
     got = [item async for item in workers.stream(produce, scope.stopped)]
     task.cancel()
-    workers.shutdown()
+    await workers.shutdown()
     assert got == [0, 1, 2] and ticks > 10
 
 
@@ -72,7 +72,7 @@ async def test_cancel_ends_the_stream_at_once_and_the_producer_sees_it():
     async for item in workers.stream(produce, scope.stopped):
         got.append(item)
         scope.cancel("because")
-    workers.shutdown()
+    await workers.shutdown()
     assert got == ["first"] and scope.reason == "because"
     assert await asyncio.to_thread(saw_cancel.wait, 2)
 
@@ -87,4 +87,4 @@ async def test_producer_errors_reach_the_consumer():
     with pytest.raises(ValueError, match="engine failed"):
         async for _ in workers.stream(produce, CancelScope().stopped):
             pass
-    workers.shutdown()
+    await workers.shutdown()

@@ -26,7 +26,11 @@ def _touches(site: IntentSite, first: int, last: int) -> bool:
 
 
 def generate_actions(server: "DiceServer", uri: str, site: IntentSite) -> list[types.CodeAction]:
+    """Generate / Regenerate / Tune; none for a region whose markers no longer pair up (its
+    quick fix restores the lost @dice-end first)."""
     region = site.region
+    if server.documents.get(uri).unpaired(site):
+        return []
     if region is None:
         title, force = "DICE: Generate kernel", False
     elif region.edited:
@@ -54,7 +58,7 @@ def fix_actions(server: "DiceServer", uri: str, first: int, last: int) -> list[t
     doc = server.workspace.get_text_document(uri)
     positions = Positions(doc)
     actions = []
-    for finding in state.published():
+    for finding in state.published(doc.version):
         if finding.fix is None or not (finding.line <= last and first <= finding.end_line):
             continue
         computed_for = state.static.version if finding.source == "static" else state.compiler.version
@@ -73,14 +77,17 @@ def fix_actions(server: "DiceServer", uri: str, first: int, last: int) -> list[t
 def register(server: "DiceServer") -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[GENERATE_KIND, types.CodeActionKind.QuickFix], resolve_provider=True))
-    def code_action(ls: "DiceServer", params: types.CodeActionParams) -> list[types.CodeAction]:
+    async def code_action(ls: "DiceServer", params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
         doc = ls.workspace.get_text_document(uri)
         positions = Positions(doc)
         first, _ = positions.server_position(params.range.start)
         last, _ = positions.server_position(params.range.end)
+        sites = await current_sites(ls, uri)
+        if doc.version != ls.workspace.get_text_document(uri).version:
+            return []          # the document moved on while the intents were found
         actions: list[types.CodeAction] = []
-        for site in current_sites(ls, uri):
+        for site in sites:
             if _touches(site, first, last):
                 actions += generate_actions(ls, uri, site)
         return actions + fix_actions(ls, uri, first, last)

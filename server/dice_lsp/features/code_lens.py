@@ -9,7 +9,7 @@ from ..convert import Positions
 from ..documents import DocumentState
 from ..outline import Kernel, Outline
 from ..server import DiceServer
-from .diagnostics import current_sites
+from .diagnostics import current_outline, current_sites
 from .hover import hover_lines, kernel_occupancy, region_site
 
 SHOW_HOVER_COMMAND = "dice.showKernelInfo"
@@ -45,12 +45,14 @@ def summary(server: "DiceServer", state: DocumentState, outline: Outline, kernel
 
 def register(server: "DiceServer") -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
-    def code_lens(ls: "DiceServer", params: types.CodeLensParams) -> list[types.CodeLens]:
+    async def code_lens(ls: "DiceServer", params: types.CodeLensParams) -> list[types.CodeLens]:
         uri = params.text_document.uri
         doc = ls.workspace.get_text_document(uri)
         state = ls.documents.get(uri)
-        outline = state.outline(doc.version, doc.source)
-        sites = current_sites(ls, uri)
+        outline = await current_outline(ls, uri)
+        sites = await current_sites(ls, uri)
+        if doc.version != ls.workspace.get_text_document(uri).version:
+            return []          # the document moved on while they were computed
         positions = Positions(doc)
         lenses = []
         for kernel in outline.kernels:
@@ -66,8 +68,8 @@ def register(server: "DiceServer") -> None:
         return lenses
 
     @server.command(SHOW_HOVER_COMMAND)
-    def show_kernel_info(ls: DiceServer, uri: str, position: dict) -> None:
+    async def show_kernel_info(ls: DiceServer, uri: str, position: dict) -> None:
         """Clicking a lens: the kernel's hover text as a message."""
-        lines = hover_lines(ls, uri, int(position["line"]), int(position["character"]))
+        lines = await hover_lines(ls, uri, int(position["line"]), int(position["character"]))
         if lines:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Info, "\n".join(lines)))

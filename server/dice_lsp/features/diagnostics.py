@@ -5,6 +5,7 @@ everything is published with the version it describes."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from typing import TYPE_CHECKING, Any, Sequence
@@ -13,46 +14,94 @@ from lsprotocol import types
 
 from dice_engine.analysis import compiler_findings
 from dice_engine.analysis.compiler import findings_from_result
+from dice_engine.analysis.budget import OverBudget, over_budget
+from dice_engine.analysis.codes import CODES
 from dice_engine.analysis.findings import Finding
 from dice_engine.compile import NvccNotFound, compile_cuda
 from dice_engine.intent import Intents, IntentSite, find_intents
-from dice_engine.intent.regions import split_lines
+from dice_engine.intent.regions import dominant_newline, split_lines
 
 from ..convert import Positions
 from ..documents import DocumentState, Findings
-from .intents import intent_findings, still_true
+from ..jobs import CancelFlag
+from ..outline import Outline
+from ..shift import EditLog
+from .intents import intent_findings, pairing_findings, still_true
 from .settings import model_active
 
 if TYPE_CHECKING:
     from ..server import DiceServer
 
 log = logging.getLogger(__name__)
+_WAIT_FOR_PASS_STEPS = 50       # × 10 ms: how long a request waits for the static pass's intents
+SKIPPED = "DICE-A001"     # the input is over the analysis budget
+FAILED = "DICE-A002"      # one part of the analysis failed
 
 
 # --- work done off the event loop -------------------------------------------------------------
 
-def static_pass(state: DocumentState, text: str, arch: str,
+def static_pass(state: DocumentState, text: str, version: int | None, arch: str,
                 model: bool = False) -> tuple[Intents, list[Finding]]:
     """Runs on a thread: the analyzer's incremental update, and the intents of `text` with
     their own findings. The intents reuse the analyzer's tree, under the lock: the next update
-    edits that tree."""
+    edits that tree. A text over the analysis budget skips the analyses with one finding saying
+    so; one part failing (a bug, an input nobody foresaw) never silences the others."""
+    findings: list[Finding] = []
+    lines = split_lines(text)[0]
     with state.analyzer_lock:
-        findings = state.analyzer.update(text)
-        sites = find_intents(text, state.analyzer.tree)
-    findings += intent_findings(sites, state.path, split_lines(text)[0], arch, model)
+        skipped = over_budget(text)
+        if skipped is not None:
+            findings.append(analysis_skipped(state.path, lines, skipped))
+            tree = None
+        else:
+            findings += state.analyzer.update(text)
+            tree = state.analyzer.tree
+            if tree is not None:    # for hover and code lens, from the tree already parsed
+                state.outline(version, text, tree)
+        try:
+            sites = find_intents(text, tree)
+        except Exception as exc:      # noqa: BLE001 — reported, the analyses' findings stay
+            log.exception("finding the intents of %s failed", state.path)
+            findings.append(analysis_failed(state.path, "finding the intents", exc))
+            sites = Intents([], [])
+    state.found_sites = (version, sites)
+    findings += intent_findings(sites, state.path, lines, arch, model, newline=dominant_newline(text),
+                                lost_ends_by_caller=True)
     return sites, findings
 
 
+def analysis_skipped(path: str, lines: Sequence[str], why: OverBudget) -> Finding:
+    return Finding(file=path, line=why.line, column=0, end_line=why.line,
+                   end_column=min(len(lines[why.line]), 200), category=CODES[SKIPPED].category,
+                   code=SKIPPED, severity=CODES[SKIPPED].severity,
+                   message=f"DICE skipped the static analysis of this file: {why.reason} "
+                           "(intents, region markers and the nvcc compile still run)")
+
+
+def analysis_failed(path: str, what: str, exc: BaseException) -> Finding:
+    return Finding(file=path, line=0, column=0, end_line=0, end_column=0,
+                   category=CODES[FAILED].category, code=FAILED, severity=CODES[FAILED].severity,
+                   message=f"DICE: {what} failed ({type(exc).__name__}: {exc}); the other findings "
+                           "are still shown")
+
+
 def compile_pass(text: str, path: str, arch: str, nvcc: str | None, flags: Sequence[str],
-                 include_paths: Sequence[str]) -> tuple[list[Finding], dict[str, Any]]:
+                 include_paths: Sequence[str], cancel_path: str) -> tuple[list[Finding], dict[str, Any]]:
     """Runs in a worker process: compiler and resource findings, and per-kernel resources
-    (ptxas figures, for hover). nvcc runs as an argument list, never through a shell."""
+    (ptxas figures, for hover). nvcc runs as an argument list, never through a shell, and is
+    stopped as soon as the file at `cancel_path` exists (a newer version superseded this one)."""
     includes = (*include_paths, os.path.dirname(path) or ".")
+    cancelled = functools.partial(CancelFlag.is_set, cancel_path)
     try:
+        if cancelled():            # superseded while it waited for a worker
+            return [], {}
         result = compile_cuda(text, arch, output="cubin", flags=tuple(flags), include_paths=includes,
-                              nvcc=nvcc, filename=path)
+                              nvcc=nvcc, filename=path, cancel=cancelled)
     except NvccNotFound:   # the analysis turns this into its one clear finding
         return compiler_findings(text, path, arch, nvcc=nvcc), {}
+    finally:
+        if os.path.exists(cancel_path):
+            os.unlink(cancel_path)
     return findings_from_result(text, path, arch, result), dict(result.resources)
 
 
@@ -104,11 +153,14 @@ async def run_static(server: "DiceServer", uri: str) -> None:
     doc = server.workspace.get_text_document(uri)
     version, text = doc.version, doc.source
     state = server.documents.get(uri)
-    sites, findings = await server.workers.in_thread(static_pass, state, text, server.settings.arch,
+    sites, findings = await server.workers.in_thread(static_pass, state, text, version, server.settings.arch,
                                                      model_active(server.settings))
     if current_version(server, uri) != version:
         return
     state.sites, state.sites_version = sites, version
+    if state.edits is not None:
+        state.pairs.update(version, sites, state.edits)
+    findings = findings + pairing_findings(sites, state.path, text, state.unpaired)
     state.static = Findings(version, findings)
     if state.notes.items:
         lines = split_lines(text)[0]
@@ -121,8 +173,14 @@ async def run_compile(server: "DiceServer", uri: str) -> None:
     version, text = doc.version, doc.source
     state = server.documents.get(uri)
     s = server.settings
-    findings, resources = await server.workers.in_process(
-        compile_pass, text, state.path, s.arch, s.nvcc_path, s.nvcc_flags, s.include_paths)
+    flag = CancelFlag()
+    try:
+        findings, resources = await server.workers.in_process(
+            compile_pass, text, state.path, s.arch, s.nvcc_path, s.nvcc_flags, s.include_paths, flag.path)
+    except asyncio.CancelledError:   # superseded (the debouncer cancels on every change): stop nvcc
+        flag.set()
+        log.info("compile of %s version %s stopped: a newer version superseded it", state.path, version)
+        raise
     if current_version(server, uri) != version or server.documents.find(uri) is not state:
         return
     state.compiler = Findings(version, findings)
@@ -136,18 +194,38 @@ def publish(server: "DiceServer", uri: str) -> None:
     if doc is None or state is None:
         return
     positions = Positions(doc)
-    diagnostics = [positions.diagnostic(f) for f in state.published() if f.file == state.path]
+    diagnostics = [positions.diagnostic(f) for f in state.published(doc.version) if f.file == state.path]
     server.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version))
 
 
-def current_sites(server: "DiceServer", uri: str) -> list[IntentSite]:
-    """The intents of the document as it is now (recomputed when the static pass lags)."""
+async def current_sites(server: "DiceServer", uri: str) -> list[IntentSite]:
+    """The intents of the document as it is now (recomputed on a thread when the static pass
+    lags: finding them parses the file)."""
     state = server.documents.get(uri)
     doc = server.workspace.get_text_document(uri)
-    if state.sites_version != doc.version:
-        state.sites, state.sites_version = find_intents(doc.source), doc.version
-    return state.sites
+    version = doc.version
+    if state.sites_version == version:
+        return state.sites
+    # A static pass under way finds them first (tenths of a second on a big file): waiting for
+    # it beats a second search competing with it for the GIL.
+    for _ in range(_WAIT_FOR_PASS_STEPS):
+        found_version, found = state.found_sites
+        if found_version == version:
+            return found
+        if state.static_task is None or state.static_task.done():
+            break
+        await asyncio.sleep(0.01)
+    sites = await server.workers.in_thread(find_intents, doc.source)
+    if current_version(server, uri) == version:
+        state.sites, state.sites_version = sites, version
+    return sites
+
+
+async def current_outline(server: "DiceServer", uri: str) -> Outline:
+    """The kernels and launches of the document as it is now (a parse: on a thread)."""
+    doc = server.workspace.get_text_document(uri)
+    return await server.workers.in_thread(server.documents.get(uri).outline, doc.version, doc.source)
 
 
 # --- wiring -----------------------------------------------------------------------------------
@@ -157,12 +235,18 @@ def register(server: "DiceServer") -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: "DiceServer", params: types.DidOpenTextDocumentParams) -> None:
-        ls.documents.get(params.text_document.uri)
-        schedule(ls, params.text_document.uri, compile_now=True)
+        uri = params.text_document.uri
+        ls.documents.get(uri).edits = EditLog(params.text_document.version,
+                                             len(ls.workspace.get_text_document(uri).lines))
+        schedule(ls, uri, compile_now=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: "DiceServer", params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
+        state = ls.documents.get(uri)
+        if state.edits is not None:
+            state.edits.record(params.text_document.version, list(params.content_changes),
+                               len(ls.workspace.get_text_document(uri).lines))
         stop_streams_edited_by_user(ls, uri)
         schedule(ls, uri)
 

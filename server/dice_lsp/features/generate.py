@@ -139,6 +139,8 @@ async def _apply(server: "DiceServer", stream: Stream, body: str, summary: str) 
     site = find_site(server, uri, intent_hash)
     if site is None:
         return "the intent changed while generating"
+    if server.documents.get(uri).unpaired(site):
+        return "the region's // @dice-end line went missing while generating; kept your text"
     doc = server.workspace.get_text_document(uri)
     before = doc.version
     change = region_text_edit(server, uri, site, body, summary)
@@ -174,6 +176,11 @@ async def run(server: "DiceServer", stream: Stream, *, apply: bool,
         site = find_site(server, request.uri, request.hash)
         if site is None:
             outcome.error = "the intent is no longer in the document"
+            return outcome
+        if server.documents.get(request.uri).unpaired(site):
+            outcome.error = ("the region's own // @dice-end line is missing, so its markers no longer "
+                             "pair up; DICE will not write over the code below the kernel: restore "
+                             "the marker first (see the diagnostic on the @dice-begin line)")
             return outcome
         if site.region is not None and site.region.edited and not request.force:
             outcome.error = ("the region was edited by hand; use “DICE: Regenerate kernel (replace your "
@@ -312,7 +319,7 @@ def register(server: "DiceServer") -> None:
     async def generate_at(ls: "DiceServer", raw: dict) -> dict[str, Any]:
         """{uri, line}: the intent at (or whose region contains) that line (VS Code's key binding)."""
         uri, line = raw["uri"], int(raw["line"])
-        current_sites(ls, uri)
+        await current_sites(ls, uri)
         site = ls.documents.get(uri).site_at_line(line)
         if site is None:
             message = "place the cursor on a // @dice: intent (or inside its region)"

