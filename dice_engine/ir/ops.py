@@ -291,17 +291,15 @@ def transpose(x: Node, a: int, b: int) -> Node:
 def _matmul(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
     _arity(op, args, 2)
     a, b = args
-    if a.rank not in (2, 3) or b.rank not in (2, 3):
-        raise OpError(f"@ supports 2-D and 3-D operands, got ranks {a.rank} and {b.rank}",
-                      0 if a.rank not in (2, 3) else 1)
+    if a.rank < 2 or b.rank < 2:
+        raise OpError(f"@ needs operands of rank >= 2, got ranks {a.rank} and {b.rank} "
+                      "(write a vector as a [K, 1] matrix)", 0 if a.rank < 2 else 1)
     if a.shape[-1] != b.shape[-2]:
         raise OpError(f"inner dimensions differ: {list(a.shape)} @ {list(b.shape)} "
                       f"({a.shape[-1]} vs {b.shape[-2]})", 1)
-    if a.rank == 3 and b.rank == 3 and a.shape[0] != b.shape[0] and 1 not in (a.shape[0], b.shape[0]):
-        raise OpError(f"batch sizes differ: {a.shape[0]} vs {b.shape[0]}", 1)
-    batch: Shape = ()
-    if a.rank == 3 or b.rank == 3:
-        batch = (a.shape[0] if a.rank == 3 and a.shape[0] != 1 else b.shape[0],)
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if batch is None:
+        raise OpError(f"batch dimensions {list(a.shape[:-2])} and {list(b.shape[:-2])} do not broadcast", 1)
     if not (a.dtype.is_float and b.dtype.is_float):
         raise OpError("@ needs floating operands", 0 if not a.dtype.is_float else 1)
     if a.dtype != b.dtype:

@@ -1,0 +1,271 @@
+"""CUDA text for a plan: one `__global__` kernel per stage and the `extern "C"` launcher that
+owns the workspace (one stream-ordered allocation, released after the last launch).
+
+Schedules per stage: `map` (a thread per output element, grid-stride), `thread` (a thread per
+output, serial loop over the reduction domain), `warp` (a warp per output, lanes stride the
+domain, butterfly shuffles combine), `block` (a block per output, warp results combined through
+shared memory), `scan` (a thread per line, in order along the scanned dimension).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.graph import Node, Program
+from ..sketches.base import Launch, Param, launcher_signature, numel_c, store_from_compute
+from .body import Body, Index, Source, linear
+from .plan import Plan
+from .stages import Stage
+
+MIN_WORK_PER_WARP = 32        # a reduction domain smaller than a warp runs serially per thread
+INT_LIMITS = {"max": "(-9223372036854775807LL - 1)", "min": "9223372036854775807LL"}
+
+
+@dataclass(frozen=True)
+class Schedule:
+    threads: int
+    strategy: str          # thread | warp | block: how a long reduction domain is split
+    items: int             # outputs per thread (map and thread schedules)
+    unroll: int            # unroll factor of the serial reduction loop
+
+
+@dataclass
+class Context:
+    name: str
+    program: Program
+    plan: Plan
+    ctype: str
+    sources: dict[int, Source]
+    workspace: dict[int, str]           # id(node) → workspace pointer name
+    signature: str                      # the kernels' parameter list
+    arguments: str                      # the launcher's arguments to each kernel
+
+
+def hint_extent(program: Program, dims: tuple) -> int:
+    n = 1
+    for d in program.concrete_shape(tuple(dims)):
+        n *= d
+    return n
+
+
+def stage_schedule(stage: Stage, program: Program, schedule: Schedule) -> str:
+    """The schedule one stage runs under: the token's strategy where its domain is long enough."""
+    if stage.scan_dim is not None:
+        return "scan"
+    if stage.combine is None:
+        return "map"
+    extent = hint_extent(program, stage.extents)
+    if extent < MIN_WORK_PER_WARP:
+        return "thread"
+    if schedule.strategy == "block" and extent < 2 * schedule.threads:
+        return "warp"
+    return schedule.strategy
+
+
+def _decompose(var: str, names: list[str], dims: tuple, rem: str) -> list[str]:
+    if not names:
+        return []
+    lines = [f"long long {rem} = {var};"]
+    for k in range(len(names) - 1, 0, -1):
+        d = dims[k]
+        size = f"{d}LL" if isinstance(d, int) else f"(long long){d}"
+        lines.append(f"const long long {names[k]} = {rem} % {size}; {rem} /= {size};")
+    lines.append(f"const long long {names[0]} = {rem};")
+    return lines
+
+
+def _acc_types(stage: Stage, ctype: str) -> str:
+    return "long long" if stage.integer_terms else ctype
+
+
+def _init(stage: Stage, ctype: str) -> str:
+    combine = stage.combine or "sum"
+    integer = stage.integer_terms
+    if combine == "sum":
+        return "0"
+    if combine == "prod":
+        return "1"
+    kind = "max" if combine in ("max", "argmax") else "min"
+    if integer:
+        return INT_LIMITS[kind]
+    return "-INFINITY" if kind == "max" else "INFINITY"
+
+
+def _combine(combine: str, acc: str, acci: str, v: str, vi: str) -> str:
+    if combine == "sum":
+        return f"{acc} += {v};"
+    if combine == "prod":
+        return f"{acc} *= {v};"
+    if combine == "max":
+        return f"{acc} = ({v} > {acc} || {v} != {v}) ? {v} : {acc};"
+    if combine == "min":
+        return f"{acc} = ({v} < {acc} || {v} != {v}) ? {v} : {acc};"
+    better = ">" if combine == "argmax" else "<"
+    return f"if ({v} {better} {acc} || ({v} == {acc} && {vi} < {acci})) {{ {acc} = {v}; {acci} = {vi}; }}"
+
+
+def _store(ctx: Context, stage: Stage, body: Body, idx: Index, value: str, last: bool) -> list[str]:
+    node = stage.node
+    if not last:
+        return body.lines + [f"{ctx.workspace[id(node)]}[{linear(idx, node.shape)}] = {value};"]
+    root = ctx.plan.root
+    if ctx.plan.epilogue_of is node:
+        body.bind(node, idx, value)
+        value = body.value(root, idx)
+    out = ctx.program.output_name
+    return body.lines + [f"{out}[{linear(idx, root.shape)}] = {store_from_compute(root.dtype, value)};"]
+
+
+def _indent(lines: list[str], depth: int) -> list[str]:
+    return ["    " * depth + line for line in lines]
+
+
+def _term_lines(ctx: Context, stage: Stage, idx: Index, ridx: Index, acc: str, acci: str,
+                flat: str) -> list[str]:
+    body = Body(ctx.ctype, ctx.sources, prefix="t")
+    value = stage.term(body, idx, ridx)
+    inner = body.lines + [_combine(stage.combine or "sum", acc, acci, value, flat)]
+    skip = stage.skip(idx, ridx)
+    if skip:
+        return [f"if (!({skip})) {{", *_indent(inner, 1), "}"]
+    return inner
+
+
+def _reduce_loop(ctx: Context, stage: Stage, idx: Index, start: str, step: str, unroll: int) -> list[str]:
+    ridx = tuple(f"dz_r{k}" for k in range(len(stage.extents)))
+    loop = [f"#pragma unroll {unroll}"] if unroll > 1 else []
+    loop.append(f"for (long long dz_r = {start}; dz_r < {numel_c(stage.extents)}; dz_r += {step}) {{")
+    inner = _decompose("dz_r", list(ridx), stage.extents, "dz_rr")
+    inner += _term_lines(ctx, stage, idx, ridx, "dz_acc", "dz_acci", "dz_r")
+    return loop + _indent(inner, 1) + ["}"]
+
+
+def _butterfly(stage: Stage) -> list[str]:
+    arg = stage.combine in ("argmax", "argmin")
+    lines = ["for (int dz_m = 16; dz_m > 0; dz_m >>= 1) {",
+             "    const auto dz_v = __shfl_xor_sync(0xffffffffu, dz_acc, dz_m);",
+             "    const long long dz_vi = " + ("__shfl_xor_sync(0xffffffffu, dz_acci, dz_m);" if arg else "0;"),
+             "    " + _combine(stage.combine or "sum", "dz_acc", "dz_acci", "dz_v", "dz_vi"),
+             "}"]
+    return lines
+
+
+def _finish(ctx: Context, stage: Stage, idx: Index, last: bool) -> list[str]:
+    body = Body(ctx.ctype, ctx.sources, prefix="f")
+    acc = "dz_acci" if stage.combine in ("argmax", "argmin") else "dz_acc"
+    return _store(ctx, stage, body, idx, stage.finish(body, idx, acc), last)
+
+
+def kernel_text(ctx: Context, stage: Stage, kernel: str, schedule: Schedule, last: bool) -> str:
+    strategy = stage_schedule(stage, ctx.program, schedule)
+    node = stage.node
+    out_shape = tuple(s for k, s in enumerate(node.shape) if k != stage.scan_dim)
+    idx_names = [f"dz_i{k}" for k in range(node.rank)]
+    out_names = [n for k, n in enumerate(idx_names) if k != stage.scan_dim]
+    acc_t = _acc_types(stage, ctx.ctype)
+    init = [f"{acc_t} dz_acc = {_init(stage, ctx.ctype)};", "long long dz_acci = 9223372036854775807LL;"]
+    total = numel_c(out_shape)
+    lines = [f"__global__ void __launch_bounds__({schedule.threads}) {kernel}({ctx.signature}) {{",
+             f"    const long long dz_total = {total};"]
+    if strategy in ("map", "thread", "scan"):
+        head = ["for (long long dz_o = blockIdx.x * (long long)blockDim.x + threadIdx.x; dz_o < dz_total;",
+                "     dz_o += (long long)gridDim.x * blockDim.x) {"]
+        body = _decompose("dz_o", out_names, out_shape, "dz_ro")
+        if strategy == "map":
+            b = Body(ctx.ctype, ctx.sources, prefix="m")
+            body += _store(ctx, stage, b, tuple(idx_names), stage.term(b, tuple(idx_names), ()), last)
+        elif strategy == "thread":
+            body += init + _reduce_loop(ctx, stage, tuple(idx_names), "0", "1", schedule.unroll)
+            body += _finish(ctx, stage, tuple(idx_names), last)
+        else:
+            d = stage.scan_dim
+            body += init + [f"for (long long dz_i{d} = 0; dz_i{d} < {numel_c((node.shape[d],))}; ++dz_i{d}) {{"]
+            t = Body(ctx.ctype, ctx.sources, prefix="t")
+            value = stage.term(t, tuple(idx_names), ())
+            step = t.lines + [_combine(stage.combine or "sum", "dz_acc", "dz_acci", value, "0")]
+            f = Body(ctx.ctype, ctx.sources, prefix="f")
+            step += _store(ctx, stage, f, tuple(idx_names), "dz_acc", last)
+            body += _indent(step, 1) + ["}"]
+        lines += _indent(head + _indent(body, 1) + ["}"], 1)
+    elif strategy == "warp":
+        head = ["const int dz_lane = threadIdx.x & 31;",
+                "const long long dz_warps = (long long)gridDim.x * (blockDim.x >> 5);",
+                "for (long long dz_o = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);"
+                " dz_o < dz_total; dz_o += dz_warps) {"]
+        body = _decompose("dz_o", out_names, out_shape, "dz_ro") + init
+        body += _reduce_loop(ctx, stage, tuple(idx_names), "dz_lane", "32", schedule.unroll)
+        body += _butterfly(stage) + ["if (dz_lane == 0) {"]
+        body += _indent(_finish(ctx, stage, tuple(idx_names), last), 1) + ["}"]
+        lines += _indent(head + _indent(body, 1) + ["}"], 1)
+    else:   # block
+        head = [f"__shared__ {acc_t} dz_part[32];", "__shared__ long long dz_parti[32];",
+                "const int dz_lane = threadIdx.x & 31, dz_warp = threadIdx.x >> 5;",
+                "for (long long dz_o = blockIdx.x; dz_o < dz_total; dz_o += gridDim.x) {"]
+        body = _decompose("dz_o", out_names, out_shape, "dz_ro") + init
+        body += _reduce_loop(ctx, stage, tuple(idx_names), "threadIdx.x", "blockDim.x", schedule.unroll)
+        body += _butterfly(stage)
+        body += ["if (dz_lane == 0) { dz_part[dz_warp] = dz_acc; dz_parti[dz_warp] = dz_acci; }",
+                 "__syncthreads();", "if (dz_warp == 0) {",
+                 f"    dz_acc = dz_lane < (int)(blockDim.x >> 5) ? dz_part[dz_lane] : ({acc_t})({_init(stage, ctx.ctype)});",
+                 "    dz_acci = dz_lane < (int)(blockDim.x >> 5) ? dz_parti[dz_lane] : 9223372036854775807LL;"]
+        body += _indent(_butterfly(stage) + ["if (dz_lane == 0) {"]
+                        + _indent(_finish(ctx, stage, tuple(idx_names), last), 1) + ["}"], 1)
+        body += ["}", "__syncthreads();"]
+        lines += _indent(head + _indent(body, 1) + ["}"], 1)
+    return "\n".join(lines + ["}"])
+
+
+def per_block(strategy: str, schedule: Schedule) -> int:
+    """Outputs (lines, for scans) one block covers in one pass of its grid."""
+    return {"map": schedule.threads * schedule.items, "thread": schedule.threads * schedule.items,
+            "scan": schedule.threads, "warp": schedule.threads // 32, "block": 1}[strategy]
+
+
+def launcher_text(ctx: Context, params: list[Param], kernels: list[str], schedule: Schedule) -> str:
+    sig = launcher_signature(ctx.name, params)
+    lines = [sig + " {"]
+    ws_nodes = ctx.plan.workspace
+    if ws_nodes:
+        lines.append("    long long dz_bytes = 0;")
+        for node in ws_nodes:
+            ptr = ctx.workspace[id(node)]
+            lines += [f"    const long long {ptr}_at = dz_bytes;",
+                      f"    dz_bytes += ({numel_c(node.shape)} * (long long)sizeof({_ws_type(ctx, node)})"
+                      " + 255) / 256 * 256;"]
+        lines += ["    unsigned char* dz_ws = nullptr;",
+                  "    if (cudaMallocAsync(reinterpret_cast<void**>(&dz_ws), (size_t)dz_bytes, stream) != cudaSuccess)"
+                  " return;"]
+        for node in ws_nodes:
+            ptr = ctx.workspace[id(node)]
+            lines.append(f"    {_ws_type(ctx, node)}* {ptr} = reinterpret_cast<{_ws_type(ctx, node)}*>(dz_ws + {ptr}_at);")
+    for stage, kernel in zip(ctx.plan.stages, kernels):
+        strategy = stage_schedule(stage, ctx.program, schedule)
+        shape = tuple(s for k, s in enumerate(stage.node.shape) if k != stage.scan_dim)
+        lines.append(f"    dice_{ctx.name}::{kernel}<<<dim3((unsigned)dice_{ctx.name}::dz_blocks({numel_c(shape)}, "
+                     f"{per_block(strategy, schedule)})), dim3({schedule.threads}), 0, stream>>>({ctx.arguments});")
+    if ws_nodes:
+        lines.append("    cudaFreeAsync(dz_ws, stream);")
+    return "\n".join(lines + ["}"])
+
+
+def _ws_type(ctx: Context, node: Node) -> str:
+    return ctx.ctype if node.dtype.is_float else "long long"
+
+
+def launch_records(ctx: Context, kernels: list[str], schedule: Schedule) -> list[Launch]:
+    out = []
+    for stage, kernel in zip(ctx.plan.stages, kernels):
+        strategy = stage_schedule(stage, ctx.program, schedule)
+        shape = tuple(s for k, s in enumerate(stage.node.shape) if k != stage.scan_dim)
+        per = per_block(strategy, schedule)
+        blocks = max(1, min(-(-hint_extent(ctx.program, shape) // per), 2 ** 31 - 1))
+        smem = 32 * 16 if strategy == "block" else 0
+        out.append(Launch(kernel, (blocks, 1, 1), (schedule.threads, 1, 1), smem))
+    return out
+
+
+BLOCKS_HELPER = """\
+// Blocks for `work` items at `per` items per block (at least one, at most the grid's x limit).
+static inline long long dz_blocks(long long work, long long per) {
+    const long long blocks = (work + per - 1) / per;
+    return blocks < 1 ? 1 : (blocks > 2147483647LL ? 2147483647LL : blocks);
+}"""

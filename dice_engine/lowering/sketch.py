@@ -1,0 +1,93 @@
+"""The general lowering as a sketch: serves any program the IR can express, as a plan of one or
+more kernels behind one launcher, with design tokens the refinement loop tunes like any other.
+The hand-written sketches stay as fast paths; where both apply the search weighs both."""
+from __future__ import annotations
+
+from ..arch import ArchSpec
+from ..ir.graph import Program
+from ..ir.patterns import Problem
+from ..sketches.base import DesignSpace, Point, RenderedKernel, Sketch, Token, frame, launcher_params
+from .body import Source
+from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Context, Schedule, hint_extent, kernel_text,
+                      launch_records, launcher_text, stage_schedule)
+from .plan import Plan, make_plan, unlowerable
+
+RESERVED_PREFIX = "dz_"      # the generated code's own identifiers
+
+
+def _ctype(plan: Plan) -> str:
+    return "double" if any(n.dtype.name == "f64" for n in plan.root.walk()) else "float"
+
+
+def _longest_domain(plan: Plan, program: Program) -> int:
+    return max((hint_extent(program, s.extents) for s in plan.stages if s.combine and s.scan_dim is None),
+               default=0)
+
+
+class GeneralLowering(Sketch):
+    name = "generic.lowered"
+    pattern = "*"    # any pattern
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        program = problem.program
+        clash = [n for n in [*program.inputs, program.output_name, *program.symbol_names()]
+                 if n.startswith(RESERVED_PREFIX) or n.startswith("dice_")]
+        if clash:
+            return f"names starting with '{RESERVED_PREFIX}' or 'dice_' are reserved: {', '.join(clash)}"
+        return unlowerable(program.output)
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        tokens = [
+            Token("threads", (64, 128, 256, 512), "threads per block"),
+            Token("strategy", ("thread", "warp", "block"),
+                  "how a long reduction domain is split: a thread, a warp or a block per output"),
+            Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages"),
+            Token("unroll", (1, 2, 4), "unroll factor of the reduction loop"),
+        ]
+
+        def threads_fit(p: Point) -> str | None:
+            if p["threads"] > arch.max_threads_per_block:
+                return f"{p['threads']} threads exceed the block limit {arch.max_threads_per_block}"
+            return None
+
+        return DesignSpace(tokens, [threads_fit])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        plan = make_plan(problem.program.output)
+        longest = _longest_domain(plan, problem.program)
+        strategy = "block" if longest >= 8192 else ("warp" if longest >= MIN_WORK_PER_WARP * 2 else "thread")
+        return {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4}
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        self.space(problem, arch).require_legal(point, self.name)
+        why = self.unsupported(problem, arch)
+        if why:
+            raise ValueError(why)
+        program = problem.program
+        plan = make_plan(program.output)
+        params = launcher_params(problem)
+        ctype = _ctype(plan)
+        sources = {id(n): Source(n.name, "input") for n in plan.root.walk() if n.op == "input"}
+        workspace = {}
+        for k, node in enumerate(plan.workspace):
+            workspace[id(node)] = f"dz_ws{k}"
+            sources[id(node)] = Source(f"dz_ws{k}", "compute")
+        ws_type = {id(n): ctype if n.dtype.is_float else "long long" for n in plan.workspace}
+        signature = ", ".join(
+            [f"{p.c_type} __restrict__ {p.name}" if p.role != "symbol" else f"long long {p.name}" for p in params]
+            + [f"{ws_type[id(n)]}* __restrict__ {workspace[id(n)]}" for n in plan.workspace])
+        arguments = ", ".join([p.name for p in params] + [workspace[id(n)] for n in plan.workspace])
+        ctx = Context(name, program, plan, ctype, sources, workspace, signature, arguments)
+        schedule = Schedule(point["threads"], point["strategy"], point["items"], point["unroll"])
+        kernels = [f"{name}_k{k}" for k in range(len(plan.stages))]
+        device = "\n\n".join([BLOCKS_HELPER] + [
+            kernel_text(ctx, stage, kernel, schedule, k == len(plan.stages) - 1)
+            for k, (stage, kernel) in enumerate(zip(plan.stages, kernels))])
+        launcher = launcher_text(ctx, params, kernels, schedule)
+        schedules = [stage_schedule(s, program, schedule) for s in plan.stages]
+        strategy = (f"general lowering, {len(plan.stages)} kernel(s): "
+                    + ", ".join(f"{s.node.op}/{sch}" for s, sch in zip(plan.stages, schedules)))
+        source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
+        summary = f"{self.name} {len(plan.stages)} kernel(s) " + " ".join(f"{k}={v}" for k, v in point.items())
+        return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{k}" for k in kernels],
+                              launcher, params, launch_records(ctx, kernels, schedule), summary)
