@@ -70,9 +70,10 @@ class Body:
 
     def bind(self, node: Node, idx: Index, value: str) -> None:
         """Make `node[idx]` read as `value` (a fused producer's result)."""
-        self.memo[(id(node), idx)] = value
+        self.memo[(id(node), broadcast_index(idx, node.shape))] = value
 
     def value(self, node: Node, idx: Index) -> str:
+        idx = broadcast_index(idx, node.shape)    # size-1 dims always read index 0
         key = (id(node), idx)
         if key not in self.memo:
             self.memo[key] = self._compute(node, idx)
