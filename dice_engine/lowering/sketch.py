@@ -11,6 +11,7 @@ from .body import Source
 from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Context, Schedule, hint_extent, kernel_text,
                       launch_records, launcher_text, stage_schedule)
 from .plan import Plan, make_plan, unlowerable
+from .traffic import plan_bytes
 
 RESERVED_PREFIX = "dz_"      # the generated code's own identifiers
 
@@ -90,4 +91,5 @@ class GeneralLowering(Sketch):
         source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
         summary = f"{self.name} {len(plan.stages)} kernel(s) " + " ".join(f"{k}={v}" for k, v in point.items())
         return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{k}" for k in kernels],
-                              launcher, params, launch_records(ctx, kernels, schedule), summary)
+                              launcher, params, launch_records(ctx, kernels, schedule), summary,
+                              dram_bytes=plan_bytes(plan, program, schedules, 8 if ctype == "double" else 4))

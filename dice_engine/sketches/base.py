@@ -124,6 +124,9 @@ class RenderedKernel:
     launches: list[Launch]
     summary: str              # one line: strategy and key tokens
     arch_suffix: str = ""     # "a": needs the arch-specific target (sm_90a: wgmma, setmaxnreg)
+    # the kernel's own model of its DRAM traffic in bytes, at the hint sizes, where it moves more
+    # than the problem's minimum (several kernels, workspace, re-reads); None: the minimum
+    dram_bytes: float | None = None
 
     def compile_arch(self, arch: str) -> str:
         """The target to compile this kernel for on `arch` ("sm_90" → "sm_90a" when it needs it)."""
