@@ -269,3 +269,68 @@ static inline long long dz_blocks(long long work, long long per) {
     const long long blocks = (work + per - 1) / per;
     return blocks < 1 ? 1 : (blocks > 2147483647LL ? 2147483647LL : blocks);
 }"""
+
+
+def _block_combine(stage: Stage, acc_t: str, ctype: str) -> list[str]:
+    """The block's partial results combined into warp 0's lane 0 (`dz_acc`)."""
+    return _butterfly(stage) + [
+        "if (dz_lane == 0) dz_part[dz_warp] = dz_acc;", "__syncthreads();",
+        f"dz_acc = dz_lane < (int)(blockDim.x >> 5) ? dz_part[dz_lane] : ({acc_t})({_init(stage, ctype)});",
+    ] + _butterfly(stage)
+
+
+def fused_block_text(ctx: Context, kernel: str, schedule: Schedule) -> str:
+    """The whole normalisation in one kernel: a block per group (the kept-dims index of the
+    reductions) computes each statistic in turn into shared memory, then writes the group's
+    outputs; the group's elements are re-read from cache, not from a workspace."""
+    *stats, last = ctx.plan.stages
+    x = stats[0].node.args[0]
+    dims = stats[0].node.attr("dim")
+    rank = x.rank
+    group_names = [f"dz_i{k}" for k in range(rank)]
+    group_shape = stats[0].node.shape
+    ridx = tuple(f"dz_r{k}" for k in range(len(dims)))
+    full = tuple(ridx[dims.index(d)] if d in dims else group_names[d] for d in range(rank))
+    extents = tuple(x.shape[d] for d in dims)
+    lines = [f"__global__ void __launch_bounds__({schedule.threads}) {kernel}({ctx.signature}) {{",
+             f"    __shared__ {ctx.ctype} dz_part[32];", f"    __shared__ {ctx.ctype} dz_stat[{len(stats)}];",
+             "    const int dz_lane = threadIdx.x & 31, dz_warp = threadIdx.x >> 5;",
+             f"    const long long dz_total = {numel_c(group_shape)};",
+             "    for (long long dz_o = blockIdx.x; dz_o < dz_total; dz_o += gridDim.x) {"]
+    body = _decompose("dz_o", group_names, group_shape, "dz_ro")
+
+    def bound(prefix: str, upto: int) -> Body:
+        b = Body(ctx.ctype, ctx.sources, prefix=prefix)
+        for j in range(upto):
+            b.bind(stats[j].node, tuple(group_names), f"dz_stat[{j}]")
+        return b
+
+    loop = f"for (long long dz_r = threadIdx.x; dz_r < {numel_c(extents)}; dz_r += blockDim.x) {{"
+    for j, stage in enumerate(stats):
+        body += [f"{{   // statistic {j}: {stage.node.op} over dims {list(dims)}",
+                 f"    {ctx.ctype} dz_acc = {_init(stage, ctx.ctype)};", "    long long dz_acci = 0;", "    " + loop]
+        t = bound("t", j)
+        value = stage.term(t, tuple(group_names), ridx)
+        inner = _decompose("dz_r", list(ridx), extents, "dz_rr") + t.lines
+        inner.append(_combine(stage.combine or "sum", "dz_acc", "dz_acci", value, "dz_r"))
+        body += _indent(inner, 2) + ["    }"]
+        body += _indent(_block_combine(stage, ctx.ctype, ctx.ctype), 1)
+        f = Body(ctx.ctype, ctx.sources, prefix="f")
+        body += _indent(["if (threadIdx.x == 0) {", *_indent(f.lines, 1),
+                         f"    dz_stat[{j}] = {stage.finish(f, tuple(group_names), 'dz_acc')};", "}",
+                         "__syncthreads();"], 1) + ["}"]
+    m = bound("m", len(stats))
+    value = m.value(ctx.plan.root, full)
+    root = ctx.plan.root
+    inner = _decompose("dz_r", list(ridx), extents, "dz_rr") + m.lines
+    inner.append(f"{ctx.program.output_name}[{linear(full, root.shape)}] = {store_from_compute(root.dtype, value)};")
+    body += [loop] + _indent(inner, 1) + ["}", "__syncthreads();"]
+    lines += _indent(body, 2) + ["    }", "}"]
+    return "\n".join(lines)
+
+
+def fused_launcher_text(ctx: Context, params: list[Param], kernel: str, schedule: Schedule) -> str:
+    groups = numel_c(ctx.plan.stages[0].node.shape)
+    return "\n".join([launcher_signature(ctx.name, params) + " {",
+                      f"    dice_{ctx.name}::{kernel}<<<dim3((unsigned)dice_{ctx.name}::dz_blocks({groups}, 1)), "
+                      f"dim3({schedule.threads}), 0, stream>>>({ctx.arguments});", "}"])

@@ -63,3 +63,20 @@ def make_plan(output: Node) -> Plan:
     if heavy and _fusable_epilogue(root, heavy[-1]):
         return Plan(root, stages, heavy[-1])
     return Plan(root, stages + [stage_for(root)], None)
+
+
+def block_fusable(plan: Plan) -> bool:
+    """Whether the whole plan fits one block-per-group kernel (a normalisation): every stage but
+    the last is a floating reduction with kept dims over the same axes of same-shaped operands,
+    and the last is a map over that shape, reading the reductions broadcast back."""
+    *stats, last = plan.stages
+    if not stats or last.combine is not None or plan.epilogue_of is not None:
+        return False
+    first = stats[0].node
+    for stage in stats:
+        node = stage.node
+        if (node.op not in ("sum", "mean", "max", "min", "prod") or not node.attr("keepdim")
+                or not node.dtype.is_float or node.attr("dim") != first.attr("dim")
+                or node.args[0].shape != first.args[0].shape):
+            return False
+    return last.node.shape == first.args[0].shape

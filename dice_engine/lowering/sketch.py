@@ -6,12 +6,13 @@ from __future__ import annotations
 from ..arch import ArchSpec
 from ..ir.graph import Program
 from ..ir.patterns import Problem
-from ..sketches.base import DesignSpace, Point, RenderedKernel, Sketch, Token, frame, launcher_params
+from ..sketches.base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params
 from .body import Source
-from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Context, Schedule, hint_extent, kernel_text,
-                      launch_records, launcher_text, stage_schedule)
-from .plan import Plan, make_plan, unlowerable
-from .traffic import plan_bytes
+from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Context, Schedule, fused_block_text,
+                      fused_launcher_text, hint_extent, kernel_text, launch_records, launcher_text,
+                      stage_schedule)
+from .plan import Plan, block_fusable, make_plan, unlowerable
+from .traffic import fused_bytes, plan_bytes
 
 RESERVED_PREFIX = "dz_"      # the generated code's own identifiers
 
@@ -44,6 +45,8 @@ class GeneralLowering(Sketch):
                   "how a long reduction domain is split: a thread, a warp or a block per output"),
             Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages"),
             Token("unroll", (1, 2, 4), "unroll factor of the reduction loop"),
+            Token("fuse", ("kernels", "block") if block_fusable(make_plan(problem.program.output)) else ("kernels",),
+                  "a normalisation as a kernel per statistic, or one kernel with a block per group"),
         ]
 
         def threads_fit(p: Point) -> str | None:
@@ -57,7 +60,9 @@ class GeneralLowering(Sketch):
         plan = make_plan(problem.program.output)
         longest = _longest_domain(plan, problem.program)
         strategy = "block" if longest >= 8192 else ("warp" if longest >= MIN_WORK_PER_WARP * 2 else "thread")
-        return {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4}
+        fuse = "block" if block_fusable(plan) else "kernels"
+        return {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4,
+                "fuse": fuse}
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         self.space(problem, arch).require_legal(point, self.name)
@@ -69,17 +74,20 @@ class GeneralLowering(Sketch):
         params = launcher_params(problem)
         ctype = _ctype(plan)
         sources = {id(n): Source(n.name, "input") for n in plan.root.walk() if n.op == "input"}
+        fused = point["fuse"] == "block"
         workspace = {}
-        for k, node in enumerate(plan.workspace):
+        for k, node in enumerate([] if fused else plan.workspace):
             workspace[id(node)] = f"dz_ws{k}"
             sources[id(node)] = Source(f"dz_ws{k}", "compute")
         ws_type = {id(n): ctype if n.dtype.is_float else "long long" for n in plan.workspace}
         signature = ", ".join(
             [f"{p.c_type} __restrict__ {p.name}" if p.role != "symbol" else f"long long {p.name}" for p in params]
-            + [f"{ws_type[id(n)]}* __restrict__ {workspace[id(n)]}" for n in plan.workspace])
-        arguments = ", ".join([p.name for p in params] + [workspace[id(n)] for n in plan.workspace])
+            + [f"{ws_type[id(n)]}* __restrict__ {workspace[id(n)]}" for n in plan.workspace if id(n) in workspace])
+        arguments = ", ".join([p.name for p in params] + list(workspace.values()))
         ctx = Context(name, program, plan, ctype, sources, workspace, signature, arguments)
         schedule = Schedule(point["threads"], point["strategy"], point["items"], point["unroll"])
+        if fused:
+            return self._render_fused(ctx, params, schedule, point, name)
         kernels = [f"{name}_k{k}" for k in range(len(plan.stages))]
         device = "\n\n".join([BLOCKS_HELPER] + [
             kernel_text(ctx, stage, kernel, schedule, k == len(plan.stages) - 1)
@@ -93,3 +101,20 @@ class GeneralLowering(Sketch):
         return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{k}" for k in kernels],
                               launcher, params, launch_records(ctx, kernels, schedule), summary,
                               dram_bytes=plan_bytes(plan, program, schedules, 8 if ctype == "double" else 4))
+
+    def _render_fused(self, ctx: Context, params: list, schedule: Schedule, point: Point,
+                      name: str) -> RenderedKernel:
+        kernel = f"{name}_k0"
+        device = BLOCKS_HELPER + "\n\n" + fused_block_text(ctx, kernel, schedule)
+        launcher = fused_launcher_text(ctx, params, kernel, schedule)
+        plan, program = ctx.plan, ctx.program
+        stats = plan.stages[:-1]
+        strategy = (f"general lowering, one kernel: a block per group computes "
+                    f"{', '.join(s.node.op for s in stats)} then the output")
+        source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
+        groups = hint_extent(program, stats[0].node.shape)
+        launches = [Launch(kernel, (max(1, min(groups, 2 ** 31 - 1)), 1, 1), (schedule.threads, 1, 1),
+                           32 * 8 + 8 * len(stats))]
+        summary = f"{self.name} fused " + " ".join(f"{k}={v}" for k, v in point.items())
+        return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{kernel}"], launcher, params,
+                              launches, summary, dram_bytes=fused_bytes(plan, program))

@@ -60,3 +60,18 @@ def plan_bytes(plan: Plan, program: Program, schedules: list[str], ctype_bytes: 
         out = plan.root if stage is plan.stages[-1] else stage.node
         total += reads + _numel(program, out) * (out.dtype.size if stage is plan.stages[-1] else ctype_bytes)
     return total / SCALAR_ACCESS_EFFICIENCY
+
+
+L1_RESIDENT_BYTES = 64 * 1024     # a group this small is re-read from the SM's cache, not DRAM
+
+
+def fused_bytes(plan: Plan, program: Program) -> float:
+    """The block-per-group normalisation: each pass over a group re-reads its inputs, from
+    cache when the group fits the SM's L1, from DRAM (through L2) otherwise."""
+    stats = plan.stages[:-1]
+    inputs = [n for n in plan.root.walk() if n.op == "input"]
+    read = sum(_numel(program, n) * n.dtype.size for n in {id(n): n for n in inputs}.values())
+    group_elements = _numel(program, stats[0].node.args[0]) // max(1, _numel(program, stats[0].node))
+    passes = 1 if group_elements * 4 <= L1_RESIDENT_BYTES else len(stats) + 1
+    written = _numel(program, plan.root) * plan.root.dtype.size
+    return (read * passes + written) / SCALAR_ACCESS_EFFICIENCY

@@ -29,8 +29,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(_nvcc_missing(), reason="nvcc
 def test_lowered_kernels_compile(intent: str, arch: str) -> None:
     problem = classify(parse_intent(intent))
     sketch = next(s for s in candidates(problem, ARCHS[arch]) if s.name == "generic.lowered")
-    for strategy in ("thread", "block"):
-        rendered = sketch.render(problem, ARCHS[arch], {"threads": 128, "strategy": strategy, "items": 1,
-                                                        "unroll": 2}, "lowered")
-        result = compile_cuda(rendered.source, rendered.compile_arch(arch))
-        assert result.ok, "\n".join(str(m) for m in result.messages)[:3000]
+    for fuse in sketch.space(problem, ARCHS[arch]).token("fuse").choices:
+        for strategy in ("thread", "block"):
+            rendered = sketch.render(problem, ARCHS[arch], {"threads": 128, "strategy": strategy, "items": 1,
+                                                            "unroll": 2, "fuse": fuse}, "lowered")
+            result = compile_cuda(rendered.source, rendered.compile_arch(arch))
+            assert result.ok, "\n".join(str(m) for m in result.messages)[:3000]
