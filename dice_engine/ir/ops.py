@@ -255,7 +255,8 @@ def _norm(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
     if eps is None and op == "layer_norm":
         eps = 1e-5
     # rms_norm eps None: finfo(dtype).eps
-    return _node(op, args, x.dtype, x.shape, {"eps": eps, "axes": len(inner)})
+    axes = {"axes": len(inner)} if len(inner) > 1 else {}     # normalised trailing dims (default 1)
+    return _node(op, args, x.dtype, x.shape, {"eps": eps, **axes})
 
 
 def _cumsum(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
@@ -367,13 +368,15 @@ def _conv(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
                 raise OpError(f"the output extent {out} of dimension {i} is not positive "
                               f"(input {size}, padding {padding[i]})", None, "padding")
             extents.append(out)
-        extra = {"output_padding": output_padding}
+        extra: dict[str, Any] = {"output_padding": output_padding}
     else:
         extents = [_out_extent(x.shape[2 + i], kernel[i], stride[i], padding[i], dilation[i])
                    for i in range(d)]
         extra = {}
+    if groups != 1:     # stored only when not the default, as the attributes print in the IR
+        extra["groups"] = groups
     return _node(op, args, x.dtype, (x.shape[0], out_channels, *extents),
-                 {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups, **extra})
+                 {"stride": stride, "padding": padding, "dilation": dilation, **extra})
 
 
 def _pool(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
@@ -383,8 +386,8 @@ def _pool(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
     d = spatial_rank(op)
     if x.rank not in (d + 1, d + 2):
         raise OpError(f"{op} needs a tensor of rank {d + 1} or {d + 2}, got rank {x.rank}", 0)
-    if not x.dtype.is_float:
-        raise OpError(f"{op} needs a floating tensor", 0)
+    if not x.dtype.is_float and op.startswith("avg"):
+        raise OpError(f"{op} needs a floating tensor (as torch)", 0)
     if "kernel_size" not in attrs:
         raise OpError(f"{op} needs kernel_size=", None, "kernel_size")
     k = _ntuple(attrs["kernel_size"], d, "kernel_size", 1)
@@ -401,11 +404,14 @@ def _pool(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
     ceil_mode = bool(attrs.get("ceil_mode", False))
     lead = x.shape[:x.rank - d]
     extents = [_out_extent(x.shape[x.rank - d + i], k[i], s[i], p[i], dil[i], ceil_mode) for i in range(d)]
-    out_attrs: dict[str, Any] = {"kernel_size": k, "stride": s, "padding": p, "ceil_mode": ceil_mode}
-    if is_max:
+    # non-default options only, as the attributes print in the IR
+    out_attrs: dict[str, Any] = {"kernel_size": k, "stride": s, "padding": p}
+    if ceil_mode:
+        out_attrs["ceil_mode"] = True
+    if dil != (1,) * d:
         out_attrs["dilation"] = dil
-    else:
-        out_attrs["count_include_pad"] = bool(attrs.get("count_include_pad", True))
+    if not is_max and not attrs.get("count_include_pad", True):
+        out_attrs["count_include_pad"] = False
     return _node(op, args, x.dtype, (*lead, *extents), out_attrs)
 
 

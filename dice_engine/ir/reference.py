@@ -263,7 +263,7 @@ def _pool(x: Array, node: Node) -> Array:
         start = np.arange(o) * s - p
         end = np.minimum(start + k, i + p)
         count = end - start
-        if not node.attr("count_include_pad"):
+        if not node.attr("count_include_pad", True):
             count = np.minimum(end, i) - np.maximum(start, 0)
         shape = [1] * d
         shape[axis] = o

@@ -8,10 +8,10 @@ shared memory), `scan` (a thread per line, in order along the scanned dimension)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..ir.graph import Node, Program
-from ..sketches.base import Launch, Param, launcher_signature, numel_c, store_from_compute
+from ..ir.graph import Program
+from ..sketches.base import Param, launcher_signature, numel_c, store_from_compute
 from .body import Body, Index, Source, linear
 from .plan import Plan
 from .stages import Stage
@@ -28,6 +28,14 @@ class Schedule:
     unroll: int            # unroll factor of the serial reduction loop
 
 
+@dataclass(frozen=True)
+class Buffer:
+    """A launcher-owned workspace array: a materialised node, or a split reduction's partials."""
+    name: str
+    c_type: str
+    count: str                          # elements, a 64-bit C expression
+
+
 @dataclass
 class Context:
     name: str
@@ -36,8 +44,21 @@ class Context:
     ctype: str
     sources: dict[int, Source]
     workspace: dict[int, str]           # id(node) → workspace pointer name
-    signature: str                      # the kernels' parameter list
-    arguments: str                      # the launcher's arguments to each kernel
+    buffers: list[Buffer]               # every workspace array, in allocation order
+    sms: int                            # SMs of the target (how far a split reduction spreads)
+
+    @property
+    def signature(self) -> str:
+        """The kernels' parameter list: the launcher's (but the stream), then the workspace."""
+        params = [f"{p.c_type} __restrict__ {p.name}" if p.role != "symbol" else f"long long {p.name}"
+                  for p in self.params]
+        return ", ".join(params + [f"{b.c_type}* __restrict__ {b.name}" for b in self.buffers])
+
+    @property
+    def arguments(self) -> str:
+        return ", ".join([p.name for p in self.params] + [b.name for b in self.buffers])
+
+    params: list[Param] = field(default_factory=list)
 
 
 def hint_extent(program: Program, dims: tuple) -> int:
@@ -56,9 +77,18 @@ def stage_schedule(stage: Stage, program: Program, schedule: Schedule) -> str:
     extent = hint_extent(program, stage.extents)
     if extent < MIN_WORK_PER_WARP:
         return "thread"
-    if schedule.strategy == "block" and extent < 2 * schedule.threads:
+    if schedule.strategy in ("block", "split") and extent < 2 * schedule.threads:
         return "warp"
     return schedule.strategy
+
+
+def split_chunks(stage: Stage, program: Program, schedule: Schedule, sms: int) -> int:
+    """Blocks per output of a split reduction: enough to give every SM a few blocks, each with
+    at least four passes of the block over its chunk."""
+    outputs = hint_extent(program, stage.node.shape)
+    extent = hint_extent(program, stage.extents)
+    want = -(-4 * sms // max(1, outputs))
+    return max(1, min(want, extent // (4 * schedule.threads), 1024))
 
 
 def _decompose(var: str, names: list[str], dims: tuple, rem: str) -> list[str]:
@@ -217,49 +247,111 @@ def kernel_text(ctx: Context, stage: Stage, kernel: str, schedule: Schedule, las
 def per_block(strategy: str, schedule: Schedule) -> int:
     """Outputs (lines, for scans) one block covers in one pass of its grid."""
     return {"map": schedule.threads * schedule.items, "thread": schedule.threads * schedule.items,
-            "scan": schedule.threads, "warp": schedule.threads // 32, "block": 1}[strategy]
+            "scan": schedule.threads, "warp": schedule.threads // 32, "block": 1, "split": 1}[strategy]
 
 
-def launcher_text(ctx: Context, params: list[Param], kernels: list[str], schedule: Schedule) -> str:
-    sig = launcher_signature(ctx.name, params)
-    lines = [sig + " {"]
-    ws_nodes = ctx.plan.workspace
-    if ws_nodes:
+def launcher_text(ctx: Context, params: list[Param], launches: list[tuple[str, str, int]],
+                  schedule: Schedule) -> str:
+    """The launcher: one stream-ordered allocation for every buffer, the launches in order
+    (kernel, the work it spreads over, items per block), the allocation released after them."""
+    lines = [launcher_signature(ctx.name, params) + " {"]
+    if ctx.buffers:
         lines.append("    long long dz_bytes = 0;")
-        for node in ws_nodes:
-            ptr = ctx.workspace[id(node)]
-            lines += [f"    const long long {ptr}_at = dz_bytes;",
-                      f"    dz_bytes += ({numel_c(node.shape)} * (long long)sizeof({_ws_type(ctx, node)})"
-                      " + 255) / 256 * 256;"]
+        for b in ctx.buffers:
+            lines += [f"    const long long {b.name}_at = dz_bytes;",
+                      f"    dz_bytes += ({b.count} * (long long)sizeof({b.c_type}) + 255) / 256 * 256;"]
         lines += ["    unsigned char* dz_ws = nullptr;",
                   "    if (cudaMallocAsync(reinterpret_cast<void**>(&dz_ws), (size_t)dz_bytes, stream) != cudaSuccess)"
                   " return;"]
-        for node in ws_nodes:
-            ptr = ctx.workspace[id(node)]
-            lines.append(f"    {_ws_type(ctx, node)}* {ptr} = reinterpret_cast<{_ws_type(ctx, node)}*>(dz_ws + {ptr}_at);")
-    for stage, kernel in zip(ctx.plan.stages, kernels):
-        strategy = stage_schedule(stage, ctx.program, schedule)
-        shape = tuple(s for k, s in enumerate(stage.node.shape) if k != stage.scan_dim)
-        lines.append(f"    dice_{ctx.name}::{kernel}<<<dim3((unsigned)dice_{ctx.name}::dz_blocks({numel_c(shape)}, "
-                     f"{per_block(strategy, schedule)})), dim3({schedule.threads}), 0, stream>>>({ctx.arguments});")
-    if ws_nodes:
+        lines += [f"    {b.c_type}* {b.name} = reinterpret_cast<{b.c_type}*>(dz_ws + {b.name}_at);" for b in ctx.buffers]
+    for kernel, work, per in launches:
+        lines.append(f"    dice_{ctx.name}::{kernel}<<<dim3((unsigned)dice_{ctx.name}::dz_blocks({work}, {per})), "
+                     f"dim3({schedule.threads}), 0, stream>>>({ctx.arguments});")
+    if ctx.buffers:
         lines.append("    cudaFreeAsync(dz_ws, stream);")
     return "\n".join(lines + ["}"])
 
 
-def _ws_type(ctx: Context, node: Node) -> str:
-    return ctx.ctype if node.dtype.is_float else "long long"
+@dataclass(frozen=True)
+class KernelPlan:
+    """One kernel of the rendered plan: its text and how the launcher spreads it."""
+    name: str
+    text: str
+    work: str          # items the grid covers (a 64-bit C expression)
+    per_block: int     # items per block in one pass of the grid
+    hint_blocks: int   # blocks at the hint sizes (for the cost model)
+    smem_bytes: int
 
 
-def launch_records(ctx: Context, kernels: list[str], schedule: Schedule) -> list[Launch]:
+def split_text(ctx: Context, stage: Stage, k: int, kernel: str, schedule: Schedule, chunks: int,
+               last: bool) -> tuple[str, str]:
+    """A long reduction over few outputs in two kernels: `chunks` blocks per output each reduce
+    a slice of the domain into partials, then a warp per output merges them in order."""
+    node = stage.node
+    idx_names = tuple(f"dz_i{d}" for d in range(node.rank))
+    acc_t = _acc_types(stage, ctx.ctype)
+    init = _init(stage, ctx.ctype)
+    extent = numel_c(stage.extents)
+    part = [f"__global__ void __launch_bounds__({schedule.threads}) {kernel}({ctx.signature}) {{",
+            f"    __shared__ {acc_t} dz_part[32];", "    __shared__ long long dz_parti[32];",
+            "    const int dz_lane = threadIdx.x & 31, dz_warp = threadIdx.x >> 5;",
+            f"    const long long dz_total = {numel_c(node.shape)} * {chunks}LL;",
+            f"    const long long dz_chunk = ({extent} + {chunks - 1}LL) / {chunks}LL;",
+            "    for (long long dz_b = blockIdx.x; dz_b < dz_total; dz_b += gridDim.x) {"]
+    body = [f"const long long dz_o = dz_b / {chunks}LL, dz_c = dz_b % {chunks}LL;",
+            f"const long long dz_end = (dz_c + 1) * dz_chunk < {extent} ? (dz_c + 1) * dz_chunk : {extent};"]
+    body += _decompose("dz_o", list(idx_names), node.shape, "dz_ro")
+    body += [f"{acc_t} dz_acc = {init};", "long long dz_acci = 9223372036854775807LL;"]
+    ridx = tuple(f"dz_r{j}" for j in range(len(stage.extents)))
+    loop = ["for (long long dz_r = dz_c * dz_chunk + threadIdx.x; dz_r < dz_end; dz_r += blockDim.x) {"]
+    inner = _decompose("dz_r", list(ridx), stage.extents, "dz_rr")
+    inner += _term_lines(ctx, stage, idx_names, ridx, "dz_acc", "dz_acci", "dz_r")
+    body += loop + _indent(inner, 1) + ["}"] + _butterfly(stage)
+    body += ["if (dz_lane == 0) { dz_part[dz_warp] = dz_acc; dz_parti[dz_warp] = dz_acci; }",
+             "__syncthreads();", "if (dz_warp == 0) {",
+             f"    dz_acc = dz_lane < (int)(blockDim.x >> 5) ? dz_part[dz_lane] : ({acc_t})({init});",
+             "    dz_acci = dz_lane < (int)(blockDim.x >> 5) ? dz_parti[dz_lane] : 9223372036854775807LL;"]
+    body += _indent(_butterfly(stage) + [f"if (dz_lane == 0) {{ dz_pv{k}[dz_b] = dz_acc; dz_pi{k}[dz_b] = dz_acci; }}"], 1)
+    body += ["}", "__syncthreads();"]
+    part += _indent(body, 2) + ["    }", "}"]
+    merge = [f"__global__ void __launch_bounds__({schedule.threads}) {kernel}_merge({ctx.signature}) {{",
+             f"    const long long dz_total = {numel_c(node.shape)};",
+             "    const int dz_lane = threadIdx.x & 31;",
+             "    const long long dz_warps = (long long)gridDim.x * (blockDim.x >> 5);",
+             "    for (long long dz_o = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);"
+             " dz_o < dz_total; dz_o += dz_warps) {"]
+    body = _decompose("dz_o", list(idx_names), node.shape, "dz_ro")
+    body += [f"{acc_t} dz_acc = {init};", "long long dz_acci = 9223372036854775807LL;",
+             f"for (long long dz_c = dz_lane; dz_c < {chunks}LL; dz_c += 32) {{",
+             f"    const {acc_t} dz_v = dz_pv{k}[dz_o * {chunks}LL + dz_c];",
+             f"    const long long dz_vi = dz_pi{k}[dz_o * {chunks}LL + dz_c];",
+             "    " + _combine(stage.combine or "sum", "dz_acc", "dz_acci", "dz_v", "dz_vi"), "}"]
+    body += _butterfly(stage) + ["if (dz_lane == 0) {"]
+    body += _indent(_finish(ctx, stage, idx_names, last), 1) + ["}"]
+    merge += _indent(body, 2) + ["    }", "}"]
+    return "\n".join(part), "\n".join(merge)
+
+
+def plan_kernels(ctx: Context, schedule: Schedule, chunks: dict[int, int]) -> list[KernelPlan]:
+    """Every kernel of the plan in launch order (a split stage contributes two)."""
     out = []
-    for stage, kernel in zip(ctx.plan.stages, kernels):
+    for k, stage in enumerate(ctx.plan.stages):
+        last = k == len(ctx.plan.stages) - 1
+        kernel = f"{ctx.name}_k{k}"
         strategy = stage_schedule(stage, ctx.program, schedule)
-        shape = tuple(s for k, s in enumerate(stage.node.shape) if k != stage.scan_dim)
+        shape = tuple(s for d, s in enumerate(stage.node.shape) if d != stage.scan_dim)
+        outputs = hint_extent(ctx.program, shape)
+        if strategy == "split":
+            c = chunks[k]
+            part, merge = split_text(ctx, stage, k, kernel, schedule, c, last)
+            out.append(KernelPlan(kernel, part, f"{numel_c(shape)} * {c}LL", 1, min(outputs * c, 2 ** 31 - 1),
+                                  32 * 16))
+            per = schedule.threads // 32
+            out.append(KernelPlan(f"{kernel}_merge", merge, numel_c(shape), per, max(1, -(-outputs // per)), 0))
+            continue
         per = per_block(strategy, schedule)
-        blocks = max(1, min(-(-hint_extent(ctx.program, shape) // per), 2 ** 31 - 1))
-        smem = 32 * 16 if strategy == "block" else 0
-        out.append(Launch(kernel, (blocks, 1, 1), (schedule.threads, 1, 1), smem))
+        out.append(KernelPlan(kernel, kernel_text(ctx, stage, kernel, schedule, last), numel_c(shape), per,
+                              max(1, min(-(-outputs // per), 2 ** 31 - 1)), 32 * 16 if strategy == "block" else 0))
     return out
 
 

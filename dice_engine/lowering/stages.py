@@ -96,7 +96,7 @@ def _conv(node: Node) -> Stage:
     x, w = node.args[0], node.args[1]
     d = spatial_rank(node.op)
     stride, padding, dilation = node.attr("stride"), node.attr("padding"), node.attr("dilation")
-    groups = node.attr("groups")
+    groups = node.attr("groups", 1)
     transposed = node.op.startswith("conv_transpose")
     cg = int(x.shape[1]) // groups
     kg = int(w.shape[1]) if transposed else int(node.shape[1]) // groups
@@ -165,7 +165,7 @@ def _pool(node: Node) -> Stage:
         for t in range(d):
             start = f"({idx[lead + t]} * {stride[t]} - {padding[t]})"
             end = f"min({start} + {kernel[t]}LL, (long long){dim_c(sizes[t])} + {padding[t]})"
-            if node.attr("count_include_pad"):
+            if node.attr("count_include_pad", True):
                 counts.append(f"({end} - {start})")
             else:
                 counts.append(f"(min({end}, (long long){dim_c(sizes[t])}) - max({start}, 0LL))")

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.gpu
 
 
 @pytest.mark.parametrize("intent", [c[0] for c in EMULATED_CASES], ids=[c[0][:50] for c in EMULATED_CASES])
-@pytest.mark.parametrize("strategy", ["thread", "warp", "block"])
+@pytest.mark.parametrize("strategy", ["thread", "warp", "block", "split"])
 @pytest.mark.parametrize("fuse", ["kernels", "block"])
 def test_lowered_kernel_is_correct_on_the_gpu(runner, intent: str, strategy: str, fuse: str) -> None:
     problem = classify(parse_intent(intent))

@@ -35,3 +35,9 @@ EMULATED_CASES += [
     ("y = scaled_dot_product_attention(q, k, v); q: f32[1, 2, 5, 4]; k: f32[1, 2, 6, 4]; v: f32[1, 2, 6, 3]",
      ("thread",)),
 ]
+
+EMULATED_CASES += [   # long domains over few outputs: the split (two-kernel) reduction
+    ("s = sum(x); x: f32[20000]", ("split",)),
+    ("i = argmax(x, dim=1); x: f32[2, 9000]", ("split",)),
+    ("m = mean(x, dim=(0, 2)); x: f64[40, 2, 300]", ("split",)),
+]

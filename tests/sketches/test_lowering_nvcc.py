@@ -30,7 +30,7 @@ def test_lowered_kernels_compile(intent: str, arch: str) -> None:
     problem = classify(parse_intent(intent))
     sketch = next(s for s in candidates(problem, ARCHS[arch]) if s.name == "generic.lowered")
     for fuse in sketch.space(problem, ARCHS[arch]).token("fuse").choices:
-        for strategy in ("thread", "block"):
+        for strategy in ("thread", "block", "split"):
             rendered = sketch.render(problem, ARCHS[arch], {"threads": 128, "strategy": strategy, "items": 1,
                                                             "unroll": 2, "fuse": fuse}, "lowered")
             result = compile_cuda(rendered.source, rendered.compile_arch(arch))
