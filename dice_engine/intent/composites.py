@@ -144,7 +144,8 @@ def kl_div(x: Node, target: Node, reduction: str, log_target: bool) -> Node:
 def smooth_l1(x: Node, target: Node, reduction: str, beta: float, huber: bool) -> Node:
     _same_shape(x, target, "smooth_l1_loss")
     if beta < 0:
-        raise OpError(f"{'delta' if huber else 'beta'} must be >= 0, got {beta}", None, "delta" if huber else "beta")
+        name = "delta" if huber else "beta"
+        raise OpError(f"{name} must be >= 0, got {beta}", None, name)
     diff = m("abs", m("sub", x, target))
     if beta == 0:
         return _reduce_loss(diff, reduction)

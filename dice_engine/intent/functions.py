@@ -317,6 +317,11 @@ def _unsqueeze(site: CallSite) -> Node:
     return build("reshape", site, ["input"], shape=x.shape[:dim] + (1,) + x.shape[dim:])
 
 
+def _dims(site: CallSite) -> tuple[int, ...] | None:
+    dims = site.ints("dim")
+    return None if dims is None else (dims if isinstance(dims, tuple) else (dims,))
+
+
 def _norm_p(site: CallSite) -> Value:
     p = site.get("p", "fro")
     if isinstance(p, str) and p not in ("fro", "inf"):
@@ -375,7 +380,8 @@ FUNCTIONS: dict[str, Function] = {
     **{f"conv{d}d": Function(("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
                              _conv(f"conv{d}d")) for d in (1, 2, 3)},
     **{f"conv_transpose{d}d": Function(("input", "weight", "bias", "stride", "padding", "output_padding",
-                                        "groups", "dilation"), _conv(f"conv_transpose{d}d")) for d in (1, 2, 3)},
+                                        "groups", "dilation"), _conv(f"conv_transpose{d}d"))
+       for d in (1, 2, 3)},
     **{f"max_pool{d}d": Function(("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode",
                                   "return_indices"), _pool(f"max_pool{d}d")) for d in (1, 2, 3)},
     **{f"avg_pool{d}d": Function(("input", "kernel_size", "stride", "padding", "ceil_mode",
@@ -410,8 +416,7 @@ FUNCTIONS: dict[str, Function] = {
             "eps": float(site.number("eps", 1e-12))})),
     "norm": Function(("input", "p", "dim", "keepdim"), _composite(
         composites.p_norm, ("input",), lambda site: {
-            "p": _norm_p(site), "dims": (lambda d: None if d is None else (d if isinstance(d, tuple) else (d,)))(
-                site.ints("dim")), "keepdim": _flag(site, "keepdim", False)})),
+            "p": _norm_p(site), "dims": _dims(site), "keepdim": _flag(site, "keepdim", False)})),
     "cross_entropy": Function(("input", "target", "weight", "size_average", "ignore_index", "reduce",
                                "reduction"), _composite(
         composites.cross_entropy, ("input", "target"), lambda site: {"reduction": _reduction_arg(site)})),

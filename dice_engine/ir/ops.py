@@ -421,7 +421,8 @@ def _reshape(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
     want = list(attrs.get("shape", ()))
     if any(isinstance(v, str) for v in list(x.shape) + want):
         if tuple(want) != x.shape:
-            raise OpError("reshape needs concrete sizes (symbols only where the shape is unchanged)", None, "shape")
+            raise OpError("reshape needs concrete sizes (symbols only where the shape is unchanged)",
+                          None, "shape")
         return _node(op, args, x.dtype, x.shape, {"shape": x.shape})
     numel = 1
     for v in x.shape:

@@ -225,7 +225,8 @@ def _conv_transpose(args: list[Array], node: Node) -> Array:
     big = np.zeros((n, kg * groups) + tuple(o + 2 * p for o, p in zip(out_sizes, padding)))
     in_sizes = x.shape[2:]
     for taps in np.ndindex(*w.shape[2:]):
-        target = tuple(_window_slices(t * dl, i, st) for t, dl, i, st in zip(taps, dilation, in_sizes, stride))
+        target = tuple(_window_slices(t * dl, i, st)
+                       for t, dl, i, st in zip(taps, dilation, in_sizes, stride))
         for g in range(groups):
             tap = w[(slice(g * cg, (g + 1) * cg), slice(None)) + taps]       # [cg, kg]
             contrib = np.tensordot(x[:, g * cg:(g + 1) * cg], tap, axes=([1], [0]))
@@ -303,7 +304,8 @@ def evaluate(program: Program, inputs: dict[str, Array], symbols: dict[str, int]
     for node in program.output.walk():
         args = [values[id(a)] for a in node.args]
         if node.op == "index":
-            sizes = tuple(bound.get(d, (symbols or {}).get(d, 0)) if isinstance(d, str) else d for d in node.shape)
+            sizes = tuple(bound.get(d, (symbols or {}).get(d, 0)) if isinstance(d, str) else d
+                          for d in node.shape)
             values[id(node)] = _index(node, sizes)
             continue
         values[id(node)] = _eval_node(node, args, inputs)

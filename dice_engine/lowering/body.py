@@ -88,7 +88,8 @@ class Body:
             return self.temp(raw, self.type_of(node))
         op = node.op
         if op == "const":
-            return literal(node.value, self.type_of(node) if not isinstance(node.value, float) else self.ctype)
+            kind = self.ctype if isinstance(node.value, float) else self.type_of(node)
+            return literal(node.value, kind)
         if op == "index":
             return f"({idx[node.attr('dim')]})"
         if op == "permute":

@@ -173,7 +173,8 @@ def _butterfly(stage: Stage) -> list[str]:
     arg = stage.combine in ("argmax", "argmin")
     lines = ["for (int dz_m = 16; dz_m > 0; dz_m >>= 1) {",
              "    const auto dz_v = __shfl_xor_sync(0xffffffffu, dz_acc, dz_m);",
-             "    const long long dz_vi = " + ("__shfl_xor_sync(0xffffffffu, dz_acci, dz_m);" if arg else "0;"),
+             "    const long long dz_vi = "
+             + ("__shfl_xor_sync(0xffffffffu, dz_acci, dz_m);" if arg else "0;"),
              "    " + _combine(stage.combine or "sum", "dz_acc", "dz_acci", "dz_v", "dz_vi"),
              "}"]
     return lines
@@ -208,7 +209,8 @@ def kernel_text(ctx: Context, stage: Stage, kernel: str, schedule: Schedule, las
             body += _finish(ctx, stage, tuple(idx_names), last)
         else:
             d = stage.scan_dim
-            body += init + [f"for (long long dz_i{d} = 0; dz_i{d} < {numel_c((node.shape[d],))}; ++dz_i{d}) {{"]
+            length = numel_c((node.shape[d],))
+            body += init + [f"for (long long dz_i{d} = 0; dz_i{d} < {length}; ++dz_i{d}) {{"]
             t = Body(ctx.ctype, ctx.sources, prefix="t")
             value = stage.term(t, tuple(idx_names), ())
             step = t.lines + [_combine(stage.combine or "sum", "dz_acc", "dz_acci", value, "0")]
@@ -235,8 +237,10 @@ def kernel_text(ctx: Context, stage: Stage, kernel: str, schedule: Schedule, las
         body += _butterfly(stage)
         body += ["if (dz_lane == 0) { dz_part[dz_warp] = dz_acc; dz_parti[dz_warp] = dz_acci; }",
                  "__syncthreads();", "if (dz_warp == 0) {",
-                 f"    dz_acc = dz_lane < (int)(blockDim.x >> 5) ? dz_part[dz_lane] : ({acc_t})({_init(stage, ctx.ctype)});",
-                 "    dz_acci = dz_lane < (int)(blockDim.x >> 5) ? dz_parti[dz_lane] : 9223372036854775807LL;"]
+                 f"    dz_acc = dz_lane < (int)(blockDim.x >> 5) ? dz_part[dz_lane]"
+                 f" : ({acc_t})({_init(stage, ctx.ctype)});",
+                 "    dz_acci = dz_lane < (int)(blockDim.x >> 5) ? dz_parti[dz_lane]"
+                 " : 9223372036854775807LL;"]
         body += _indent(_butterfly(stage) + ["if (dz_lane == 0) {"]
                         + _indent(_finish(ctx, stage, tuple(idx_names), last), 1) + ["}"], 1)
         body += ["}", "__syncthreads();"]
@@ -261,11 +265,13 @@ def launcher_text(ctx: Context, params: list[Param], launches: list[tuple[str, s
             lines += [f"    const long long {b.name}_at = dz_bytes;",
                       f"    dz_bytes += ({b.count} * (long long)sizeof({b.c_type}) + 255) / 256 * 256;"]
         lines += ["    unsigned char* dz_ws = nullptr;",
-                  "    if (cudaMallocAsync(reinterpret_cast<void**>(&dz_ws), (size_t)dz_bytes, stream) != cudaSuccess)"
-                  " return;"]
-        lines += [f"    {b.c_type}* {b.name} = reinterpret_cast<{b.c_type}*>(dz_ws + {b.name}_at);" for b in ctx.buffers]
+                  "    if (cudaMallocAsync(reinterpret_cast<void**>(&dz_ws), (size_t)dz_bytes, stream)"
+                  " != cudaSuccess) return;"]
+        lines += [f"    {b.c_type}* {b.name} = reinterpret_cast<{b.c_type}*>(dz_ws + {b.name}_at);"
+                  for b in ctx.buffers]
     for kernel, work, per in launches:
-        lines.append(f"    dice_{ctx.name}::{kernel}<<<dim3((unsigned)dice_{ctx.name}::dz_blocks({work}, {per})), "
+        grid = f"dim3((unsigned)dice_{ctx.name}::dz_blocks({work}, {per}))"
+        lines.append(f"    dice_{ctx.name}::{kernel}<<<{grid}, "
                      f"dim3({schedule.threads}), 0, stream>>>({ctx.arguments});")
     if ctx.buffers:
         lines.append("    cudaFreeAsync(dz_ws, stream);")
@@ -311,7 +317,8 @@ def split_text(ctx: Context, stage: Stage, k: int, kernel: str, schedule: Schedu
              "__syncthreads();", "if (dz_warp == 0) {",
              f"    dz_acc = dz_lane < (int)(blockDim.x >> 5) ? dz_part[dz_lane] : ({acc_t})({init});",
              "    dz_acci = dz_lane < (int)(blockDim.x >> 5) ? dz_parti[dz_lane] : 9223372036854775807LL;"]
-    body += _indent(_butterfly(stage) + [f"if (dz_lane == 0) {{ dz_pv{k}[dz_b] = dz_acc; dz_pi{k}[dz_b] = dz_acci; }}"], 1)
+    publish = f"if (dz_lane == 0) {{ dz_pv{k}[dz_b] = dz_acc; dz_pi{k}[dz_b] = dz_acci; }}"
+    body += _indent(_butterfly(stage) + [publish], 1)
     body += ["}", "__syncthreads();"]
     part += _indent(body, 2) + ["    }", "}"]
     merge = [f"__global__ void __launch_bounds__({schedule.threads}) {kernel}_merge({ctx.signature}) {{",
@@ -347,11 +354,13 @@ def plan_kernels(ctx: Context, schedule: Schedule, chunks: dict[int, int]) -> li
             out.append(KernelPlan(kernel, part, f"{numel_c(shape)} * {c}LL", 1, min(outputs * c, 2 ** 31 - 1),
                                   32 * 16))
             per = schedule.threads // 32
-            out.append(KernelPlan(f"{kernel}_merge", merge, numel_c(shape), per, max(1, -(-outputs // per)), 0))
+            out.append(KernelPlan(f"{kernel}_merge", merge, numel_c(shape), per,
+                                  max(1, -(-outputs // per)), 0))
             continue
         per = per_block(strategy, schedule)
         out.append(KernelPlan(kernel, kernel_text(ctx, stage, kernel, schedule, last), numel_c(shape), per,
-                              max(1, min(-(-outputs // per), 2 ** 31 - 1)), 32 * 16 if strategy == "block" else 0))
+                              max(1, min(-(-outputs // per), 2 ** 31 - 1)),
+                              32 * 16 if strategy == "block" else 0))
     return out
 
 
@@ -400,7 +409,8 @@ def fused_block_text(ctx: Context, kernel: str, schedule: Schedule) -> str:
     loop = f"for (long long dz_r = threadIdx.x; dz_r < {numel_c(extents)}; dz_r += blockDim.x) {{"
     for j, stage in enumerate(stats):
         body += [f"{{   // statistic {j}: {stage.node.op} over dims {list(dims)}",
-                 f"    {ctx.ctype} dz_acc = {_init(stage, ctx.ctype)};", "    long long dz_acci = 0;", "    " + loop]
+                 f"    {ctx.ctype} dz_acc = {_init(stage, ctx.ctype)};", "    long long dz_acci = 0;",
+                 "    " + loop]
         t = bound("t", j)
         value = stage.term(t, tuple(group_names), ridx)
         inner = _decompose("dz_r", list(ridx), extents, "dz_rr") + t.lines
@@ -415,7 +425,8 @@ def fused_block_text(ctx: Context, kernel: str, schedule: Schedule) -> str:
     value = m.value(ctx.plan.root, full)
     root = ctx.plan.root
     inner = _decompose("dz_r", list(ridx), extents, "dz_rr") + m.lines
-    inner.append(f"{ctx.program.output_name}[{linear(full, root.shape)}] = {store_from_compute(root.dtype, value)};")
+    stored = store_from_compute(root.dtype, value)
+    inner.append(f"{ctx.program.output_name}[{linear(full, root.shape)}] = {stored};")
     body += [loop] + _indent(inner, 1) + ["}", "__syncthreads();"]
     lines += _indent(body, 2) + ["    }", "}"]
     return "\n".join(lines)
@@ -424,5 +435,6 @@ def fused_block_text(ctx: Context, kernel: str, schedule: Schedule) -> str:
 def fused_launcher_text(ctx: Context, params: list[Param], kernel: str, schedule: Schedule) -> str:
     groups = numel_c(ctx.plan.stages[0].node.shape)
     return "\n".join([launcher_signature(ctx.name, params) + " {",
-                      f"    dice_{ctx.name}::{kernel}<<<dim3((unsigned)dice_{ctx.name}::dz_blocks({groups}, 1)), "
+                      f"    dice_{ctx.name}::{kernel}<<<"
+                      f"dim3((unsigned)dice_{ctx.name}::dz_blocks({groups}, 1)), "
                       f"dim3({schedule.threads}), 0, stream>>>({ctx.arguments});", "}"])

@@ -6,8 +6,8 @@ from __future__ import annotations
 from ..arch import ArchSpec
 from ..ir.graph import Program
 from ..ir.patterns import Problem
-from ..sketches.base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
-                             numel_c)
+from ..sketches.base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame,
+                             launcher_params, numel_c)
 from .body import Source
 from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Buffer, Context, Schedule, fused_block_text,
                       fused_launcher_text, hint_extent, launcher_text, plan_kernels, split_chunks,
@@ -48,7 +48,8 @@ class GeneralLowering(Sketch):
                   "several blocks per output and a second kernel merging their partials"),
             Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages"),
             Token("unroll", (1, 2, 4), "unroll factor of the reduction loop"),
-            Token("fuse", ("kernels", "block") if block_fusable(make_plan(problem.program.output)) else ("kernels",),
+            Token("fuse", ("kernels", "block") if block_fusable(make_plan(problem.program.output))
+                  else ("kernels",),
                   "a normalisation as a kernel per statistic, or one kernel with a block per group"),
         ]
 
@@ -87,7 +88,8 @@ class GeneralLowering(Sketch):
         for k, node in enumerate([] if fused else plan.workspace):
             workspace[id(node)] = f"dz_ws{k}"
             sources[id(node)] = Source(f"dz_ws{k}", "compute")
-            buffers.append(Buffer(f"dz_ws{k}", ctype if node.dtype.is_float else "long long", numel_c(node.shape)))
+            c_type = ctype if node.dtype.is_float else "long long"
+            buffers.append(Buffer(f"dz_ws{k}", c_type, numel_c(node.shape)))
         schedules = [stage_schedule(s, program, schedule) for s in plan.stages]
         chunks = {}
         for k, (stage, sch) in enumerate(zip(plan.stages, schedules)):
@@ -106,7 +108,8 @@ class GeneralLowering(Sketch):
                     + ", ".join(f"{s.node.op}/{sch}" for s, sch in zip(plan.stages, schedules)))
         source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
         summary = f"{self.name} {len(kernels)} kernel(s) " + " ".join(f"{k}={v}" for k, v in point.items())
-        launches = [Launch(k.name, (k.hint_blocks, 1, 1), (schedule.threads, 1, 1), k.smem_bytes) for k in kernels]
+        launches = [Launch(k.name, (k.hint_blocks, 1, 1), (schedule.threads, 1, 1), k.smem_bytes)
+                    for k in kernels]
         return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{k.name}" for k in kernels],
                               launcher, params, launches, summary,
                               dram_bytes=plan_bytes(plan, program, schedules, 8 if ctype == "double" else 4))

@@ -113,7 +113,8 @@ def _conv(node: Node) -> Stage:
         conds = []
         for t, pos in enumerate(taps(idx, ridx)):
             if transposed:
-                conds.append(f"{pos} < 0 || {pos} % {stride[t]} != 0 || {pos} / {stride[t]} >= {dim_c(sizes[t])}"
+                conds.append(f"{pos} < 0 || {pos} % {stride[t]} != 0 || "
+                             f"{pos} / {stride[t]} >= {dim_c(sizes[t])}"
                              if stride[t] > 1 else f"{pos} < 0 || {pos} >= {dim_c(sizes[t])}")
             else:
                 conds.append(f"{pos} < 0 || {pos} >= {dim_c(sizes[t])}")
@@ -150,7 +151,8 @@ def _pool(node: Node) -> Stage:
     is_max = node.op.startswith("max")
 
     def pos(idx: Index, ridx: Index) -> list[str]:
-        return [f"({idx[lead + t]} * {stride[t]} - {padding[t]} + ({ridx[t]}) * {dilation[t]})" for t in range(d)]
+        return [f"({idx[lead + t]} * {stride[t]} - {padding[t]} + ({ridx[t]}) * {dilation[t]})"
+                for t in range(d)]
 
     def skip(idx: Index, ridx: Index) -> str:
         return " || ".join(f"({p} < 0 || {p} >= {dim_c(sizes[t])})" for t, p in enumerate(pos(idx, ridx)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..ir.graph import Node, Program
 from .plan import Plan
+from ..ir.ops import REDUCTIONS
 from .stages import MATERIALISED, Stage
 
 SCALAR_ACCESS_EFFICIENCY = 0.8
@@ -54,8 +55,7 @@ def plan_bytes(plan: Plan, program: Program, schedules: list[str], ctype_bytes: 
         for leaf in {id(n): n for r in roots for n in _leaves(r, materialised)}.values():
             size = leaf.dtype.size if leaf.op == "input" else ctype_bytes
             reads += _numel(program, leaf) * size
-        if schedule == "thread" and stage.node.op in ("sum", "mean", "max", "min", "prod", "argmax", "argmin") \
-                and _walks_contiguous_axis(stage):
+        if schedule == "thread" and stage.node.op in REDUCTIONS and _walks_contiguous_axis(stage):
             reads *= SECTOR_BYTES / max(1, stage.node.args[0].dtype.size)
         out = plan.root if stage is plan.stages[-1] else stage.node
         total += reads + _numel(program, out) * (out.dtype.size if stage is plan.stages[-1] else ctype_bytes)

@@ -13,7 +13,8 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 CASES = [
-    ("y = conv1d(x, w, b, stride=2, padding=1, dilation=2, groups=2); x: f32[2, 4, 17]; w: f32[6, 2, 3]; b: f32[6]",
+    ("y = conv1d(x, w, b, stride=2, padding=1, dilation=2, groups=2); "
+     "x: f32[2, 4, 17]; w: f32[6, 2, 3]; b: f32[6]",
      lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, dilation=2, groups=2)),
     ("y = conv3d(x, w, padding=(1, 0, 1)); x: f32[1, 3, 6, 5, 4]; w: f32[4, 3, 3, 2, 3]",
      lambda x, w: F.conv3d(x, w, padding=(1, 0, 1))),
@@ -30,12 +31,14 @@ CASES = [
      lambda x: F.max_pool1d(x, 4, stride=2, padding=2, dilation=3, ceil_mode=True)),
     ("y = max_pool3d(x, 3, stride=2, padding=1); x: f32[2, 2, 7, 8, 9]",
      lambda x: F.max_pool3d(x, 3, stride=2, padding=1)),
-    ("y = avg_pool3d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False); x: f32[1, 2, 8, 7, 6]",
+    ("y = avg_pool3d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False); "
+     "x: f32[1, 2, 8, 7, 6]",
      lambda x: F.avg_pool3d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
     ("y = avg_pool1d(x, 5, stride=3, padding=2); x: f32[4, 3, 20]",
      lambda x: F.avg_pool1d(x, 5, stride=3, padding=2)),
     ("y = cumprod(x, dim=1); x: f32[3, 9]", lambda x: torch.cumprod(x, dim=1)),
-    ("y = torch.cumsum(x.flip(1), dim=1).flip(1); x: f32[3, 9]", lambda x: torch.cumsum(x.flip(1), 1).flip(1)),
+    ("y = torch.cumsum(x.flip(1), dim=1).flip(1); "
+     "x: f32[3, 9]", lambda x: torch.cumsum(x.flip(1), 1).flip(1)),
     ("y = triu(A @ B); A: f32[6, 5]; B: f32[5, 6]", lambda a, b: torch.triu(a @ b)),
     ("y = tril(A, -1) @ B; A: f32[6, 6]; B: f32[6, 4]", lambda a, b: torch.tril(a, -1) @ b),
     ("y = diag(a) @ B; a: f32[5]; B: f32[5, 3]", lambda a, b: torch.diag(a) @ b),
@@ -58,16 +61,19 @@ CASES = [
      lambda p, q: F.kl_div(torch.log(p), q, reduction="batchmean")),
     ("y = smooth_l1_loss(a, b, beta=0.5); a: f32[5, 4]; b: f32[5, 4]",
      lambda a, b: F.smooth_l1_loss(a, b, beta=0.5)),
-    ("y = huber_loss(a, b, delta=0.7); a: f32[5, 4]; b: f32[5, 4]", lambda a, b: F.huber_loss(a, b, delta=0.7)),
+    ("y = huber_loss(a, b, delta=0.7); "
+     "a: f32[5, 4]; b: f32[5, 4]", lambda a, b: F.huber_loss(a, b, delta=0.7)),
     ("y = mean(1 - cosine_similarity(a, b, dim=1)); a: f32[5, 8]; b: f32[5, 8]",
      lambda a, b: torch.mean(1 - F.cosine_similarity(a, b, dim=1))),
     ("y = triplet_margin_loss(a, p, n, margin=0.5); a: f32[4, 6]; p: f32[4, 6]; n: f32[4, 6]",
      lambda a, p, n: F.triplet_margin_loss(a, p, n, margin=0.5)),
-    ("y = mean(clamp(1 - p * t, min=0)); p: f32[8]; t: f32[8]", lambda p, t: torch.mean(torch.clamp(1 - p * t, min=0))),
+    ("y = mean(clamp(1 - p * t, min=0)); "
+     "p: f32[8]; t: f32[8]", lambda p, t: torch.mean(torch.clamp(1 - p * t, min=0))),
     ("y = mse_loss(a, b); a: f32[3, 4]; b: f32[3, 4]", lambda a, b: F.mse_loss(a, b)),
     ("y = scaled_dot_product_attention(q, k, v); q: f32[2, 2, 5, 4]; k: f32[2, 2, 6, 4]; v: f32[2, 2, 6, 3]",
      lambda q, k, v: F.scaled_dot_product_attention(q, k, v)),
-    ("y = softplus(x, beta=2.0, threshold=1.0); x: f32[40]", lambda x: F.softplus(x, beta=2.0, threshold=1.0)),
+    ("y = softplus(x, beta=2.0, threshold=1.0); "
+     "x: f32[40]", lambda x: F.softplus(x, beta=2.0, threshold=1.0)),
     ("y = elu(x, alpha=0.7) + selu(x) + softsign(x) + hardsigmoid(x) + hardtanh(x, -0.5, 0.5); x: f32[40]",
      lambda x: F.elu(x, 0.7) + F.selu(x) + F.softsign(x) + F.hardsigmoid(x) + F.hardtanh(x, -0.5, 0.5)),
     ("y = x.unsqueeze(1) * x.reshape(1, 3, 2); x: f32[3, 2]", lambda x: x.unsqueeze(1) * x.reshape(1, 3, 2)),
@@ -102,7 +108,8 @@ def test_reference_agrees_with_torch(intent: str, torch_fn) -> None:
 
 @pytest.mark.parametrize("intent, message", [
     ("y = conv2d(x, w, groups=3); x: f32[2, 8, 5, 5]; w: f32[8, 2, 3, 3]", "groups=3 does not divide the 8"),
-    ("y = conv1d(x, w); x: f32[2, 3, 4]; w: f32[4, 3, 7]", "padded by 0 on each side is 4, the kernel spans 7"),
+    ("y = conv1d(x, w); "
+     "x: f32[2, 3, 4]; w: f32[4, 3, 7]", "padded by 0 on each side is 4, the kernel spans 7"),
     ("y = max_pool2d(x, 3, padding=2); x: f32[1, 1, 8, 8]", "at most half the kernel size 3 (0..1)"),
     ("y = group_norm(x, 3); x: f32[2, 8, 5]", "num_groups=3 must divide the 8 channels"),
     ("y = conv_transpose1d(x, w, stride=2, output_padding=2); x: f32[1, 2, 5]; w: f32[2, 2, 3]",

@@ -17,14 +17,17 @@ EMULATED_CASES = [
 ]
 
 EMULATED_CASES += [
-    ("y = conv1d(x, w, b, stride=2, padding=1, dilation=2, groups=2); x: f32[2, 4, 17]; w: f32[6, 2, 3]; b: f32[6]",
+    ("y = conv1d(x, w, b, stride=2, padding=1, dilation=2, groups=2); "
+     "x: f32[2, 4, 17]; w: f32[6, 2, 3]; b: f32[6]",
      ("thread",)),
-    ("y = relu(conv2d(x, w, groups=4, stride=(2, 1), padding=1)); x: f32[1, 4, 7, 6]; w: f32[4, 1, 3, 3]", ("thread",)),
+    ("y = relu(conv2d(x, w, groups=4, stride=(2, 1), padding=1)); "
+     "x: f32[1, 4, 7, 6]; w: f32[4, 1, 3, 3]", ("thread",)),
     ("y = conv3d(x, w, padding=(1, 0, 1)); x: f32[1, 3, 4, 4, 3]; w: f32[2, 3, 3, 2, 3]", ("warp",)),
     ("y = conv_transpose2d(x, w, stride=2, padding=1, output_padding=1, groups=2, dilation=2); "
      "x: f32[1, 4, 3, 4]; w: f32[4, 3, 3, 2]", ("thread",)),
     ("y = max_pool1d(x, 4, stride=2, padding=2, dilation=3, ceil_mode=True); x: f32[2, 3, 31]", ("thread",)),
-    ("y = avg_pool3d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False); x: f32[1, 2, 6, 5, 4]",
+    ("y = avg_pool3d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False); "
+     "x: f32[1, 2, 6, 5, 4]",
      ("thread",)),
     ("y = torch.cumsum(x.flip(1), dim=1).flip(1); x: f32[3, 40]", ("thread",)),
     ("y = cumprod(x * 0.5 + 1.0, dim=0); x: f64[9, 5]", ("thread",)),
