@@ -58,7 +58,8 @@ OPERATIONS: list[tuple[str, str]] = [
 
 GEMM_LIKE = {"matmul", "bmm", "conv2d"}
 ANCHORS = {"bmm", "matmul", "conv2d", "max_pool2d", "avg_pool2d", "log_softmax", "softmax", "layer_norm",
-           "rms_norm", "instance_norm", "batch_norm", "cumsum", "cumprod", "argmax", "argmin", "transpose", "sum", "mean", "max", "min", "prod"}
+           "rms_norm", "instance_norm", "batch_norm", "cumsum", "cumprod", "argmax", "argmin", "transpose",
+           "sum", "mean", "max", "min", "prod"}
 BINARY = {"add", "sub", "mul"}
 ACTIVATIONS = {"leaky_relu", "relu", "gelu", "silu", "sigmoid", "tanh", "rsqrt", "sqrt", "exp", "abs"}
 
