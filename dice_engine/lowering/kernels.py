@@ -70,8 +70,8 @@ def hint_extent(program: Program, dims: tuple) -> int:
 
 def stage_schedule(stage: Stage, program: Program, schedule: Schedule) -> str:
     """The schedule one stage runs under: the token's strategy where its domain is long enough."""
-    if stage.scan_dim is not None:
-        return "scan"
+    if stage.scan_dim is not None:   # a thread walks a line, or a warp scans it 32 elements at a time
+        return "scan" if schedule.strategy == "thread" else "scan_warp"
     if stage.combine is None:
         return "map"
     extent = hint_extent(program, stage.extents)
@@ -218,6 +218,8 @@ def kernel_text(ctx: Context, stage: Stage, kernel: str, schedule: Schedule, las
             step += _store(ctx, stage, f, tuple(idx_names), "dz_acc", last)
             body += _indent(step, 1) + ["}"]
         lines += _indent(head + _indent(body, 1) + ["}"], 1)
+    elif strategy == "scan_warp":
+        lines += _indent(_warp_scan(ctx, stage, idx_names, out_names, out_shape, acc_t, last), 1)
     elif strategy == "warp":
         head = ["const int dz_lane = threadIdx.x & 31;",
                 "const long long dz_warps = (long long)gridDim.x * (blockDim.x >> 5);",
@@ -248,10 +250,45 @@ def kernel_text(ctx: Context, stage: Stage, kernel: str, schedule: Schedule, las
     return "\n".join(lines + ["}"])
 
 
+def _warp_scan(ctx: Context, stage: Stage, idx_names: list[str], out_names: list[str], out_shape: tuple,
+               acc_t: str, last: bool) -> list[str]:
+    """A warp per line: 32 consecutive elements per step (coalesced along a last-axis scan),
+    an in-warp inclusive scan by shuffles, plus the carry of the steps before."""
+    d = stage.scan_dim
+    assert d is not None
+    op = "+" if stage.combine == "sum" else "*"
+    init = _init(stage, ctx.ctype)
+    head = ["const int dz_lane = threadIdx.x & 31;",
+            "const long long dz_warps = (long long)gridDim.x * (blockDim.x >> 5);",
+            "for (long long dz_o = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);"
+            " dz_o < dz_total; dz_o += dz_warps) {"]
+    body = _decompose("dz_o", out_names, out_shape, "dz_ro")
+    length = numel_c((stage.node.shape[d],))
+    t = Body(ctx.ctype, ctx.sources, prefix="t")
+    value = stage.term(t, tuple(idx_names), ())
+    f = Body(ctx.ctype, ctx.sources, prefix="f")
+    store = _store(ctx, stage, f, tuple(idx_names), "dz_acc", last)
+    body += [f"{acc_t} dz_carry = {init};",
+             f"for (long long dz_base = 0; dz_base < {length}; dz_base += 32) {{",
+             f"    const long long dz_i{d} = dz_base + dz_lane;",
+             f"    {acc_t} dz_acc = {init};",
+             f"    if (dz_i{d} < {length}) {{", *_indent(t.lines + [f"dz_acc = {value};"], 2), "    }",
+             "    for (int dz_m = 1; dz_m < 32; dz_m <<= 1) {",
+             "        const auto dz_v = __shfl_up_sync(0xffffffffu, dz_acc, dz_m);",
+             f"        if (dz_lane >= dz_m) dz_acc = dz_v {op} dz_acc;",
+             "    }",
+             f"    dz_acc = dz_carry {op} dz_acc;",
+             f"    if (dz_i{d} < {length}) {{", *_indent(store, 2), "    }",
+             "    dz_carry = __shfl_sync(0xffffffffu, dz_acc, 31);",
+             "}"]
+    return head + _indent(body, 1) + ["}"]
+
+
 def per_block(strategy: str, schedule: Schedule) -> int:
     """Outputs (lines, for scans) one block covers in one pass of its grid."""
     return {"map": schedule.threads * schedule.items, "thread": schedule.threads * schedule.items,
-            "scan": schedule.threads, "warp": schedule.threads // 32, "block": 1, "split": 1}[strategy]
+            "scan": schedule.threads, "scan_warp": schedule.threads // 32, "warp": schedule.threads // 32,
+            "block": 1, "split": 1}[strategy]
 
 
 def launcher_text(ctx: Context, params: list[Param], launches: list[tuple[str, str, int]],

@@ -29,8 +29,9 @@ EMULATED_CASES += [
     ("y = avg_pool3d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False); "
      "x: f32[1, 2, 6, 5, 4]",
      ("thread",)),
-    ("y = torch.cumsum(x.flip(1), dim=1).flip(1); x: f32[3, 40]", ("thread",)),
-    ("y = cumprod(x * 0.5 + 1.0, dim=0); x: f64[9, 5]", ("thread",)),
+    ("y = torch.cumsum(x.flip(1), dim=1).flip(1); x: f32[3, 40]", ("thread", "warp")),
+    ("y = cumprod(x * 0.5 + 1.0, dim=0); x: f64[9, 5]", ("thread", "warp")),
+    ("y = cumsum(x * m, dim=1) * 2.0; x: f32[3, 70]; m: bool[3, 70]", ("thread", "warp")),
     ("y = group_norm(x, 2, w, b); x: f32[2, 6, 3, 4]; w: f32[6]; b: f32[6]", ("warp",)),
     ("y = batch_norm(x, None, None, training=True); x: f32[4, 3, 5, 2]", ("block",)),
     ("y = cross_entropy(x, t); x: f32[6, 50]; t: i64[6]", ("warp",)),
