@@ -8,11 +8,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dice_engine.api import CUDAGenerator
+from dice_engine.bench.torch_program import torch_function
 from dice_engine.arch import ARCHS
 from dice_engine.intent import parse_intent
+from dice_engine.ir import reference
 from dice_engine.ir.patterns import classify
 from dice_engine.sketches.registry import candidates, why_unsupported
 
@@ -54,3 +57,31 @@ def test_every_task_is_right_on_the_cpu_emulator(task: str, exact: str, shrunk: 
     sketch = Emulated()
     point = sketch.default_point(problem, ARCHS["sm_90"])
     assert_matches_reference(sketch, problem, {**point, "threads": 64}, tmp_path)
+
+
+def _draw(program, text: str, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    out = {}
+    for name, decl in program.inputs.items():
+        shape = tuple(int(d) for d in decl.shape)
+        if decl.dtype.is_float:   # kl_div reads probabilities
+            probabilities = "kl_div" in text
+            values = rng.dirichlet(np.ones(shape[-1]), shape[:-1]) if probabilities else rng.standard_normal(shape)
+            out[name] = values.astype(np.float32)
+        elif decl.dtype.name == "bool":
+            out[name] = rng.integers(0, 2, shape).astype(bool)
+        else:                     # class indices
+            out[name] = rng.integers(0, 5, shape)
+    return out
+
+
+@pytest.mark.parametrize("task, exact, shrunk", TASKS, ids=IDS)
+def test_the_torch_baseline_means_what_the_reference_means(task: str, exact: str, shrunk: str) -> None:
+    """The eager baseline the GPU timing runs (bench/torch_program) against the float64 reference."""
+    torch = pytest.importorskip("torch")
+    program = parse_intent(shrunk)
+    inputs = _draw(program, shrunk, np.random.default_rng(0))
+    want = reference.evaluate(program, inputs).astype(np.float64)
+    got = torch_function(program)({k: torch.from_numpy(np.asarray(v)) for k, v in inputs.items()})
+    got = got.double().numpy()
+    assert got.shape == want.shape
+    assert np.abs(got - want).max() <= 1e-4 * (1 + np.abs(want).max())
