@@ -64,8 +64,10 @@ def _draw(program, text: str, rng: np.random.Generator) -> dict[str, np.ndarray]
     for name, decl in program.inputs.items():
         shape = tuple(int(d) for d in decl.shape)
         if decl.dtype.is_float:   # kl_div reads probabilities
-            probabilities = "kl_div" in text
-            values = rng.dirichlet(np.ones(shape[-1]), shape[:-1]) if probabilities else rng.standard_normal(shape)
+            if "kl_div" in text:
+                values = rng.dirichlet(np.ones(shape[-1]), shape[:-1])
+            else:
+                values = rng.standard_normal(shape)
             out[name] = values.astype(np.float32)
         elif decl.dtype.name == "bool":
             out[name] = rng.integers(0, 2, shape).astype(bool)
