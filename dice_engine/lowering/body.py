@@ -79,8 +79,13 @@ class Body:
             self.memo[key] = self._compute(node, idx)
         return self.memo[key]
 
-    def _compute(self, node: Node, idx: Index) -> str:
-        source = self.sources.get(id(node))
+    def expression(self, node: Node, idx: Index) -> str:
+        """`node[idx]` computed from its arguments, even where `node` itself is materialised
+        (the stage that writes it)."""
+        return self._compute(node, broadcast_index(idx, node.shape), load=False)
+
+    def _compute(self, node: Node, idx: Index, load: bool = True) -> str:
+        source = self.sources.get(id(node)) if load else None
         if source is not None:
             raw = f"{source.pointer}[{linear(idx, node.shape)}]"
             if source.storage == "input":

@@ -54,9 +54,26 @@ def _fusable_epilogue(root: Node, heavy: Node) -> bool:
     return reaches.get(id(root), False)
 
 
+def _computed(node: Node) -> bool:
+    """Whether `node` costs arithmetic to produce (not just an input re-addressed by views)."""
+    if node.op in ("input", "const", "index") or node.op in MATERIALISED:
+        return False
+    if node.op in VIEWS or node.op == "permute":
+        return any(_computed(a) for a in node.args)
+    return True
+
+
+def _operands_to_materialise(root: Node) -> set[int]:
+    """Computed operands of matmuls and convolutions: each of their elements is read by many
+    outputs, so it is computed once into workspace rather than once per read."""
+    return {id(a) for n in root.walk() if n.op == "matmul" or n.op.startswith("conv")
+            for a in n.args if _computed(a)}
+
+
 def make_plan(output: Node) -> Plan:
     root = expand(output)
-    heavy = [n for n in root.walk() if n.op in MATERIALISED]
+    operands = _operands_to_materialise(root)
+    heavy = [n for n in root.walk() if n.op in MATERIALISED or id(n) in operands]
     stages = [stage_for(n) for n in heavy]
     if heavy and heavy[-1] is root:
         return Plan(root, stages, None)

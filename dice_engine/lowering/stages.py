@@ -184,7 +184,7 @@ def _scan(node: Node) -> Stage:
 
 
 def _map(node: Node) -> Stage:
-    return Stage(node, None, (), lambda body, idx, ridx: body.value(node, idx))
+    return Stage(node, None, (), lambda body, idx, ridx: body.expression(node, idx))
 
 
 def stage_for(node: Node) -> Stage:

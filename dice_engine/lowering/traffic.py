@@ -47,7 +47,8 @@ def _walks_contiguous_axis(stage: Stage) -> bool:
 
 
 def plan_bytes(plan: Plan, program: Program, schedules: list[str], ctype_bytes: int) -> float:
-    materialised = {id(s.node) for s in plan.stages if s.node.op in MATERIALISED}
+    materialised = {id(s.node) for s in plan.stages[:-1]} | {
+        id(s.node) for s in plan.stages if s.node.op in MATERIALISED}
     total = 0.0
     for stage, schedule in zip(plan.stages, schedules):
         reads = 0.0
