@@ -19,7 +19,7 @@ from .arch import ArchSpec, resolve
 from .intent import IntentError, default_kernel_name, find_intents, parse_intent, region_edit
 from .intent.regions import apply_edit
 from .ir.graph import Program
-from .ir.patterns import PatternError, classify
+from .ir.patterns import classify
 from .refine import Candidate, Evaluation, Runner, Search
 from .runner.regions import RegionCheck as RegionCheck, verify_file as verify_file  # re-exported
 from .sketches.registry import candidates, why_unsupported
@@ -178,10 +178,7 @@ class CUDAGenerator:
         return best
 
     def search_for(self, program: Program, cancel: threading.Event | None = None) -> Search:
-        try:
-            problem = classify(program)
-        except PatternError as e:
-            raise GenerationError(str(e)) from None
+        problem = classify(program)
         spec = self.target_for(program)
         sketches = candidates(problem, spec)
         if not sketches:

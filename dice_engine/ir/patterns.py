@@ -3,7 +3,9 @@
 A program is at most one "anchor" (a heavy operator: reduction, softmax, norm, scan, permute,
 matmul, conv, pool) with elementwise work before it (the prologue, inside the anchor's
 arguments) and after it (the epilogue, the output expression with the anchor as a leaf).
-A transpose feeding a matmul directly from an input is a layout, not an anchor.
+A transpose feeding a matmul directly from an input is a layout, not an anchor. A program with
+several anchors, or with operators no family reads, has the pattern "program": only the general
+lowering (dice_engine/lowering) serves it.
 """
 from __future__ import annotations
 
@@ -22,10 +24,6 @@ PATTERN_OF_OP = {
     "conv2d": "conv2d",
     "max_pool2d": "pool", "avg_pool2d": "pool",
 }
-
-
-class PatternError(ValueError):
-    """The program needs more than one kernel (or a form no sketch family covers)."""
 
 
 # Operators only the general lowering serves (no hand-written family reads them).
