@@ -8,7 +8,7 @@ along one dimension. Every term is built through `Body`, so elementwise producer
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from ..ir.graph import Dim, Node
@@ -36,8 +36,8 @@ def _same(body: Body, idx: Index, acc: str) -> str:
 class Stage:
     node: Node
     combine: str | None                 # sum prod max min argmax argmin; None: a plain map
-    extents: tuple[Dim, ...] = ()       # the reduction domain (or the scanned extent)
-    term: Term = field(default=lambda body, idx, ridx: "")
+    extents: tuple[Dim, ...]            # the reduction domain (or the scanned extent)
+    term: Term                          # the value combined (or mapped) at (output, domain) index
     skip: Skip = _no_skip                # a C condition that leaves a term out
     finish: Finish = _same               # the accumulator → the node's value
     scan_dim: int | None = None          # set for scans: the dimension walked in order
