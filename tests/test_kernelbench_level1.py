@@ -56,7 +56,8 @@ def test_every_task_is_right_on_the_cpu_emulator(task: str, exact: str, shrunk: 
     problem = classify(parse_intent(shrunk))
     sketch = Emulated()
     point = sketch.default_point(problem, ARCHS["sm_90"])
-    assert_matches_reference(sketch, problem, {**point, "threads": 64}, tmp_path)
+    inputs = _draw(problem.program, shrunk, np.random.default_rng(1))   # probabilities where logs are taken
+    assert_matches_reference(sketch, problem, {**point, "threads": 64}, tmp_path, inputs=inputs)
 
 
 def _draw(program, text: str, rng: np.random.Generator) -> dict[str, np.ndarray]:
