@@ -19,7 +19,7 @@ from .arch import ArchSpec, resolve
 from .intent import IntentError, default_kernel_name, find_intents, parse_intent, region_edit
 from .intent.regions import apply_edit
 from .ir.graph import Program
-from .ir.patterns import PatternError, Problem, classify
+from .ir.patterns import classify
 from .llm import (ConfigError, Judgement, LLMConfig, ModelBackend, ModelError, ModelGaveUp, best_kernel,
                   make_backend, model_rounds, split_launcher)
 from .refine import Candidate, Evaluation, Runner, Search
@@ -244,10 +244,7 @@ class CUDAGenerator:
             incumbent.notes.append("llm=compete: without a GPU the model's kernels cannot be compared, "
                                    "so the model was not asked")
             return
-        try:
-            problem = classify(program)
-        except PatternError:
-            problem = Problem(program, "model", None)      # several kernels: the model's to write
+        problem = classify(program)
         spec = self.target_for(program)
         name = default_kernel_name(program)
         rounds = self._told(model_rounds(self.model_backend(), problem, spec, name, runner=self.runner,
@@ -270,10 +267,7 @@ class CUDAGenerator:
             incumbent.notes.append(str(e))
 
     def search_for(self, program: Program, cancel: threading.Event | None = None) -> Search:
-        try:
-            problem = classify(program)
-        except PatternError as e:
-            raise GenerationError(str(e)) from None
+        problem = classify(program)
         spec = self.target_for(program)
         sketches = candidates(problem, spec)
         if not sketches:

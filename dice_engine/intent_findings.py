@@ -18,7 +18,7 @@ from .analysis.findings import Finding, Fix, TextEdit
 from .api import UNVERIFIED_MODEL_KERNEL, CUDAGenerator
 from .intent import IntentError, Intents, IntentSite, find_intents
 from .intent.regions import dominant_newline, split_lines
-from .ir.patterns import PatternError, classify
+from .ir.patterns import classify
 from .sketches.registry import candidates, why_unsupported
 
 UNSERVABLE = "DICE-I001"      # the intent cannot be parsed or no sketch serves it
@@ -80,8 +80,6 @@ def _why_unservable(text: str, arch: str, model: bool) -> tuple[str, int, int, s
         return exc.message, exc.start, exc.end, exc.suggestion
     except KeyError as exc:           # an arch= / gpu= option naming no known target
         return str(exc.args[0]) if exc.args else "unknown target", 0, len(text), None
-    except PatternError as exc:
-        return None if model else (str(exc), 0, len(text), None)
     if model:
         return None
     if problem.pattern == "torch":

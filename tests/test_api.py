@@ -51,8 +51,15 @@ def test_stream_yields_improvements_and_stops_on_cancel():
 def test_errors_say_why():
     with pytest.raises(IntentError):
         CUDAGenerator(default_shape=None).generate("matrix multiplication with shared memory")
-    with pytest.raises(GenerationError, match="more than one kernel"):
-        CUDAGenerator().generate("y = sum(softmax(x, dim=1), dim=0); x: f32[64, 64]")
+    with pytest.raises(GenerationError, match="'dz_' or 'dice_' are reserved: dz_x"):
+        CUDAGenerator().generate("y = sum(softmax(dz_x, dim=1), dim=0); dz_x: f32[64, 64]")
+
+
+def test_several_heavy_operators_become_one_launcher_of_several_kernels():
+    result = CUDAGenerator(budget=2).generate("y = sum(softmax(x, dim=1), dim=0); x: f32[64, 64]")
+    assert result.sketch == "generic.lowered"
+    assert result.source.count("__global__") == 3          # max, sum, the outer sum (softmax fused in)
+    assert "cudaMallocAsync" in result.source and "cudaFreeAsync" in result.source
 
 
 FILE = """\

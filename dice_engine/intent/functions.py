@@ -12,6 +12,7 @@ from typing import Any, Callable
 from ..ir import ops
 from ..ir.dtypes import ALIASES, DType, parse_dtype
 from ..ir.graph import Node
+from . import composites
 from .errors import IntentError, did_you_mean
 
 Value = Any   # a Node, or a Python literal (int, float, bool, str, None, tuple)
@@ -179,10 +180,12 @@ def _rms_norm(site: CallSite) -> Node:
                  eps=site.number("eps"))
 
 
-def _cumsum(site: CallSite) -> Node:
-    if "dim" not in site.args:
-        raise site.error("cumsum needs dim=, e.g. cumsum(x, dim=1)")
-    return build("cumsum", site, ["input"], dim=site.number("dim", integer=True))
+def _scan(op: str) -> Callable[[CallSite], Node]:
+    def handler(site: CallSite) -> Node:
+        if "dim" not in site.args:
+            raise site.error(f"{op} needs dim=, e.g. {op}(x, dim=1)")
+        return build(op, site, ["input"], dim=site.number("dim", integer=True))
+    return handler
 
 
 def _transpose(site: CallSite) -> Node:
@@ -216,19 +219,114 @@ def _matmul(site: CallSite) -> Node:
     return build("matmul", site, ["input", "other"])
 
 
-def _conv2d(site: CallSite) -> Node:
-    names = ["input", "weight"] + (["bias"] if site.get("bias") is not None else [])
-    attrs = {k: site.ints(k) for k in ("stride", "padding", "dilation", "groups") if k in site.args}
-    return build("conv2d", site, names, **attrs)
+def _conv(op: str) -> Callable[[CallSite], Node]:
+    def handler(site: CallSite) -> Node:
+        names = ["input", "weight"] + (["bias"] if site.get("bias") is not None else [])
+        keys = ("stride", "padding", "dilation", "groups", "output_padding")
+        if isinstance(site.get("padding"), str):
+            raise site.error("padding must be integers here ('same'/'valid' are not supported)", "padding")
+        return build(op, site, names, **{k: site.ints(k) for k in keys if k in site.args})
+    return handler
 
 
 def _pool(op: str) -> Callable[[CallSite], Node]:
     def handler(site: CallSite) -> Node:
         if "kernel_size" not in site.args:
             raise site.error(f"{op} needs kernel_size=, e.g. {op}(x, kernel_size=2)")
-        attrs = {k: site.ints(k) for k in ("kernel_size", "stride", "padding") if k in site.args}
+        if site.get("return_indices"):
+            raise site.error("return_indices=True is not supported", "return_indices")
+        if site.get("divisor_override") is not None:
+            raise site.error("divisor_override is not supported", "divisor_override")
+        attrs = {k: site.ints(k) for k in ("kernel_size", "stride", "padding", "dilation") if k in site.args}
+        for flag in ("ceil_mode", "count_include_pad"):
+            if flag in site.args:
+                value = site.get(flag)
+                if not isinstance(value, bool):
+                    raise site.error(f"{flag} must be True or False", flag)
+                attrs[flag] = value
         return build(op, site, ["input"], **attrs)
     return handler
+
+
+def _composite(builder: Callable[..., Node], tensors: tuple[str, ...],
+               options: Callable[[CallSite], dict[str, Any]] = lambda site: {},
+               optional: tuple[str, ...] = ()) -> Callable[[CallSite], Node]:
+    """A function written as primitive IR by `builder(*tensors, **options)`; `optional` tensors
+    are None when not given. OpErrors point at the blamed argument."""
+    def handler(site: CallSite) -> Node:
+        args = [site.tensor(n) if n not in optional or site.get(n) is not None else None for n in tensors]
+        try:
+            return builder(*args, **options(site))
+        except ops.OpError as e:
+            raise _locate(e, site, list(tensors), {}) from None
+    return handler
+
+
+def _flag(site: CallSite, name: str, default: bool) -> bool:
+    value = site.get(name, default)
+    if not isinstance(value, bool):
+        raise site.error(f"{site.func}'s {name} must be True or False", name)
+    return value
+
+
+def _reduction_arg(site: CallSite, default: str = "mean") -> str:
+    value = site.get("reduction", default)
+    if not isinstance(value, str):
+        raise site.error(f"reduction must be a string such as 'mean', got {_describe(value)}", "reduction")
+    return value
+
+
+def _eps(default: float) -> Callable[[CallSite], dict[str, Any]]:
+    return lambda site: {"eps": float(site.number("eps", default))}
+
+
+def _batch_norm(site: CallSite) -> Node:
+    training = _flag(site, "training", False)
+    if not training and (site.get("running_mean") is None or site.get("running_var") is None):
+        raise site.error("batch_norm in eval mode needs running_mean and running_var "
+                         "(or training=True to use the batch statistics)")
+    eps = float(site.number("eps", 1e-5))
+    optional = ("weight", "bias")
+    if training:
+        return _composite(lambda x, w, b: composites.batch_norm(x, w, b, eps),
+                          ("input", "weight", "bias"), optional=optional)(site)
+    return _composite(lambda x, rm, rv, w, b: composites.batch_norm_eval(x, rm, rv, w, b, eps),
+                      ("input", "running_mean", "running_var", "weight", "bias"), optional=optional)(site)
+
+
+def _flip(site: CallSite) -> Node:
+    dims = site.ints("dims")
+    if dims is None:
+        raise site.error("flip needs dims, e.g. flip(x, dims=[1])")
+    return build("flip", site, ["input"], dims=dims if isinstance(dims, tuple) else (dims,))
+
+
+def _reshape(site: CallSite) -> Node:
+    shape = site.ints("shape")
+    if shape is None:
+        raise site.error(f"{site.func} needs the new shape, e.g. {site.func}(x, (4, -1))")
+    return build("reshape", site, ["input"], shape=shape if isinstance(shape, tuple) else (shape,))
+
+
+def _unsqueeze(site: CallSite) -> Node:
+    x = site.tensor("input")
+    dim = site.number("dim", integer=True)
+    if dim is None or not -x.rank - 1 <= dim <= x.rank:
+        raise site.error(f"unsqueeze's dim must be in {-x.rank - 1}..{x.rank}, got {dim}", "dim")
+    dim = dim % (x.rank + 1)
+    return build("reshape", site, ["input"], shape=x.shape[:dim] + (1,) + x.shape[dim:])
+
+
+def _dims(site: CallSite) -> tuple[int, ...] | None:
+    dims = site.ints("dim")
+    return None if dims is None else (dims if isinstance(dims, tuple) else (dims,))
+
+
+def _norm_p(site: CallSite) -> Value:
+    p = site.get("p", "fro")
+    if isinstance(p, str) and p not in ("fro", "inf"):
+        raise site.error(f"p must be 'fro', inf or a number, got {p!r}", "p")
+    return p
 
 
 def _cast_to(dtype: DType | None) -> Callable[[CallSite], Node]:
@@ -272,22 +370,101 @@ FUNCTIONS: dict[str, Function] = {
     "log_softmax": Function(("input", "dim"), _softmax("log_softmax")),
     "layer_norm": Function(("input", "normalized_shape", "weight", "bias", "eps"), _layer_norm),
     "rms_norm": Function(("input", "normalized_shape", "weight", "eps"), _rms_norm),
-    "cumsum": Function(("input", "dim"), _cumsum),
+    "cumsum": Function(("input", "dim"), _scan("cumsum")),
     "transpose": Function(("input", "dim0", "dim1"), _transpose),
     "t": Function(_U, _t),
     "permute": Function(("input", "dims"), _permute, varargs=True),
     "matmul": Function(_B, _matmul),
     "mm": Function(_B, _matmul),
     "bmm": Function(_B, _matmul),
-    "conv2d": Function(("input", "weight", "bias", "stride", "padding", "dilation", "groups"), _conv2d),
-    "max_pool2d": Function(("input", "kernel_size", "stride", "padding"), _pool("max_pool2d")),
-    "avg_pool2d": Function(("input", "kernel_size", "stride", "padding"), _pool("avg_pool2d")),
+    **{f"conv{d}d": Function(("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
+                             _conv(f"conv{d}d")) for d in (1, 2, 3)},
+    **{f"conv_transpose{d}d": Function(("input", "weight", "bias", "stride", "padding", "output_padding",
+                                        "groups", "dilation"), _conv(f"conv_transpose{d}d"))
+       for d in (1, 2, 3)},
+    **{f"max_pool{d}d": Function(("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode",
+                                  "return_indices"), _pool(f"max_pool{d}d")) for d in (1, 2, 3)},
+    **{f"avg_pool{d}d": Function(("input", "kernel_size", "stride", "padding", "ceil_mode",
+                                  "count_include_pad", "divisor_override"), _pool(f"avg_pool{d}d"))
+       for d in (1, 2, 3)},
+    "cumprod": Function(("input", "dim"), _scan("cumprod")),
+    "flip": Function(("input", "dims"), _flip, varargs=True),
+    "reshape": Function(("input", "shape"), _reshape, varargs=True),
+    "view": Function(("input", "shape"), _reshape, varargs=True),
+    "unsqueeze": Function(("input", "dim"), _unsqueeze),
+    "triu": Function(("input", "diagonal"), _composite(
+        lambda x, diagonal: composites.triangle(x, diagonal, True), ("input",),
+        lambda site: {"diagonal": site.number("diagonal", 0, integer=True)})),
+    "tril": Function(("input", "diagonal"), _composite(
+        lambda x, diagonal: composites.triangle(x, diagonal, False), ("input",),
+        lambda site: {"diagonal": site.number("diagonal", 0, integer=True)})),
+    "diag": Function(("input", "diagonal"), _composite(
+        composites.diag, ("input",), lambda site: {"diagonal": site.number("diagonal", 0, integer=True)})),
+    "batch_norm": Function(("input", "running_mean", "running_var", "weight", "bias", "training", "momentum",
+                            "eps"), _batch_norm),
+    "instance_norm": Function(("input", "running_mean", "running_var", "weight", "bias", "use_input_stats",
+                               "momentum", "eps"), _composite(
+        lambda x, w, b, eps: composites.instance_norm(x, w, b, eps), ("input", "weight", "bias"),
+        _eps(1e-5), optional=("weight", "bias"))),
+    "group_norm": Function(("input", "num_groups", "weight", "bias", "eps"), _composite(
+        lambda x, w, b, groups, eps: composites.group_norm(x, groups, w, b, eps), ("input", "weight", "bias"),
+        lambda site: {"groups": site.number("num_groups", integer=True), **_eps(1e-5)(site)},
+        optional=("weight", "bias"))),
+    "normalize": Function(("input", "p", "dim", "eps"), _composite(
+        composites.normalize, ("input",), lambda site: {
+            "p": float(site.number("p", 2.0)), "dim": site.number("dim", 1, integer=True),
+            "eps": float(site.number("eps", 1e-12))})),
+    "norm": Function(("input", "p", "dim", "keepdim"), _composite(
+        composites.p_norm, ("input",), lambda site: {
+            "p": _norm_p(site), "dims": _dims(site), "keepdim": _flag(site, "keepdim", False)})),
+    "cross_entropy": Function(("input", "target", "weight", "size_average", "ignore_index", "reduce",
+                               "reduction"), _composite(
+        composites.cross_entropy, ("input", "target"), lambda site: {"reduction": _reduction_arg(site)})),
+    "nll_loss": Function(("input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction"),
+                         _composite(composites.nll_loss, ("input", "target"),
+                                    lambda site: {"reduction": _reduction_arg(site)})),
+    "kl_div": Function(("input", "target", "size_average", "reduce", "reduction", "log_target"), _composite(
+        composites.kl_div, ("input", "target"), lambda site: {
+            "reduction": _reduction_arg(site), "log_target": _flag(site, "log_target", False)})),
+    "smooth_l1_loss": Function(("input", "target", "size_average", "reduce", "reduction", "beta"), _composite(
+        composites.smooth_l1, ("input", "target"), lambda site: {
+            "reduction": _reduction_arg(site), "beta": float(site.number("beta", 1.0)), "huber": False})),
+    "huber_loss": Function(("input", "target", "reduction", "delta"), _composite(
+        composites.smooth_l1, ("input", "target"), lambda site: {
+            "reduction": _reduction_arg(site), "beta": float(site.number("delta", 1.0)), "huber": True})),
+    "mse_loss": Function(("input", "target", "size_average", "reduce", "reduction"), _composite(
+        composites.mse, ("input", "target"), lambda site: {"reduction": _reduction_arg(site)})),
+    "cosine_similarity": Function(("x1", "x2", "dim", "eps"), _composite(
+        composites.cosine_similarity, ("x1", "x2"), lambda site: {
+            "dim": site.number("dim", 1, integer=True), "eps": float(site.number("eps", 1e-8))})),
+    "triplet_margin_loss": Function(("anchor", "positive", "negative", "margin", "p", "eps", "swap",
+                                     "size_average", "reduce", "reduction"), _composite(
+        composites.triplet_margin, ("anchor", "positive", "negative"), lambda site: {
+            "margin": float(site.number("margin", 1.0)), "p": float(site.number("p", 2.0)),
+            "eps": float(site.number("eps", 1e-6)), "reduction": _reduction_arg(site)})),
+    "scaled_dot_product_attention": Function(("query", "key", "value", "attn_mask", "dropout_p", "is_causal",
+                                              "scale"), _composite(
+        composites.attention, ("query", "key", "value"), lambda site: {
+            "scale": site.number("scale"), "causal": _flag(site, "is_causal", False)})),
+    "softplus": Function(("input", "beta", "threshold"), _composite(
+        composites.softplus, ("input",), lambda site: {
+            "beta": float(site.number("beta", 1.0)), "threshold": float(site.number("threshold", 20.0))})),
+    "softsign": Function(_U, _composite(composites.softsign, ("input",))),
+    "elu": Function(("input", "alpha"), _composite(
+        composites.elu, ("input",), lambda site: {"alpha": float(site.number("alpha", 1.0))})),
+    "selu": Function(_U, _composite(composites.elu, ("input",), lambda site: {
+        "alpha": 1.6732632423543772, "scale": 1.0507009873554805})),
+    "hardtanh": Function(("input", "min_val", "max_val"), _composite(
+        composites.hardtanh, ("input",), lambda site: {
+            "low": float(site.number("min_val", -1.0)), "high": float(site.number("max_val", 1.0))})),
+    "hardsigmoid": Function(_U, _composite(composites.hardsigmoid, ("input",))),
     "to": Function(("input", "dtype"), _cast_to(None)),
     **{name: Function(_U, _cast_to(ALIASES[dt])) for name, dt in (
         ("float", "f32"), ("half", "f16"), ("bfloat16", "bf16"), ("double", "f64"),
         ("int", "i32"), ("long", "i64"), ("bool", "bool"))},
 }
 FUNCTIONS["clip"] = FUNCTIONS["clamp"]
+FUNCTIONS["swish"] = FUNCTIONS["silu"]
 
 
 def bind(name: str, fn: Function, positional: list[Arg], keywords: dict[str, tuple[Arg, int, int]],

@@ -24,8 +24,11 @@ OPERATIONS: list[tuple[str, str]] = [
     ("avg_pool2d", w(r"(?:avg|average|mean)[ _-]?pool(?:ing|2d)?") + r"|平均池化"),
     ("log_softmax", w(r"log[ _-]?softmax") + r"|对数softmax"),
     ("softmax", w("softmax")),
+    ("instance_norm", w(r"instance[ _-]?norm(?:alization)?") + r"|实例归一化"),
+    ("batch_norm", w(r"batch[ _-]?norm(?:alization)?") + r"|批归一化|批量归一化"),
     ("layer_norm", w(r"layer[ _-]?norm(?:alization)?") + r"|层归一化|层标准化"),
     ("rms_norm", w(r"rms[ _-]?norm(?:alization)?") + r"|均方根归一化|rms归一化"),
+    ("cumprod", w(r"cumprod|cumulative product|prefix[ -]product") + r"|累积乘积|前缀积"),
     ("cumsum", w(r"cumsum|cumulative sum|prefix[ -]sum|inclusive scan|scan") + r"|前缀和|累加和|累积和"),
     ("argmax", w("argmax") + r"|最大值(?:的)?(?:索引|下标|位置)"),
     ("argmin", w("argmin") + r"|最小值(?:的)?(?:索引|下标|位置)"),
@@ -55,13 +58,15 @@ OPERATIONS: list[tuple[str, str]] = [
 
 GEMM_LIKE = {"matmul", "bmm", "conv2d"}
 ANCHORS = {"bmm", "matmul", "conv2d", "max_pool2d", "avg_pool2d", "log_softmax", "softmax", "layer_norm",
-           "rms_norm", "cumsum", "argmax", "argmin", "transpose", "sum", "mean", "max", "min", "prod"}
+           "rms_norm", "instance_norm", "batch_norm", "cumsum", "cumprod", "argmax", "argmin", "transpose",
+           "sum", "mean", "max", "min", "prod"}
 BINARY = {"add", "sub", "mul"}
 ACTIVATIONS = {"leaky_relu", "relu", "gelu", "silu", "sigmoid", "tanh", "rsqrt", "sqrt", "exp", "abs"}
 
 NAMES = {"bmm": "batched matrix multiplication", "matmul": "matrix multiplication", "conv2d": "convolution",
          "max_pool2d": "max pooling", "avg_pool2d": "average pooling", "layer_norm": "layer norm",
-         "rms_norm": "RMS norm", "log_softmax": "log softmax", "cumsum": "prefix sum"}
+         "rms_norm": "RMS norm", "log_softmax": "log softmax", "cumsum": "prefix sum",
+         "cumprod": "prefix product", "instance_norm": "instance norm", "batch_norm": "batch norm"}
 
 DTYPES: list[tuple[str, str]] = [
     ("bf16", w(r"bf16|bfloat16|bfloat")),

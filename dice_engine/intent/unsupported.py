@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 
+from .functions import FUNCTIONS
 from .lexicon import w
 
-CAN_GENERATE = ("elementwise maps, sum/mean/max/min/prod/argmax/argmin, softmax/log_softmax, "
-                "layer_norm/rms_norm, cumsum, transpose/permute, matmul/bmm (with bias and activation), "
-                "conv2d, max/avg pooling")
+CAN_GENERATE = ("elementwise maps, sum/mean/max/min/prod/argmax/argmin over any axes, softmax/log_softmax, "
+                "layer/rms/batch/instance/group norm, cumsum/cumprod, transpose/permute/flip/reshape, "
+                "matmul/bmm (with bias and activation), 1-3-D and transposed convolutions, 1-3-D max/avg "
+                "pooling, losses (cross_entropy, nll_loss, mse_loss, ...), scaled_dot_product_attention")
 
 # (what it is, tensor-form function names, words in English and Chinese)
 _OPERATIONS: list[tuple[str, frozenset[str], str]] = [
@@ -42,8 +44,19 @@ def _message(what: str) -> str:
     return f"{what} is not supported yet (DICE has no kernel family for it); DICE generates {CAN_GENERATE}"
 
 
+def _words_message(what: str, names: frozenset[str]) -> str:
+    """Words for an operation the tensor form serves but the words parser does not read."""
+    served = sorted(n for n in names if n in FUNCTIONS)
+    if not served:
+        return _message(what)
+    return (f"{what} is not understood in words yet; write it in the tensor form, e.g. "
+            f"y = {served[0]}(...); with the tensors declared")
+
+
 def unsupported_function(name: str) -> str | None:
     """The message for a tensor-form call of an operation DICE cannot generate, else None."""
+    if name in FUNCTIONS:
+        return None
     for what, names, _ in _OPERATIONS:
         if name.lower() in names:
             return _message(f"{name} ({what})")
@@ -53,9 +66,9 @@ def unsupported_function(name: str) -> str | None:
 def unsupported_words(text: str) -> tuple[str, int, int] | None:
     """(message, start, end) for the first words naming an operation DICE cannot generate."""
     lowered = text.lower()
-    found = [(m.start(), m.end(), what) for what, _, pattern in _OPERATIONS
+    found = [(m.start(), m.end(), what, names) for what, names, pattern in _OPERATIONS
              if (m := re.search(pattern, lowered))]
     if not found:
         return None
-    start, end, what = min(found)
-    return _message(f"'{text[start:end]}' ({what})"), start, end
+    start, end, what, names = min(found, key=lambda f: f[:2])
+    return _words_message(f"'{text[start:end]}' ({what})", names), start, end

@@ -16,6 +16,7 @@ from ..arch import resolve
 from ..ir import ops
 from ..ir.dtypes import DTYPES, DType
 from ..ir.graph import Node, Program, Shape, TensorDecl
+from . import composites
 from . import lexicon as lx
 from .errors import IntentError
 from .options import OPTION_KEYS, normalize_option
@@ -280,8 +281,14 @@ class _Builder:
                 raise self.error("a transpose needs a matrix (e.g. 4096x1024)", where)
             return self._make("permute", [x], anchor.span,
                               dims=tuple(range(x.rank - 2)) + (x.rank - 1, x.rank - 2))
-        if kind in ("softmax", "log_softmax", "cumsum"):
+        if kind in ("softmax", "log_softmax", "cumsum", "cumprod"):
             return self._make(kind, [x], anchor.span, dim=-1 if dim is None else dim)
+        if kind in ("instance_norm", "batch_norm"):   # batch norm from words: the batch's statistics
+            build = composites.instance_norm if kind == "instance_norm" else composites.batch_norm
+            try:
+                return build(x, None, None, 1e-5)
+            except ops.OpError as e:
+                raise self.error(str(e), where) from None
         if kind in ("layer_norm", "rms_norm"):
             return self._norm(kind, x, anchor)
         keepdim = self.scan.find([("keepdim", lx.KEEPDIM)]) != []

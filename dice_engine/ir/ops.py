@@ -30,9 +30,14 @@ LOGICAL = {"logical_and", "logical_or"}
 BINARY = ARITH | COMPARE | LOGICAL
 ELEMENTWISE = UNARY | BINARY | {"where"}
 REDUCTIONS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin"}
-HEAVY = REDUCTIONS | {"softmax", "log_softmax", "layer_norm", "rms_norm", "cumsum", "permute",
-                      "matmul", "conv2d", "max_pool2d", "avg_pool2d", "torch"}
-OPS = ELEMENTWISE | HEAVY
+CONVS = {f"conv{d}d" for d in (1, 2, 3)} | {f"conv_transpose{d}d" for d in (1, 2, 3)}
+POOLS = {f"{kind}_pool{d}d" for kind in ("max", "avg") for d in (1, 2, 3)}
+SCANS = {"cumsum", "cumprod"}
+# Views: each output element is one element of the argument (or of an index), re-addressed.
+VIEWS = {"reshape", "flip", "index"}
+HEAVY = REDUCTIONS | SCANS | CONVS | POOLS | {"softmax", "log_softmax", "layer_norm", "rms_norm",
+                                              "permute", "matmul", "torch"}
+OPS = ELEMENTWISE | HEAVY | VIEWS
 
 
 def is_elementwise(node: Node) -> bool:
@@ -105,20 +110,35 @@ def normalize_dim(dim: int, rank: int, arg: int = 0, attr: str = "dim") -> int:
     return dim % rank
 
 
+def _ntuple(v: Any, n: int, attr: str, low: int = 0) -> tuple[int, ...]:
+    """An int or a sequence of `n` ints (each >= `low`), as PyTorch's _single/_pair/_triple."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = (v,) * n
+    if (isinstance(v, (tuple, list)) and len(v) == n
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in v)):
+        if any(x < low for x in v):
+            raise OpError(f"{attr} must be >= {low}, got {list(v)}", None, attr)
+        return tuple(int(x) for x in v)
+    what = "an int" if n == 1 else f"an int or {n} ints"
+    raise OpError(f"{attr} must be {what}, got {v!r}", None, attr)
+
+
 def _pair(v: Any, attr: str) -> tuple[int, int]:
-    if isinstance(v, int):
-        return (v, v)
-    if isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(x, int) for x in v):
-        return (int(v[0]), int(v[1]))
-    raise OpError(f"{attr} must be an int or a pair of ints, got {v!r}", None, attr)
+    a, b = _ntuple(v, 2, attr)
+    return (a, b)
 
 
-def _out_extent(size: Dim, k: int, s: int, p: int, d: int) -> Dim:
+def _out_extent(size: Dim, k: int, s: int, p: int, d: int, ceil_mode: bool = False) -> Dim:
+    """PyTorch's output extent of a sliding window (convolution, pooling)."""
     if isinstance(size, str):
         raise OpError("convolution and pooling need concrete spatial sizes, not symbols", 0)
-    out = (size + 2 * p - d * (k - 1) - 1) // s + 1
-    if out <= 0:
-        raise OpError(f"the window does not fit: input extent {size}, kernel {k}, padding {p}", 0)
+    span = d * (k - 1) + 1
+    if size + 2 * p < span:
+        raise OpError(f"the window does not fit: input extent {size} padded by {p} on each side is "
+                      f"{size + 2 * p}, the kernel spans {span}", 0)
+    out = -(-(size + 2 * p - span) // s) + 1 if ceil_mode else (size + 2 * p - span) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:   # the last window must start inside input or left pad
+        out -= 1
     return out
 
 
@@ -245,25 +265,25 @@ def _norm(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
         raise OpError(f"{op} needs a floating tensor", 0)
     normalized = attrs.pop("normalized_shape", None)
     inner = (x.shape[-1],) if normalized is None else tuple(normalized)
-    if len(inner) != 1:
-        raise OpError(f"{op} over more than the last dimension is not supported", None, "normalized_shape")
-    if inner[0] != x.shape[-1]:
-        raise OpError(f"normalized_shape {list(inner)} does not match the last dimension {x.shape[-1]}",
-                      None, "normalized_shape")
+    if not 1 <= len(inner) <= x.rank or tuple(x.shape[x.rank - len(inner):]) != inner:
+        raise OpError(f"normalized_shape {list(inner)} does not match the trailing dimensions of the "
+                      f"input's shape {list(x.shape)}", None, "normalized_shape")
     for i, p in enumerate(args[1:], start=1):
         if p.shape != inner:
             raise OpError(f"{op}'s parameter must have shape {list(inner)}, got {list(p.shape)}", i)
     eps = attrs.get("eps")
     if eps is None and op == "layer_norm":
         eps = 1e-5
-    return _node(op, args, x.dtype, x.shape, {"eps": eps})   # rms_norm eps None: finfo(dtype).eps
+    # rms_norm eps None: finfo(dtype).eps
+    axes = {"axes": len(inner)} if len(inner) > 1 else {}     # normalised trailing dims (default 1)
+    return _node(op, args, x.dtype, x.shape, {"eps": eps, **axes})
 
 
 def _cumsum(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
     _arity(op, args, 1)
     (x,) = args
     if "dim" not in attrs:
-        raise OpError("cumsum needs dim=", None, "dim")
+        raise OpError(f"{op} needs dim=", None, "dim")
     dim = normalize_dim(int(attrs["dim"]), x.rank)
     dtype = x.dtype if x.dtype.is_float else I64
     return _node(op, args, dtype, x.shape, {"dim": dim})
@@ -292,17 +312,15 @@ def transpose(x: Node, a: int, b: int) -> Node:
 def _matmul(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
     _arity(op, args, 2)
     a, b = args
-    if a.rank not in (2, 3) or b.rank not in (2, 3):
-        raise OpError(f"@ supports 2-D and 3-D operands, got ranks {a.rank} and {b.rank}",
-                      0 if a.rank not in (2, 3) else 1)
+    if a.rank < 2 or b.rank < 2:
+        raise OpError(f"@ needs operands of rank >= 2, got ranks {a.rank} and {b.rank} "
+                      "(write a vector as a [K, 1] matrix)", 0 if a.rank < 2 else 1)
     if a.shape[-1] != b.shape[-2]:
         raise OpError(f"inner dimensions differ: {list(a.shape)} @ {list(b.shape)} "
                       f"({a.shape[-1]} vs {b.shape[-2]})", 1)
-    if a.rank == 3 and b.rank == 3 and a.shape[0] != b.shape[0] and 1 not in (a.shape[0], b.shape[0]):
-        raise OpError(f"batch sizes differ: {a.shape[0]} vs {b.shape[0]}", 1)
-    batch: Shape = ()
-    if a.rank == 3 or b.rank == 3:
-        batch = (a.shape[0] if a.rank == 3 and a.shape[0] != 1 else b.shape[0],)
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if batch is None:
+        raise OpError(f"batch dimensions {list(a.shape[:-2])} and {list(b.shape[:-2])} do not broadcast", 1)
     if not (a.dtype.is_float and b.dtype.is_float):
         raise OpError("@ needs floating operands", 0 if not a.dtype.is_float else 1)
     if a.dtype != b.dtype:
@@ -310,57 +328,168 @@ def _matmul(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
     return _node(op, args, a.dtype, batch + (a.shape[-2], b.shape[-1]), attrs)
 
 
-def _conv2d(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
+def spatial_rank(op: str) -> int:
+    """The number of spatial dimensions of a convolution or pooling operator ("conv3d" → 3)."""
+    return int(op[op.index("d") - 1]) if op.endswith("d") and op[-2].isdigit() else 2
+
+
+def _conv(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
+    """conv{1,2,3}d and conv_transpose{1,2,3}d with PyTorch's arguments and shape rules."""
     _arity(op, args, 2, 3)
     x, w = args[0], args[1]
-    if x.rank != 4:
-        raise OpError(f"conv2d input must be NCHW (rank 4), got rank {x.rank}", 0)
-    if w.rank != 4:
-        raise OpError(f"conv2d weight must be [K, C, R, S], got rank {w.rank}", 1)
-    if int(attrs.get("groups", 1)) != 1:
-        raise OpError("grouped convolution is not supported", None, "groups")
-    if w.shape[1] != x.shape[1]:
-        raise OpError(f"weight has {w.shape[1]} input channels, input has {x.shape[1]}", 1)
-    if len(args) == 3 and args[2].shape != (w.shape[0],):
-        raise OpError(f"bias must have shape [{w.shape[0]}]", 2)
+    d = spatial_rank(op)
+    transposed = op.startswith("conv_transpose")
+    layout = "NC" + "DHW"[3 - d:]
+    if x.rank != d + 2:
+        raise OpError(f"{op} input must be {layout} (rank {d + 2}), got rank {x.rank}", 0)
+    if w.rank != d + 2:
+        want = "[C_in, C_out/groups, ...kernel]" if transposed else "[C_out, C_in/groups, ...kernel]"
+        raise OpError(f"{op} weight must be {want} (rank {d + 2}), got rank {w.rank}", 1)
     if x.dtype != w.dtype or not x.dtype.is_float:
-        raise OpError("conv2d needs floating input and weight of one dtype", 1)
-    stride, padding, dilation = (_pair(attrs.get(k, d), k) for k, d in
-                                 (("stride", 1), ("padding", 0), ("dilation", 1)))
-    r, s = w.shape[2], w.shape[3]
-    if not isinstance(r, int) or not isinstance(s, int):
-        raise OpError("conv2d kernel extents must be concrete", 1)
-    oh = _out_extent(x.shape[2], r, stride[0], padding[0], dilation[0])
-    ow = _out_extent(x.shape[3], s, stride[1], padding[1], dilation[1])
-    return _node(op, args, x.dtype, (x.shape[0], w.shape[0], oh, ow),
-                 {"stride": stride, "padding": padding, "dilation": dilation})
+        raise OpError(f"{op} needs floating input and weight of one dtype", 1)
+    groups = attrs.get("groups", 1)
+    if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
+        raise OpError(f"groups must be a positive integer, got {groups!r}", None, "groups")
+    channels = x.shape[1]
+    if not isinstance(channels, int) or any(not isinstance(k, int) for k in w.shape):
+        raise OpError(f"{op} needs concrete channel counts and kernel extents", 1)
+    if channels % groups:
+        raise OpError(f"groups={groups} does not divide the {channels} input channels", None, "groups")
+    if transposed:
+        if w.shape[0] != channels:
+            raise OpError(f"weight has {w.shape[0]} input channels (dim 0), input has {channels}", 1)
+        out_channels = w.shape[1] * groups
+    else:
+        if w.shape[0] % groups:
+            raise OpError(f"groups={groups} does not divide the {w.shape[0]} output channels", None, "groups")
+        if w.shape[1] * groups != channels:
+            raise OpError(f"weight has {w.shape[1]} input channels per group, input has {channels} "
+                          f"channels in {groups} group(s) (expected {channels // groups})", 1)
+        out_channels = w.shape[0]
+    if len(args) == 3 and args[2].shape != (out_channels,):
+        raise OpError(f"bias must have shape [{out_channels}], got {list(args[2].shape)}", 2)
+    stride = _ntuple(attrs.get("stride", 1), d, "stride", 1)
+    padding = _ntuple(attrs.get("padding", 0), d, "padding", 0)
+    dilation = _ntuple(attrs.get("dilation", 1), d, "dilation", 1)
+    kernel = tuple(int(k) for k in w.shape[2:])
+    extents: list[Dim] = []
+    if transposed:
+        output_padding = _ntuple(attrs.get("output_padding", 0), d, "output_padding", 0)
+        for i in range(d):
+            if output_padding[i] >= max(stride[i], dilation[i]):
+                raise OpError(f"output_padding {output_padding[i]} must be smaller than stride or dilation "
+                              f"(max {max(stride[i], dilation[i]) - 1})", None, "output_padding")
+            size = x.shape[2 + i]
+            if isinstance(size, str):
+                raise OpError("convolution and pooling need concrete spatial sizes, not symbols", 0)
+            out = ((size - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1)
+                   + output_padding[i] + 1)
+            if out <= 0:
+                raise OpError(f"the output extent {out} of dimension {i} is not positive "
+                              f"(input {size}, padding {padding[i]})", None, "padding")
+            extents.append(out)
+        extra: dict[str, Any] = {"output_padding": output_padding}
+    else:
+        extents = [_out_extent(x.shape[2 + i], kernel[i], stride[i], padding[i], dilation[i])
+                   for i in range(d)]
+        extra = {}
+    if groups != 1:     # stored only when not the default, as the attributes print in the IR
+        extra["groups"] = groups
+    return _node(op, args, x.dtype, (x.shape[0], out_channels, *extents),
+                 {"stride": stride, "padding": padding, "dilation": dilation, **extra})
 
 
 def _pool(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
+    """{max,avg}_pool{1,2,3}d: the last 1-3 dimensions are pooled (batch and channel dims lead)."""
     _arity(op, args, 1)
     (x,) = args
-    if x.rank != 4:
-        raise OpError(f"{op} needs an NCHW tensor (rank 4), got rank {x.rank}", 0)
+    d = spatial_rank(op)
+    if x.rank not in (d + 1, d + 2):
+        raise OpError(f"{op} needs a tensor of rank {d + 1} or {d + 2}, got rank {x.rank}", 0)
+    if not x.dtype.is_float and op.startswith("avg"):
+        raise OpError(f"{op} needs a floating tensor (as torch)", 0)
     if "kernel_size" not in attrs:
         raise OpError(f"{op} needs kernel_size=", None, "kernel_size")
-    k = _pair(attrs["kernel_size"], "kernel_size")
-    s = _pair(attrs.get("stride") or k, "stride")
-    p = _pair(attrs.get("padding", 0), "padding")
-    if p[0] * 2 > k[0] or p[1] * 2 > k[1]:
-        raise OpError("padding must be at most half the kernel size", None, "padding")
-    oh = _out_extent(x.shape[2], k[0], s[0], p[0], 1)
-    ow = _out_extent(x.shape[3], k[1], s[1], p[1], 1)
-    return _node(op, args, x.dtype, (x.shape[0], x.shape[1], oh, ow),
-                 {"kernel_size": k, "stride": s, "padding": p})
+    k = _ntuple(attrs["kernel_size"], d, "kernel_size", 1)
+    s = _ntuple(attrs.get("stride") or k, d, "stride", 1)
+    p = _ntuple(attrs.get("padding", 0), d, "padding", 0)
+    is_max = op.startswith("max")
+    dil = _ntuple(attrs.get("dilation", 1), d, "dilation", 1)
+    if not is_max and dil != (1,) * d:
+        raise OpError(f"{op} has no dilation", None, "dilation")
+    for i in range(d):
+        if p[i] * 2 > k[i]:
+            raise OpError(f"padding {p[i]} must be at most half the kernel size {k[i]} "
+                          f"(0..{k[i] // 2})", None, "padding")
+    ceil_mode = bool(attrs.get("ceil_mode", False))
+    lead = x.shape[:x.rank - d]
+    extents = [_out_extent(x.shape[x.rank - d + i], k[i], s[i], p[i], dil[i], ceil_mode) for i in range(d)]
+    # non-default options only, as the attributes print in the IR
+    out_attrs: dict[str, Any] = {"kernel_size": k, "stride": s, "padding": p}
+    if ceil_mode:
+        out_attrs["ceil_mode"] = True
+    if dil != (1,) * d:
+        out_attrs["dilation"] = dil
+    if not is_max and not attrs.get("count_include_pad", True):
+        out_attrs["count_include_pad"] = False
+    return _node(op, args, x.dtype, (*lead, *extents), out_attrs)
+
+
+def _reshape(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
+    _arity(op, args, 1)
+    (x,) = args
+    want = list(attrs.get("shape", ()))
+    if any(isinstance(v, str) for v in list(x.shape) + want):
+        if tuple(want) != x.shape:
+            raise OpError("reshape needs concrete sizes (symbols only where the shape is unchanged)",
+                          None, "shape")
+        return _node(op, args, x.dtype, x.shape, {"shape": x.shape})
+    numel = 1
+    for v in x.shape:
+        numel *= int(v)
+    if want.count(-1) > 1:
+        raise OpError("only one dimension of the new shape may be -1", None, "shape")
+    known = 1
+    for v in want:
+        if v != -1:
+            if not isinstance(v, int) or v < 0:
+                raise OpError(f"the new shape {want} has an invalid size {v!r}", None, "shape")
+            known *= v
+    if -1 in want:
+        if known == 0 or numel % known:
+            raise OpError(f"shape {want} is invalid for an input of {numel} elements", None, "shape")
+        want[want.index(-1)] = numel // known
+    elif known != numel:
+        raise OpError(f"shape {want} is invalid for an input of {numel} elements", None, "shape")
+    return _node(op, args, x.dtype, tuple(want), {"shape": tuple(want)})
+
+
+def _flip(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
+    _arity(op, args, 1)
+    (x,) = args
+    dims = attrs.get("dims")
+    dims = dims if isinstance(dims, (tuple, list)) else (dims,)
+    if not dims or dims == (None,):
+        raise OpError("flip needs dims=", None, "dims")
+    norm = tuple(sorted({normalize_dim(int(d), x.rank, 0, "dims") for d in dims}))
+    return _node(op, args, x.dtype, x.shape, {"dims": norm})
+
+
+def index(shape: Shape, dim: int) -> Node:
+    """The i64 tensor of `shape` whose every element is its own index along `dim` (an arange
+    broadcast over the other dimensions; triangular masks and one-hot selections use it)."""
+    return Node("index", (), I64, tuple(shape), (("dim", normalize_dim(dim, len(shape))),))
 
 
 _BUILDERS = {
     "where": _where,
     "softmax": _softmax, "log_softmax": _softmax,
     "layer_norm": _norm, "rms_norm": _norm,
-    "cumsum": _cumsum,
+    "cumsum": _cumsum, "cumprod": _cumsum,
     "permute": _permute,
     "matmul": _matmul,
-    "conv2d": _conv2d,
-    "max_pool2d": _pool, "avg_pool2d": _pool,
+    **{op: _conv for op in CONVS},
+    **{op: _pool for op in POOLS},
+    "reshape": _reshape,
+    "flip": _flip,
 }

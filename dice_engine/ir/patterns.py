@@ -3,14 +3,16 @@
 A program is at most one "anchor" (a heavy operator: reduction, softmax, norm, scan, permute,
 matmul, conv, pool) with elementwise work before it (the prologue, inside the anchor's
 arguments) and after it (the epilogue, the output expression with the anchor as a leaf).
-A transpose feeding a matmul directly from an input is a layout, not an anchor.
+A transpose feeding a matmul directly from an input is a layout, not an anchor. A program with
+several anchors, or with operators no family reads, has the pattern "program": only the general
+lowering (dice_engine/lowering) serves it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from .graph import Node, Program
-from .ops import HEAVY, REDUCTIONS
+from .ops import CONVS, HEAVY, POOLS, REDUCTIONS, VIEWS
 
 PATTERN_OF_OP = {
     **{op: "reduction" for op in REDUCTIONS},
@@ -25,15 +27,17 @@ PATTERN_OF_OP = {
 }
 
 
-class PatternError(ValueError):
-    """The program needs more than one kernel (or a form no sketch family covers)."""
+# Operators only the general lowering serves (no hand-written family reads them).
+GENERAL_ONLY = VIEWS | (CONVS - {"conv2d"}) | (POOLS - {"max_pool2d", "avg_pool2d"}) | {"cumprod"}
 
 
 @dataclass
 class Problem:
     program: Program
-    pattern: str          # elementwise | reduction | softmax | norm | scan | transpose | gemm | conv2d | pool
-                          # | torch | model (several kernels, for a model backend)
+    # elementwise | reduction | softmax | norm | scan | transpose | gemm | conv2d | pool, or
+    # "program": several heavy operators, or ones only the general lowering serves; "torch": a
+    # PyTorch expression only a model serves
+    pattern: str
     anchor: Node | None   # the heavy node; None for elementwise programs
 
     @property
@@ -53,13 +57,31 @@ def heavy_nodes(program: Program) -> list[Node]:
     return [n for n in program.output.walk() if n.op in HEAVY and id(n) not in layout]
 
 
+def _general_only(node: Node) -> bool:
+    """Operators, or operator forms, that no hand-written family reads."""
+    if node.op in GENERAL_ONLY:
+        return True
+    if node.op == "conv2d":
+        return node.attr("groups", 1) != 1
+    if node.op in ("max_pool2d", "avg_pool2d"):
+        return (node.rank != 4 or node.attr("ceil_mode", False) or node.attr("dilation", (1, 1)) != (1, 1)
+                or node.attr("count_include_pad", True) is False)
+    if node.op in ("layer_norm", "rms_norm"):
+        return node.attr("axes", 1) != 1
+    if node.op == "matmul":
+        return any(a.rank > 3 for a in node.args) or node.rank > 3
+    return False
+
+
 def classify(program: Program) -> Problem:
+    """The family pattern of `program`; "program" (served by the general lowering) when it has
+    several heavy operators or one that no family reads."""
     heavy = heavy_nodes(program)
+    if any(_general_only(n) for n in program.output.walk()):
+        return Problem(program, "program", heavy[-1] if len(heavy) == 1 else None)
     if not heavy:
         return Problem(program, "elementwise", None)
     if len(heavy) > 1:
-        names = " and ".join(sorted({n.op for n in heavy}))
-        raise PatternError(f"this intent needs more than one kernel ({names}); "
-                           "write one intent per heavy operation")
+        return Problem(program, "program", None)
     anchor = heavy[0]
     return Problem(program, PATTERN_OF_OP[anchor.op], anchor)

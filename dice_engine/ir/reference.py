@@ -168,9 +168,10 @@ def _softmax(x: Array, node: Node) -> Array:
 def _norm(args: list[Array], node: Node) -> Array:
     x = _as_float(args[0])
     eps = node.attr("eps")
+    axes = tuple(range(-node.attr("axes", 1), 0))
     if node.op == "layer_norm":
-        mean = x.mean(axis=-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        mean = x.mean(axis=axes, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
         y = (x - mean) / np.sqrt(var + eps)
         if len(args) > 1:
             y = y * args[1]
@@ -180,38 +181,102 @@ def _norm(args: list[Array], node: Node) -> Array:
     if eps is None:   # torch.nn.functional.rms_norm: the input dtype's machine epsilon
         in_dtype = node.args[0].dtype
         eps = {"bf16": 2.0 ** -7, "f16": 2.0 ** -10}.get(in_dtype.name, float(np.finfo(in_dtype.numpy).eps))
-    y = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
+    y = x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + eps)
     return y * args[1] if len(args) > 1 else y
 
 
-def _conv2d(args: list[Array], node: Node) -> Array:
+def _window_slices(start: int, count: int, step: int) -> slice:
+    return slice(start, start + step * (count - 1) + 1, step)
+
+
+def _conv(args: list[Array], node: Node) -> Array:
+    """Direct convolution (cross-correlation, as torch) over 1-3 spatial dims, with groups."""
     x, w = _as_float(args[0]), _as_float(args[1])
-    (sh, sw), (ph, pw), (dh, dw) = node.attr("stride"), node.attr("padding"), node.attr("dilation")
-    n, (oh, ow) = x.shape[0], node.shape[2:]   # the batch may be a symbol in node.shape
-    k, _, r, s = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    out = np.zeros((n, k, oh, ow))
-    for i in range(r):
-        for j in range(s):
-            window = xp[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh, j * dw: j * dw + sw * (ow - 1) + 1: sw]
-            out += np.einsum("nchw,kc->nkhw", window, w[:, :, i, j], optimize=True)
+    d = x.ndim - 2
+    stride, padding, dilation = node.attr("stride"), node.attr("padding"), node.attr("dilation")
+    groups = node.attr("groups", 1)
+    out_sizes = tuple(int(v) for v in node.shape[2:])
+    xp = np.pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in padding))
+    n, c = x.shape[:2]
+    k = w.shape[0]
+    cg, kg = c // groups, k // groups
+    out = np.zeros((n, k) + out_sizes)
+    for taps in np.ndindex(*w.shape[2:]):
+        window = xp[(slice(None), slice(None)) + tuple(
+            _window_slices(t * dl, o, st) for t, dl, o, st in zip(taps, dilation, out_sizes, stride))]
+        for g in range(groups):
+            part = window[:, g * cg:(g + 1) * cg]
+            tap = w[(slice(g * kg, (g + 1) * kg), slice(None)) + taps]
+            out[:, g * kg:(g + 1) * kg] += np.moveaxis(np.tensordot(part, tap, axes=([1], [1])), -1, 1)
     if len(args) > 2:
-        out += _as_float(args[2])[None, :, None, None]
+        out += _as_float(args[2]).reshape((1, k) + (1,) * d)
+    return out
+
+
+def _conv_transpose(args: list[Array], node: Node) -> Array:
+    """Transposed convolution: every input element scatters its weighted kernel into the output
+    (computed on the output grown by the padding, which is then cropped away)."""
+    x, w = _as_float(args[0]), _as_float(args[1])
+    d = x.ndim - 2
+    stride, padding, dilation = node.attr("stride"), node.attr("padding"), node.attr("dilation")
+    groups = node.attr("groups", 1)
+    n, c = x.shape[:2]
+    cg, kg = c // groups, w.shape[1]
+    out_sizes = tuple(int(v) for v in node.shape[2:])
+    big = np.zeros((n, kg * groups) + tuple(o + 2 * p for o, p in zip(out_sizes, padding)))
+    in_sizes = x.shape[2:]
+    for taps in np.ndindex(*w.shape[2:]):
+        target = tuple(_window_slices(t * dl, i, st)
+                       for t, dl, i, st in zip(taps, dilation, in_sizes, stride))
+        for g in range(groups):
+            tap = w[(slice(g * cg, (g + 1) * cg), slice(None)) + taps]       # [cg, kg]
+            contrib = np.tensordot(x[:, g * cg:(g + 1) * cg], tap, axes=([1], [0]))
+            big[(slice(None), slice(g * kg, (g + 1) * kg)) + target] += np.moveaxis(contrib, -1, 1)
+    out = big[(slice(None), slice(None)) + tuple(slice(p, p + o) for p, o in zip(padding, out_sizes))]
+    if len(args) > 2:
+        out = out + _as_float(args[2]).reshape((1, -1) + (1,) * d)
     return out
 
 
 def _pool(x: Array, node: Node) -> Array:
-    (kh, kw), (sh, sw), (ph, pw) = node.attr("kernel_size"), node.attr("stride"), node.attr("padding")
-    _, _, oh, ow = node.shape
-    is_max = node.op == "max_pool2d"
-    xp = np.pad(_as_float(x), ((0, 0), (0, 0), (ph, ph), (pw, pw)),
-                constant_values=-np.inf if is_max else 0.0)
-    out = np.full(x.shape[:2] + (oh, ow), -np.inf if is_max else 0.0)
-    for i in range(kh):
-        for j in range(kw):
-            window = xp[:, :, i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw]
-            out = np.maximum(out, window) if is_max else out + window
-    return out if is_max else out / (kh * kw)   # count_include_pad=True, torch's default
+    """Max / average pooling over the trailing 1-3 dims, with PyTorch's padding, dilation,
+    ceil_mode and count_include_pad rules (windows are clipped to the padded input)."""
+    kernel, stride, padding = node.attr("kernel_size"), node.attr("stride"), node.attr("padding")
+    dilation = node.attr("dilation") or (1,) * len(kernel)
+    d = len(kernel)
+    lead = x.ndim - d
+    out_sizes = tuple(int(v) for v in node.shape[lead:])
+    in_sizes = x.shape[lead:]
+    is_max = node.op.startswith("max")
+    fill = -np.inf if is_max else 0.0
+    extra = tuple(max(0, (o - 1) * s + (k - 1) * dl + 1 - (i + 2 * p))
+                  for o, s, k, dl, i, p in zip(out_sizes, stride, kernel, dilation, in_sizes, padding))
+    xp = np.pad(_as_float(x), ((0, 0),) * lead + tuple((p, p + e) for p, e in zip(padding, extra)),
+                constant_values=fill)
+    out = np.full(x.shape[:lead] + out_sizes, fill)
+    for taps in np.ndindex(*kernel):
+        window = xp[(slice(None),) * lead + tuple(
+            _window_slices(t * dl, o, st) for t, dl, o, st in zip(taps, dilation, out_sizes, stride))]
+        out = np.maximum(out, window) if is_max else out + window
+    if is_max:
+        return out
+    divisor = np.ones(out_sizes)
+    for axis, (o, s, k, p, i) in enumerate(zip(out_sizes, stride, kernel, padding, in_sizes)):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, i + p)
+        count = end - start
+        if not node.attr("count_include_pad", True):
+            count = np.minimum(end, i) - np.maximum(start, 0)
+        shape = [1] * d
+        shape[axis] = o
+        divisor = divisor * count.reshape(shape)
+    return out / divisor
+
+
+def _index(node: Node, shape: tuple[int, ...]) -> Array:
+    dim = node.attr("dim")
+    line = np.arange(shape[dim], dtype=np.int64).reshape([-1 if i == dim else 1 for i in range(len(shape))])
+    return np.broadcast_to(line, shape)
 
 
 def _bind_symbols(program: Program, inputs: dict[str, Array]) -> dict[str, int]:
@@ -239,6 +304,11 @@ def evaluate(program: Program, inputs: dict[str, Array], symbols: dict[str, int]
     values: dict[int, Array] = {}
     for node in program.output.walk():
         args = [values[id(a)] for a in node.args]
+        if node.op == "index":
+            sizes = tuple(bound.get(d, (symbols or {}).get(d, 0)) if isinstance(d, str) else d
+                          for d in node.shape)
+            values[id(node)] = _index(node, sizes)
+            continue
         values[id(node)] = _eval_node(node, args, inputs)
     return round_to(values[id(program.output)], program.output.dtype)
 
@@ -263,13 +333,21 @@ def _eval_node(node: Node, args: list[Array], inputs: dict[str, Array]) -> Array
         return _norm(args, node)
     if op == "cumsum":
         return np.cumsum(args[0], axis=node.attr("dim"))
+    if op == "cumprod":
+        return np.cumprod(args[0], axis=node.attr("dim"))
+    if op == "flip":
+        return np.flip(args[0], axis=node.attr("dims"))
+    if op == "reshape":
+        return np.reshape(args[0], node.attr("shape"))
     if op == "permute":
         return np.transpose(args[0], node.attr("dims"))
     if op == "matmul":
         return np.matmul(_as_float(args[0]), _as_float(args[1]))
-    if op == "conv2d":
-        return _conv2d(args, node)
-    if op in ("max_pool2d", "avg_pool2d"):
+    if op.startswith("conv_transpose"):
+        return _conv_transpose(args, node)
+    if op.startswith("conv"):
+        return _conv(args, node)
+    if "_pool" in op:
         return _pool(args[0], node)
     if op == "torch":
         names = node.attr("names")

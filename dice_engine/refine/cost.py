@@ -90,7 +90,8 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
     smem = max(launch.smem_bytes, res.smem_bytes if res else 0)
     spill = res.spill_bytes if res else 0
     occ = occupancy(arch, launch.threads, registers, smem)
-    dram_us = (w.dram_bytes + 2 * rendered.workspace_bytes) / (arch.dram_gbps * 1e3)
+    dram_bytes = w.dram_bytes if rendered.dram_bytes is None else max(w.dram_bytes, rendered.dram_bytes)
+    dram_us = (dram_bytes + 2 * rendered.workspace_bytes) / (arch.dram_gbps * 1e3)
     compute_us = w.flops / (compute_rate_tflops(problem, arch, rendered.source) * 1e6)
     if occ.blocks_per_sm == 0:
         return CostEstimate(math.inf, dram_us, 0.0, compute_us, occ, launch.blocks, math.inf, spill,

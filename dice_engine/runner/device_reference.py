@@ -199,31 +199,45 @@ class _Evaluator:
             out[..., start:start + step, :] = torch.matmul(rows_64, b64)
         return out
 
-    def conv2d(self, args: list[Tensor], node: Node) -> Tensor:
+    def conv(self, args: list[Tensor], node: Node) -> Tensor:
+        """1-3-D convolutions, transposed or not, with groups: float64 sums, a block of images at
+        a time when the work dtype is narrow."""
         x, w = self.float_(args[0]), args[1].to(torch.float64)
         bias = args[2].to(torch.float64) if len(args) > 2 else None
         attrs = {k: node.attr(k) for k in ("stride", "padding", "dilation")}
-        per_image = math.prod(w.shape[0:1]) * math.prod(node.shape[2:])   # output elements per image
+        attrs["groups"] = node.attr("groups", 1)
+        if node.op.startswith("conv_transpose"):
+            attrs["output_padding"] = node.attr("output_padding")
+        conv = getattr(F, node.op)
+        per_image = math.prod(node.shape[1:])     # output elements per image
         step = max(1, NARROW_CHUNK_ELEMENTS // per_image) if self.work != torch.float64 else x.shape[0]
-        parts = [F.conv2d(x[i:i + step].to(torch.float64), w, bias, **attrs).to(self.work)
+        parts = [conv(x[i:i + step].to(torch.float64), w, bias, **attrs).to(self.work)
                  for i in range(0, x.shape[0], step)]
         return torch.cat(parts) if len(parts) > 1 else parts[0]
 
     def pool(self, x: Tensor, node: Node) -> Tensor:
-        (kh, kw), (sh, sw), (ph, pw) = node.attr("kernel_size"), node.attr("stride"), node.attr("padding")
-        oh, ow = node.shape[2], node.shape[3]
-        is_max = node.op == "max_pool2d"
-        padded = F.pad(self.float_(x), (pw, pw, ph, ph), value=-math.inf if is_max else 0.0)
-        out: Tensor | None = None
-        for i in range(kh):
-            for j in range(kw):
-                window = padded[:, :, i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw]
-                if out is None:
-                    out = window.clone()
-                else:
-                    out = torch.maximum(out, window) if is_max else out + window
-        assert out is not None
-        return out if is_max else out / (kh * kw)   # count_include_pad=True, torch's default
+        """1-3-D max / average pooling with PyTorch's own padding, dilation, ceil_mode and
+        count_include_pad rules (in float64: a window's mean is a short sum)."""
+        kernel = node.attr("kernel_size")
+        pool = getattr(F, node.op)
+        x64 = x.to(torch.float64)
+        if node.op.startswith("max"):
+            out = pool(x64, kernel, node.attr("stride"), node.attr("padding"),
+                       dilation=node.attr("dilation") or (1,) * len(kernel),
+                       ceil_mode=node.attr("ceil_mode", False))
+        else:
+            out = pool(x64, kernel, node.attr("stride"), node.attr("padding"),
+                       ceil_mode=node.attr("ceil_mode", False),
+                       count_include_pad=node.attr("count_include_pad", True))
+        return out.to(self.work)
+
+    @staticmethod
+    def index(node: Node, device: torch.device) -> Tensor:
+        """An arange along one dim, broadcast over the others."""
+        dim, shape = node.attr("dim"), tuple(int(d) for d in node.shape)
+        line = torch.arange(shape[dim], device=device)
+        line = line.reshape([-1 if k == dim else 1 for k in range(len(shape))])
+        return line.expand(shape)
 
     def node(self, node: Node, args: list[Tensor], inputs: dict[str, Tensor]) -> Tensor:
         op = node.op
@@ -241,13 +255,24 @@ class _Evaluator:
             return self.norm(args, node)
         if op == "cumsum":
             return self.cumsum(args[0], node.attr("dim"))
+        if op == "cumprod":
+            x = args[0]
+            if x.is_floating_point():
+                return torch.cumprod(x, dim=node.attr("dim"), dtype=torch.float64).to(self.work)
+            return torch.cumprod(x, dim=node.attr("dim"))
+        if op == "flip":
+            return torch.flip(args[0], dims=node.attr("dims"))
+        if op == "reshape":
+            return args[0].reshape(node.attr("shape"))
+        if op == "index":
+            return self.index(node, self.device)
         if op == "permute":
             return args[0].permute(*node.attr("dims"))
         if op == "matmul":
             return self.matmul(args[0], args[1])
-        if op == "conv2d":
-            return self.conv2d(args, node)
-        if op in ("max_pool2d", "avg_pool2d"):
+        if op in ops.CONVS:
+            return self.conv(args, node)
+        if op in ops.POOLS:
             return self.pool(args[0], node)
         if op == "torch":      # a PyTorch expression: its meaning is PyTorch's, on widened inputs
             return torch_expr.run(node.attr("expr"), dict(zip(node.attr("names"), args)))

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from ..analysis.findings import Finding
 from ..intent import IntentError, IntentSite, find_intents, parse_intent
 from ..intent.regions import split_lines
-from ..ir.patterns import PatternError, Problem, classify
+from ..ir.patterns import Problem, classify
 from ..sketches.base import RenderedKernel, launcher_params
 from .profiler import profile
 from .report import RunReport
@@ -74,8 +74,6 @@ def _problem(site: IntentSite) -> Problem | str:
         return classify(parse_intent(site.text))
     except IntentError as exc:
         return exc.message
-    except PatternError as exc:
-        return str(exc)
 
 
 def verify_file(source: str, path: str = "<buffer>", arch: str = "sm_90", runner: Any = None, *,

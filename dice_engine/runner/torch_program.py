@@ -60,21 +60,36 @@ def _step(node: Node, args: list[Value]) -> Value:
         "where": lambda: torch.where(args[0], args[1], args[2]),
         "softmax": lambda: torch.softmax(x, dim=a("dim")),
         "log_softmax": lambda: torch.log_softmax(x, dim=a("dim")),
-        "layer_norm": lambda: F.layer_norm(x, (x.shape[-1],), *(args[1:] + [None] * (3 - len(args))),
-                                           eps=a("eps")),
-        "rms_norm": lambda: F.rms_norm(x, (x.shape[-1],), args[1] if len(args) > 1 else None, eps=a("eps")),
+        "layer_norm": lambda: F.layer_norm(x, tuple(x.shape[x.dim() - a("axes", 1):]),
+                                           *(args[1:] + [None] * (3 - len(args))), eps=a("eps")),
+        "rms_norm": lambda: F.rms_norm(x, tuple(x.shape[x.dim() - a("axes", 1):]),
+                                       args[1] if len(args) > 1 else None, eps=a("eps")),
         "cumsum": lambda: torch.cumsum(x, dim=a("dim")),
+        "cumprod": lambda: torch.cumprod(x, dim=a("dim")),
+        "flip": lambda: torch.flip(x, dims=a("dims")),
+        "reshape": lambda: x.reshape(a("shape")),
         "permute": lambda: x.permute(*a("dims")),
         "matmul": lambda: torch.matmul(args[0], args[1]),
-        "conv2d": lambda: F.conv2d(x, args[1], args[2] if len(args) > 2 else None, stride=a("stride"),
-                                   padding=a("padding"), dilation=a("dilation")),
-        "max_pool2d": lambda: F.max_pool2d(x, a("kernel_size"), a("stride"), a("padding")),
-        "avg_pool2d": lambda: F.avg_pool2d(x, a("kernel_size"), a("stride"), a("padding")),
     }
     if op in simple:
         return simple[op]()
     if op == "torch":
         return torch_expr.run(a("expr"), dict(zip(a("names"), args)))
+    if op.startswith("conv"):
+        bias = args[2] if len(args) > 2 else None
+        conv = getattr(F, op)
+        if op.startswith("conv_transpose"):
+            return conv(x, args[1], bias, stride=a("stride"), padding=a("padding"),
+                        output_padding=a("output_padding"), groups=a("groups", 1), dilation=a("dilation"))
+        return conv(x, args[1], bias, stride=a("stride"), padding=a("padding"), dilation=a("dilation"),
+                    groups=a("groups", 1))
+    if "_pool" in op:
+        if op.startswith("max"):
+            d = len(a("kernel_size"))
+            return getattr(F, op)(x, a("kernel_size"), a("stride"), a("padding"),
+                                  dilation=a("dilation", (1,) * d), ceil_mode=a("ceil_mode", False))
+        return getattr(F, op)(x, a("kernel_size"), a("stride"), a("padding"), ceil_mode=a("ceil_mode", False),
+                              count_include_pad=a("count_include_pad", True))
     if op in ("sum", "mean", "max", "min", "prod", "argmax", "argmin"):
         return _reduce(x, node)
     return _binary(op, args[0], args[1])
@@ -93,6 +108,12 @@ def torch_function(program: Program) -> Callable[[dict[str, torch.Tensor]], torc
                 values.append(inputs[node.name])
             elif node.op == "const":
                 values.append(node.value)
+            elif node.op == "index":    # an arange along one dim, broadcast over the others
+                dim, shape = node.attr("dim"), tuple(int(d) for d in node.shape)
+                device = next(iter(inputs.values())).device
+                line = torch.arange(shape[dim], device=device).reshape(
+                    [-1 if k == dim else 1 for k in range(len(shape))])
+                values.append(line.expand(shape))
             else:
                 values.append(_step(node, [values[i] for i in arg_slots]))
         return values[-1].contiguous()

@@ -131,6 +131,9 @@ class RenderedKernel:
     # the bytes of partial results they write to a workspace that a second pass reads back.
     k_splits: int = 1
     workspace_bytes: int = 0
+    # the kernel's own model of its DRAM traffic in bytes, at the hint sizes, where it moves more
+    # than the problem's minimum (several kernels, workspace, re-reads); None: the minimum
+    dram_bytes: float | None = None
 
     def compile_arch(self, arch: str) -> str:
         """The target to compile this kernel for on `arch` ("sm_90" → "sm_90a" when it needs it)."""

@@ -93,6 +93,11 @@ def _op_expr(node: Node, a: list[str], ctype: str) -> str:
     raise ValueError(f"no scalar code for operator '{op}'")
 
 
+def scalar_op(node: Node, args: list[str], ctype: str) -> str:
+    """The C expression of one elementwise `node` applied to the C expressions `args`."""
+    return _op_expr(node, args, ctype)
+
+
 def _clamp_int(node: Node, x: str) -> str:
     if node.attr("min") is not None:
         x = f"max({x}, {int(node.attr('min'))})"

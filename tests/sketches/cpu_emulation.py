@@ -122,11 +122,13 @@ def run_on_cpu(rendered: RenderedKernel, problem: Problem, inputs: dict[str, np.
 
 
 def assert_matches_reference(sketch: Sketch, problem: Problem, point: Point, workdir: Path,
-                             symbols: dict[str, int] | None = None) -> None:
-    """Render `point`, run it on the CPU emulator and compare with the reference evaluator."""
+                             symbols: dict[str, int] | None = None,
+                             inputs: dict[str, np.ndarray] | None = None) -> None:
+    """Render `point`, run it on the CPU emulator and compare with the reference evaluator
+    (on `inputs`, or on standard normal draws)."""
     bound = {s: (symbols or {}).get(s) or problem.program.symbols[s] for s in problem.program.symbol_names()}
     rendered = sketch.render(problem, ARCHS["sm_90"], point, "emulated")
-    inputs = random_inputs(problem, bound)
+    inputs = random_inputs(problem, bound) if inputs is None else inputs
     got = run_on_cpu(rendered, problem, inputs, bound, workdir).astype(np.float64)
     want = reference.evaluate(problem.program, inputs, bound).astype(np.float64)
     error = np.abs(got - want) / (1 + np.abs(want))

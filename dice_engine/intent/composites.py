@@ -1,0 +1,241 @@
+"""PyTorch functions written as primitive IR (normalisations, losses, distances, activations,
+masks): each builder follows PyTorch's definition, so the float64 reference and the general
+lowering agree with torch without an operator of their own. Errors are `OpError`s naming the
+argument at fault, with the allowed range."""
+from __future__ import annotations
+
+from ..ir import ops
+from ..ir.graph import Node
+
+OpError = ops.OpError
+
+
+def m(op: str, *args: Node | float | int, **attrs) -> Node:
+    """ops.make with Python numbers as scalar constants."""
+    nodes = [a if isinstance(a, Node) else ops.const(a) for a in args]
+    return ops.make(op, nodes, **attrs)
+
+
+def _channel_view(param: Node, x: Node, arg: int) -> Node:
+    """A per-channel [C] parameter shaped to broadcast over an [N, C, ...] input."""
+    if param.shape != (x.shape[1],):
+        raise OpError(f"expected a parameter of shape [{x.shape[1]}], got {list(param.shape)}", arg)
+    return m("reshape", param, shape=(x.shape[1],) + (1,) * (x.rank - 2))
+
+
+def _standardize(x: Node, axes: tuple[int, ...], eps: float) -> Node:
+    """(x - mean) / sqrt(biased var + eps) over `axes`."""
+    centered = m("sub", x, m("mean", x, dim=axes, keepdim=True))
+    var = m("mean", m("mul", centered, centered), dim=axes, keepdim=True)
+    return m("mul", centered, m("rsqrt", m("add", var, float(eps))))
+
+
+def _affine(y: Node, x: Node, weight: Node | None, bias: Node | None) -> Node:
+    if weight is not None:
+        y = m("mul", y, _channel_view(weight, x, 1))
+    if bias is not None:
+        y = m("add", y, _channel_view(bias, x, 2))
+    return y
+
+
+def batch_norm(x: Node, weight: Node | None, bias: Node | None, eps: float) -> Node:
+    """Training-mode batch norm: statistics over every dim but the channel (dim 1)."""
+    if x.rank < 2:
+        raise OpError(f"batch_norm needs an [N, C, ...] input (rank >= 2), got rank {x.rank}", 0)
+    axes = (0,) + tuple(range(2, x.rank))
+    return _affine(_standardize(x, axes, eps), x, weight, bias)
+
+
+def batch_norm_eval(x: Node, mean: Node, var: Node, weight: Node | None, bias: Node | None,
+                    eps: float) -> Node:
+    y = m("mul", m("sub", x, _channel_view(mean, x, 1)),
+          m("rsqrt", m("add", _channel_view(var, x, 2), float(eps))))
+    return _affine(y, x, weight, bias)
+
+
+def instance_norm(x: Node, weight: Node | None, bias: Node | None, eps: float) -> Node:
+    if x.rank < 3:
+        raise OpError(f"instance_norm needs an [N, C, ...spatial] input (rank >= 3), got rank {x.rank}", 0)
+    return _affine(_standardize(x, tuple(range(2, x.rank)), eps), x, weight, bias)
+
+
+def group_norm(x: Node, groups: int, weight: Node | None, bias: Node | None, eps: float) -> Node:
+    if x.rank < 2:
+        raise OpError(f"group_norm needs an [N, C, ...] input (rank >= 2), got rank {x.rank}", 0)
+    channels = x.shape[1]
+    if not isinstance(channels, int) or not any(isinstance(d, int) for d in x.shape):
+        raise OpError("group_norm needs concrete channel and spatial sizes", 0)
+    if not isinstance(groups, int) or groups < 1 or channels % groups:
+        raise OpError(f"num_groups={groups} must divide the {channels} channels", None, "num_groups")
+    grouped = m("reshape", x, shape=(x.shape[0], groups, -1))
+    y = m("reshape", _standardize(grouped, (2,), eps), shape=x.shape)
+    return _affine(y, x, weight, bias)
+
+
+def p_norm(x: Node, p: float | str, dims: tuple[int, ...] | None, keepdim: bool) -> Node:
+    """torch.norm / linalg.vector_norm: 'fro' and 2 → sqrt(sum x²), 1 → sum |x|, inf → max |x|."""
+    dims_attr = tuple(range(x.rank)) if dims is None else dims
+    if p in ("fro", 2, 2.0):
+        return m("sqrt", m("sum", m("mul", x, x), dim=dims_attr, keepdim=keepdim))
+    if p in (1, 1.0):
+        return m("sum", m("abs", x), dim=dims_attr, keepdim=keepdim)
+    if p in ("inf", float("inf")):
+        return m("max", m("abs", x), dim=dims_attr, keepdim=keepdim)
+    if isinstance(p, (int, float)) and p > 0:
+        total = m("sum", m("pow", m("abs", x), float(p)), dim=dims_attr, keepdim=keepdim)
+        return m("pow", total, 1.0 / float(p))
+    raise OpError(f"p must be 'fro', inf or a positive number, got {p!r}", None, "p")
+
+
+def normalize(x: Node, p: float, dim: int, eps: float) -> Node:
+    norm = p_norm(x, p, (ops.normalize_dim(dim, x.rank),), True)
+    return m("div", x, m("maximum", norm, float(eps)))
+
+
+def _reduce_loss(loss: Node, reduction: str, batch: int | str | None = None) -> Node:
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return m("sum", loss)
+    if reduction == "mean":
+        return m("mean", loss)
+    if reduction == "batchmean" and batch is not None:
+        return m("div", m("sum", loss), float(batch) if isinstance(batch, int) else 1.0)
+    allowed = "'none', 'mean', 'sum'" + (", 'batchmean'" if batch is not None else "")
+    raise OpError(f"reduction must be one of {allowed}, got {reduction!r}", None, "reduction")
+
+
+def _picked(logp: Node, target: Node) -> Node:
+    """logp[n, target[n]] for an [N, C] input and an integer [N] target (a one-hot select)."""
+    if logp.rank != 2:
+        raise OpError(f"the input must be [N, C] (rank 2), got rank {logp.rank}", 0)
+    if target.dtype.is_float or target.shape != (logp.shape[0],):
+        raise OpError(f"target must be an integer tensor of shape [{logp.shape[0]}], "
+                      f"got {target.dtype}{list(target.shape)}", 1)
+    hit = m("eq", ops.index(logp.shape, 1), m("reshape", target, shape=(logp.shape[0], 1)))
+    return m("sum", m("where", hit, logp, 0.0), dim=1)
+
+
+def nll_loss(logp: Node, target: Node, reduction: str) -> Node:
+    return _reduce_loss(m("neg", _picked(logp, target)), reduction)
+
+
+def cross_entropy(x: Node, target: Node, reduction: str) -> Node:
+    if x.rank != 2:
+        raise OpError(f"cross_entropy's input must be [N, C] (rank 2), got rank {x.rank}", 0)
+    return nll_loss(ops.make("log_softmax", [x], dim=1), target, reduction)
+
+
+def _same_shape(a: Node, b: Node, what: str) -> None:
+    if a.shape != b.shape:
+        raise OpError(f"{what}: shapes {list(a.shape)} and {list(b.shape)} differ", 1)
+
+
+def kl_div(x: Node, target: Node, reduction: str, log_target: bool) -> Node:
+    _same_shape(x, target, "kl_div")
+    if log_target:
+        loss = m("mul", m("exp", target), m("sub", target, x))
+    else:   # target * (log target - input), 0 where target is 0 (xlogy)
+        safe = m("where", m("gt", target, 0.0), target, 1.0)
+        loss = m("where", m("gt", target, 0.0), m("mul", target, m("sub", m("log", safe), x)), 0.0)
+    return _reduce_loss(loss, reduction, x.shape[0] if x.rank else 1)
+
+
+def smooth_l1(x: Node, target: Node, reduction: str, beta: float, huber: bool) -> Node:
+    _same_shape(x, target, "smooth_l1_loss")
+    if beta < 0:
+        name = "delta" if huber else "beta"
+        raise OpError(f"{name} must be >= 0, got {beta}", None, name)
+    diff = m("abs", m("sub", x, target))
+    if beta == 0:
+        return _reduce_loss(diff, reduction)
+    quad = m("mul", m("mul", diff, diff), 0.5 if huber else 0.5 / beta)
+    lin = m("mul", m("sub", diff, 0.5 * beta), beta) if huber else m("sub", diff, 0.5 * beta)
+    return _reduce_loss(m("where", m("lt", diff, float(beta)), quad, lin), reduction)
+
+
+def mse(x: Node, target: Node, reduction: str) -> Node:
+    d = m("sub", x, target)
+    return _reduce_loss(m("mul", d, d), reduction)
+
+
+def cosine_similarity(a: Node, b: Node, dim: int, eps: float) -> Node:
+    shape = ops.broadcast_shapes(a.shape, b.shape)
+    if shape is None:
+        raise OpError(f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast", 1)
+    d = ops.normalize_dim(dim, len(shape), 0, "dim")
+    dot = m("sum", m("mul", a, b), dim=d)
+    na = m("sum", m("mul", a, a), dim=d)
+    nb = m("sum", m("mul", b, b), dim=d)
+    return m("div", dot, m("sqrt", m("maximum", m("mul", na, nb), float(eps) ** 2)))
+
+
+def pairwise_distance(a: Node, b: Node, p: float, eps: float) -> Node:
+    diff = m("add", m("sub", a, b), float(eps))
+    return p_norm(diff, p, (max(a.rank, b.rank) - 1,), False)
+
+
+def triplet_margin(anchor: Node, pos: Node, neg: Node, margin: float, p: float, eps: float,
+                   reduction: str) -> Node:
+    loss = m("relu", m("add", m("sub", pairwise_distance(anchor, pos, p, eps),
+                                  pairwise_distance(anchor, neg, p, eps)), float(margin)))
+    return _reduce_loss(loss, reduction)
+
+
+def triangle(x: Node, diagonal: int, upper: bool) -> Node:
+    if x.rank < 2:
+        raise OpError(f"{'triu' if upper else 'tril'} needs a matrix (rank >= 2), got rank {x.rank}", 0)
+    offset = m("sub", ops.index(x.shape, -1), ops.index(x.shape, -2))
+    keep = m("ge" if upper else "le", offset, int(diagonal))
+    return m("where", keep, x, 0)
+
+
+def diag(v: Node, diagonal: int) -> Node:
+    """torch.diag of a vector: the square matrix with `v` on its main diagonal."""
+    if v.rank != 1:
+        raise OpError(f"diag needs a vector (rank 1), got shape {list(v.shape)}", 0)
+    if diagonal != 0:
+        raise OpError(f"diag supports diagonal=0 only, got {diagonal}", None, "diagonal")
+    shape = (v.shape[0], v.shape[0])
+    on = m("eq", ops.index(shape, 0), ops.index(shape, 1))
+    return m("where", on, m("reshape", v, shape=(v.shape[0], 1)), 0)
+
+
+def softplus(x: Node, beta: float, threshold: float) -> Node:
+    bx = m("mul", x, float(beta))
+    soft = m("div", m("log", m("add", m("exp", bx), 1.0)), float(beta))
+    return m("where", m("gt", bx, float(threshold)), x, soft)
+
+
+def elu(x: Node, alpha: float, scale: float = 1.0) -> Node:
+    neg = m("mul", m("sub", m("exp", x), 1.0), float(alpha))
+    return m("mul", m("where", m("gt", x, 0.0), x, neg), float(scale))
+
+
+def hardtanh(x: Node, low: float, high: float) -> Node:
+    if low > high:
+        raise OpError(f"min_val {low} must not exceed max_val {high}", None, "min_val")
+    return ops.make("clamp", [x], min=low, max=high)
+
+
+def hardsigmoid(x: Node) -> Node:
+    return ops.make("clamp", [m("add", m("div", x, 6.0), 0.5)], min=0.0, max=1.0)
+
+
+def softsign(x: Node) -> Node:
+    return m("div", x, m("add", m("abs", x), 1.0))
+
+
+def attention(q: Node, k: Node, v: Node, scale: float | None, causal: bool) -> Node:
+    """scaled_dot_product_attention: softmax(q kᵀ · scale [+ causal mask]) v."""
+    if q.rank < 2 or k.rank != q.rank or v.rank != q.rank:
+        raise OpError("query, key and value must have one rank >= 2", 1)
+    d = q.shape[-1]
+    if not isinstance(d, int):
+        raise OpError("the head dimension must be concrete", 0)
+    s = float(scale) if scale is not None else 1.0 / float(d) ** 0.5
+    scores = m("mul", ops.make("matmul", [q, ops.transpose(k, -2, -1)]), s)
+    if causal:
+        keep = m("le", ops.index(scores.shape, -1), ops.index(scores.shape, -2))
+        scores = m("where", keep, scores, float("-inf"))
+    return ops.make("matmul", [ops.make("softmax", [scores], dim=-1), v])

@@ -1,0 +1,62 @@
+"""Composite operators rewritten as primitives: reductions (kept dims) and elementwise math.
+
+After `expand`, a DAG holds only elementwise operators, views (permute, reshape, flip, index),
+reductions, scans, matmuls, convolutions and pools: the operators `stages` knows how to lower.
+The rewrite follows PyTorch's definitions, so the reference evaluator agrees with it.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..ir import ops
+from ..ir.graph import Node
+
+COMPOSITE = {"softmax", "log_softmax", "layer_norm", "rms_norm"}
+
+_FINFO_EPS = {"bf16": 2.0 ** -7, "f16": 2.0 ** -10, "f32": 2.0 ** -23, "f64": 2.0 ** -52}
+
+
+def _softmax(node: Node, x: Node) -> Node:
+    dim = node.attr("dim")
+    shifted = ops.make("sub", [x, ops.make("max", [x], dim=dim, keepdim=True)])
+    e = ops.make("exp", [shifted])
+    total = ops.make("sum", [e], dim=dim, keepdim=True)
+    if node.op == "log_softmax":
+        return ops.make("sub", [shifted, ops.make("log", [total])])
+    return ops.make("div", [e, total])
+
+
+def _norm(node: Node, args: list[Node]) -> Node:
+    x = args[0]
+    axes = tuple(range(x.rank - node.attr("axes", 1), x.rank))
+    eps = node.attr("eps")
+    if node.op == "layer_norm":
+        centered = ops.make("sub", [x, ops.make("mean", [x], dim=axes, keepdim=True)])
+        var = ops.make("mean", [ops.make("mul", [centered, centered])], dim=axes, keepdim=True)
+        y = ops.make("mul", [centered, ops.make("rsqrt", [ops.make("add", [var, ops.const(float(eps))])])])
+    else:
+        eps = _FINFO_EPS[x.dtype.name] if eps is None else eps
+        ms = ops.make("mean", [ops.make("mul", [x, x])], dim=axes, keepdim=True)
+        y = ops.make("mul", [x, ops.make("rsqrt", [ops.make("add", [ms, ops.const(float(eps))])])])
+    if len(args) > 1:
+        y = ops.make("mul", [y, args[1]])
+    if len(args) > 2:
+        y = ops.make("add", [y, args[2]])
+    return y
+
+
+def expand(root: Node) -> Node:
+    """`root` with every composite operator replaced by its primitive definition."""
+    memo: dict[int, Node] = {}
+    for node in root.walk():
+        args = [memo[id(a)] for a in node.args]
+        if node.op == "softmax" or node.op == "log_softmax":
+            new = _softmax(node, args[0])
+        elif node.op in ("layer_norm", "rms_norm"):
+            new = _norm(node, args)
+        elif all(a is b for a, b in zip(args, node.args)):
+            new = node
+        else:
+            new = replace(node, args=tuple(args))
+        memo[id(node)] = new
+    return memo[id(root)]

@@ -1,0 +1,132 @@
+"""The general lowering as a sketch: serves any program the IR can express, as a plan of one or
+more kernels behind one launcher, with design tokens the refinement loop tunes like any other.
+The hand-written sketches stay as fast paths; where both apply the search weighs both."""
+from __future__ import annotations
+
+from ..arch import ArchSpec
+from ..ir.graph import Program
+from ..ir.patterns import Problem
+from ..sketches.base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame,
+                             launcher_params, numel_c)
+from .body import Source
+from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Buffer, Context, Schedule, fused_block_text,
+                      fused_launcher_text, hint_extent, launcher_text, plan_kernels, split_chunks,
+                      stage_schedule)
+from .plan import Plan, block_fusable, make_plan, unlowerable
+from .traffic import fused_bytes, plan_bytes
+
+RESERVED_PREFIX = "dz_"      # the generated code's own identifiers
+
+
+def _ctype(plan: Plan) -> str:
+    return "double" if any(n.dtype.name == "f64" for n in plan.root.walk()) else "float"
+
+
+def _longest_domain(plan: Plan, program: Program) -> tuple[int, int]:
+    """The longest reduction domain of the plan, and how many outputs that stage has."""
+    return max(((hint_extent(program, s.extents), hint_extent(program, s.node.shape))
+                for s in plan.stages if s.combine and s.scan_dim is None), default=(0, 0))
+
+
+class GeneralLowering(Sketch):
+    name = "generic.lowered"
+    pattern = "*"    # any pattern
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        program = problem.program
+        clash = [n for n in [*program.inputs, program.output_name, *program.symbol_names()]
+                 if n.startswith(RESERVED_PREFIX) or n.startswith("dice_")]
+        if clash:
+            return f"names starting with '{RESERVED_PREFIX}' or 'dice_' are reserved: {', '.join(clash)}"
+        return unlowerable(program.output)
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        tokens = [
+            Token("threads", (64, 128, 256, 512), "threads per block"),
+            Token("strategy", ("thread", "warp", "block", "split"),
+                  "how a long reduction domain is split: a thread, a warp or a block per output, or "
+                  "several blocks per output and a second kernel merging their partials"),
+            Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages"),
+            Token("unroll", (1, 2, 4), "unroll factor of the reduction loop"),
+            Token("fuse", ("kernels", "block") if block_fusable(make_plan(problem.program.output))
+                  else ("kernels",),
+                  "a normalisation as a kernel per statistic, or one kernel with a block per group"),
+        ]
+
+        def threads_fit(p: Point) -> str | None:
+            if p["threads"] > arch.max_threads_per_block:
+                return f"{p['threads']} threads exceed the block limit {arch.max_threads_per_block}"
+            return None
+
+        return DesignSpace(tokens, [threads_fit])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        plan = make_plan(problem.program.output)
+        longest, outputs = _longest_domain(plan, problem.program)
+        if longest >= 8192:
+            strategy = "split" if outputs < 2 * arch.sms else "block"
+        else:
+            strategy = "warp" if longest >= MIN_WORK_PER_WARP * 2 else "thread"
+        fuse = "block" if block_fusable(plan) else "kernels"
+        return {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4,
+                "fuse": fuse}
+
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        self.space(problem, arch).require_legal(point, self.name)
+        why = self.unsupported(problem, arch)
+        if why:
+            raise ValueError(why)
+        program = problem.program
+        plan = make_plan(program.output)
+        params = launcher_params(problem)
+        ctype = _ctype(plan)
+        sources = {id(n): Source(n.name, "input") for n in plan.root.walk() if n.op == "input"}
+        fused = point["fuse"] == "block"
+        schedule = Schedule(point["threads"], point["strategy"], point["items"], point["unroll"])
+        workspace: dict[int, str] = {}
+        buffers: list[Buffer] = []
+        for k, node in enumerate([] if fused else plan.workspace):
+            workspace[id(node)] = f"dz_ws{k}"
+            sources[id(node)] = Source(f"dz_ws{k}", "compute")
+            c_type = ctype if node.dtype.is_float else "long long"
+            buffers.append(Buffer(f"dz_ws{k}", c_type, numel_c(node.shape)))
+        schedules = [stage_schedule(s, program, schedule) for s in plan.stages]
+        chunks = {}
+        for k, (stage, sch) in enumerate(zip(plan.stages, schedules)):
+            if sch == "split" and not fused:
+                chunks[k] = split_chunks(stage, program, schedule, arch.sms)
+                acc_t = "long long" if stage.integer_terms else ctype
+                count = f"{numel_c(stage.node.shape)} * {chunks[k]}LL"
+                buffers += [Buffer(f"dz_pv{k}", acc_t, count), Buffer(f"dz_pi{k}", "long long", count)]
+        ctx = Context(name, program, plan, ctype, sources, workspace, buffers, arch.sms, params)
+        if fused:
+            return self._render_fused(ctx, params, schedule, point, name)
+        kernels = plan_kernels(ctx, schedule, chunks)
+        device = "\n\n".join([BLOCKS_HELPER] + [k.text for k in kernels])
+        launcher = launcher_text(ctx, params, [(k.name, k.work, k.per_block) for k in kernels], schedule)
+        strategy = (f"general lowering, {len(kernels)} kernel(s): "
+                    + ", ".join(f"{s.node.op}/{sch}" for s, sch in zip(plan.stages, schedules)))
+        source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
+        summary = f"{self.name} {len(kernels)} kernel(s) " + " ".join(f"{k}={v}" for k, v in point.items())
+        launches = [Launch(k.name, (k.hint_blocks, 1, 1), (schedule.threads, 1, 1), k.smem_bytes)
+                    for k in kernels]
+        return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{k.name}" for k in kernels],
+                              launcher, params, launches, summary,
+                              dram_bytes=plan_bytes(plan, program, schedules, 8 if ctype == "double" else 4))
+
+    def _render_fused(self, ctx: Context, params: list, schedule: Schedule, point: Point,
+                      name: str) -> RenderedKernel:
+        kernel = f"{name}_k0"
+        device = BLOCKS_HELPER + "\n\n" + fused_block_text(ctx, kernel, schedule)
+        launcher = fused_launcher_text(ctx, params, kernel, schedule)
+        plan, program = ctx.plan, ctx.program
+        stats = plan.stages[:-1]
+        strategy = (f"general lowering, one kernel: a block per group computes "
+                    f"{', '.join(s.node.op for s in stats)} then the output")
+        source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
+        groups = hint_extent(program, stats[0].node.shape)
+        launches = [Launch(kernel, (max(1, min(groups, 2 ** 31 - 1)), 1, 1), (schedule.threads, 1, 1),
+                           32 * 8 + 8 * len(stats))]
+        summary = f"{self.name} fused " + " ".join(f"{k}={v}" for k, v in point.items())
+        return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{kernel}"], launcher, params,
+                              launches, summary, dram_bytes=fused_bytes(plan, program))

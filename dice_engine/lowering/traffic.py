@@ -1,0 +1,78 @@
+"""A plan's DRAM traffic at the hint sizes, for the cost model: every stage reads the tensors
+its fused expressions touch and writes its result, so a plan of several kernels moves more than
+the problem's minimum. Two modelled losses on top:
+
+- a per-thread serial loop that walks a tensor's contiguous axis (the `thread` schedule over a
+  last-axis reduction) uses one 4-byte word of each 32-byte sector it fetches per pass;
+- the general kernels issue scalar accesses, which reach a lower fraction of DRAM bandwidth than
+  the 16-byte vector accesses of the hand-written families (SCALAR_ACCESS_EFFICIENCY).
+"""
+from __future__ import annotations
+
+from ..ir.graph import Node, Program
+from .plan import Plan
+from ..ir.ops import REDUCTIONS
+from .stages import MATERIALISED, Stage
+
+SCALAR_ACCESS_EFFICIENCY = 0.8
+SECTOR_BYTES = 32
+
+
+def _numel(program: Program, node: Node) -> int:
+    n = 1
+    for d in program.concrete_shape(node.shape):
+        n *= d
+    return n
+
+
+def _leaves(root: Node, materialised: set[int]) -> list[Node]:
+    """Inputs and materialised nodes `root`'s fused expression reads."""
+    out, seen, stack = [], set(), list(root.args) if id(root) in materialised else [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.op == "input" or id(node) in materialised:
+            out.append(node)
+        else:
+            stack.extend(node.args)
+    return out
+
+
+def _walks_contiguous_axis(stage: Stage) -> bool:
+    """A reduction whose innermost reduced axis is its argument's last (contiguous) axis."""
+    dims = stage.node.attr("dim")
+    return bool(dims) and stage.node.args[0].rank - 1 in dims
+
+
+def plan_bytes(plan: Plan, program: Program, schedules: list[str], ctype_bytes: int) -> float:
+    materialised = {id(s.node) for s in plan.stages[:-1]} | {
+        id(s.node) for s in plan.stages if s.node.op in MATERIALISED}
+    total = 0.0
+    for stage, schedule in zip(plan.stages, schedules):
+        reads = 0.0
+        roots = [stage.node] + ([plan.root] if plan.epilogue_of is stage.node else [])
+        for leaf in {id(n): n for r in roots for n in _leaves(r, materialised)}.values():
+            size = leaf.dtype.size if leaf.op == "input" else ctype_bytes
+            reads += _numel(program, leaf) * size
+        if schedule == "thread" and stage.node.op in REDUCTIONS and _walks_contiguous_axis(stage):
+            reads *= SECTOR_BYTES / max(1, stage.node.args[0].dtype.size)
+        out = plan.root if stage is plan.stages[-1] else stage.node
+        total += reads + _numel(program, out) * (out.dtype.size if stage is plan.stages[-1] else ctype_bytes)
+    return total / SCALAR_ACCESS_EFFICIENCY
+
+
+L1_RESIDENT_BYTES = 64 * 1024     # a group this small is re-read from the SM's cache, not DRAM
+
+
+def fused_bytes(plan: Plan, program: Program) -> float:
+    """The block-per-group normalisation: each pass over a group re-reads its inputs, from
+    cache when the group fits the SM's L1, from DRAM (through L2) otherwise."""
+    stats = plan.stages[:-1]
+    inputs = [n for n in plan.root.walk() if n.op == "input"]
+    read = sum(_numel(program, n) * n.dtype.size for n in {id(n): n for n in inputs}.values())
+    group_elements = _numel(program, stats[0].node.args[0]) // max(1, _numel(program, stats[0].node))
+    passes = 1 if group_elements * 4 <= L1_RESIDENT_BYTES else len(stats) + 1
+    written = _numel(program, plan.root) * plan.root.dtype.size
+    return (read * passes + written) / SCALAR_ACCESS_EFFICIENCY
