@@ -276,6 +276,9 @@ class FileFacts:
     constants: dict[str, int] = field(default_factory=dict)
     structs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)   # name → (field, type)
     block_sizes: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # kernel → block
+    # object-like macros whose whole value is an unsuffixed floating literal (`#define C 0.5`):
+    # name → that literal; a use of one is a double literal to the precision analysis
+    double_macros: dict[str, str] = field(default_factory=dict)
     # names whose value depends on the place (defined twice, #undef'd): (byte, value or None)
     scoped: dict[str, list[tuple[int, int | None]]] = field(default_factory=dict)
     # in a view (`at`): the scoped names whose value there differs from `constants`' last one
@@ -376,10 +379,16 @@ def file_facts(root: Node, fns: list[Function] = ()) -> FileFacts:
             define(name, v, node.start_byte)
             if v is not None:
                 macros[name] = v
+            literal = _double_literal_value(text(value)) if value is not None and v is None else None
+            if literal is not None:
+                facts.double_macros[name] = literal
+            else:
+                facts.double_macros.pop(name, None)
         elif t == "preproc_call" and text(node.child_by_field_id(FIELD.directive)) == "#undef":
             name = text(node.child_by_field_id(FIELD.argument)).strip()
             defined.discard(name)
             macros.pop(name, None)
+            facts.double_macros.pop(name, None)
             define(name, None, node.start_byte)
         elif t == "declaration":
             _record_const_decl(node, facts, define)
@@ -408,6 +417,20 @@ def file_facts(root: Node, fns: list[Function] = ()) -> FileFacts:
         for kernel, size in launch_blocks(captures(fn.body), constants).items():
             facts.block_sizes.setdefault(kernel, size)
     return facts
+
+
+def _double_literal_value(value: str) -> str | None:
+    """The literal of a macro value that is one double literal, parenthesized or signed or not
+    (`0.5`, `(-1e-6)`), else None."""
+    v = value.strip()
+    while v.startswith("(") and v.endswith(")"):
+        v = v[1:-1].strip()
+    digits = v.lstrip("+-").strip()
+    if not digits or not (digits[0].isdigit() or digits[0] == "."):
+        return None
+    if any(not (ch.isalnum() or ch in ".'+-") for ch in digits):
+        return None
+    return v if float_literal_type(digits) == "double" else None
 
 
 def _record_const_decl(node: Node, facts: FileFacts, define) -> None:
