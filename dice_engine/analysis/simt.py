@@ -18,6 +18,7 @@ the run records (accesses, divergence events) is defined in `trace`.
 from __future__ import annotations
 
 import operator as operator_
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -98,6 +99,11 @@ _INT_FUNCS: dict[str, Callable[..., Array | int]] = {
     "abs": np.abs, "__popc": lambda a: a, "__mul24": lambda a, b: a * b,
 }
 _FULL_MASK = 0xFFFFFFFF
+# cooperative-groups handles, by how they are declared or obtained: `X = this_thread_block()` or
+# `thread_block X` is the block; `X = tiled_partition<K>(...)` or `thread_block_tile<K> X` a tile
+_CG_BLOCK = re.compile(rb"\b(\w+)\s*=\s*(?:[\w:]+::)?this_thread_block\s*\(|\bthread_block\b\s*&?\s*(\w+)\b")
+_CG_TILE = re.compile(rb"\b(\w+)\s*=\s*(?:[\w:]+::)?tiled_partition\s*<\s*(\w+)\s*>"
+                      rb"|\bthread_block_tile\s*<\s*(\w+)\s*>\s*&?\s*(\w+)\b")
 
 
 def _c_div(a, b):
@@ -153,9 +159,44 @@ class Interpreter:
         self.loop_ids = 0
         self.sync_seen: set[tuple[str, int]] = set()
         self.depth = 0
+        self.groups = self._cg_groups(t)
         self.thread_idx = {"x": Val(self.tid["x"], LANE, exact=True),
                            "y": Val(self.tid["y"], LANE if bx < 32 else WARP, exact=True),
                            "z": Val(self.tid["z"], LANE if bx * by < 32 else WARP, exact=True)}
+
+    def _cg_groups(self, t: Array) -> dict[str, tuple[int, Array]]:
+        """Cooperative-groups handles named in this function or the functions it may inline:
+        name → (threads per group, linear thread ids), read by `_cg_rank`."""
+        codes = [self.fn.code] + [f.code for f in self.functions.values() if f is not self.fn]
+        groups: dict[str, tuple[int, Array]] = {}
+        for code in codes:
+            if b"thread_block" not in code and b"tiled_partition" not in code:
+                continue
+            for m in _CG_BLOCK.finditer(code):
+                groups[(m.group(1) or m.group(2)).decode()] = (self.n, t)
+            for m in _CG_TILE.finditer(code):
+                name, size = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+                k = const_eval(size.decode(), self.facts.constants)
+                if k is not None and 0 < k <= self.n:
+                    groups[name.decode()] = (k, t)
+        return groups
+
+    def _cg_rank(self, fnode: Node | None) -> Val | None:
+        """`g.thread_rank()` / `g.meta_group_rank()` of a known group: the thread's rank in its
+        group, and the group's rank in the block."""
+        if fnode is None or fnode.type != "field_expression" or not self.groups:
+            return None
+        group = self.groups.get(text(fnode.child_by_field_id(FIELD.argument)))
+        method = text(fnode.child_by_field_id(FIELD.field))
+        if group is None:
+            return None
+        k, t = group
+        if method == "thread_rank":
+            return Val(t % k, LANE, exact=True)
+        if method == "meta_group_rank":
+            # a group of a whole number of warps is the same for every lane of a warp
+            return Val(t // k, WARP if k % 32 == 0 else LANE, exact=True)
+        return None
 
     # -- entry ----------------------------------------------------------------------------------
 
@@ -843,8 +884,9 @@ class Interpreter:
             return Val(None, UNIFORM)
         if name in _MASKED_WARP_OPS:
             args = [self._expr(a) for a in arg_nodes]
+            # only __syncwarp has a default mask: the full warp
             self._warp_op(node, name, args[0] if args else Val(_FULL_MASK, UNIFORM, exact=True),
-                          bool(arg_nodes))
+                          bool(arg_nodes) or name == "__syncwarp")
             if name == "__syncwarp":
                 self.warp_epoch += 1
                 return UNKNOWN
@@ -862,6 +904,9 @@ class Interpreter:
             if ptr.mem is not None:
                 self._record(ptr.mem, "r", node, ptr, None, None)
             return Val(None, ptr.level)
+        rank = self._cg_rank(fnode)
+        if rank is not None:
+            return rank
         if name in ("__activemask", "__lanemask_lt"):
             return Val(None, WARP)
         if name == "__laneid" or name == "laneid":
@@ -883,14 +928,17 @@ class Interpreter:
             self._record(ptr.mem, "atomic", node, ptr, None, None)
         return ptr
 
-    @staticmethod
-    def _is_cg_block_sync(fnode: Node | None) -> bool:
-        """cooperative_groups: block.sync(), cg::sync(block), this_thread_block().sync()."""
+    def _is_cg_block_sync(self, fnode: Node | None) -> bool:
+        """cooperative_groups: block.sync(), cg::sync(block), this_thread_block().sync(), and
+        `.sync()` of any handle declared as the block."""
         if fnode is None:
             return False
         s = text(fnode)
         if fnode.type == "field_expression" and text(fnode.child_by_field_id(FIELD.field)) == "sync":
-            owner = text(fnode.child_by_field_id(FIELD.argument)).lower()
+            owner = text(fnode.child_by_field_id(FIELD.argument))
+            if owner in self.groups:
+                return self.groups[owner][0] == self.n
+            owner = owner.lower()
             return "block" in owner or owner in ("cta", "g", "grp", "group")
         return s in ("cg::sync", "cooperative_groups::sync")
 
