@@ -898,7 +898,7 @@ class Interpreter:
         if name in _ATOMICS:
             args = [self._atomic_target(arg_nodes[0])] if arg_nodes else []
             args += [self._expr(a) for a in arg_nodes[1:]]
-            return Val(None, LANE)
+            return self._atomic_result(name, args)
         if name in ("__ldg", "__ldcs", "__ldcg", "__ldca", "__ldlu") and arg_nodes:
             ptr = self._expr(arg_nodes[0])
             if ptr.mem is not None:
@@ -921,6 +921,18 @@ class Interpreter:
             return Val(np.asarray(int_fn(*[a.arr for a in args]), dtype=np.int64), level,
                        all(a.exact for a in args))
         return Val(None, level)
+
+    def _atomic_result(self, name: str, args: list[Val]) -> Val:
+        """What an atomic returns. Adding the same non-zero amount to one address (a counter:
+        `slot = atomicAdd(&count, 1)`) hands every thread a different old value, so `slot == 0`
+        holds in one thread only: modeled by the thread ids, in an unknown order (inexact)."""
+        if name in ("atomicAdd", "atomicAdd_block", "atomicSub", "atomicInc") and len(args) == 2:
+            target, amount = args
+            one_address = target.mem is not None and target.level == UNIFORM and \
+                target.offset is not None and not isinstance(target.offset, np.ndarray)
+            if one_address and amount.level == UNIFORM and type(amount.arr) is int and amount.arr != 0:
+                return Val(self.trace.thread_ids, LANE, exact=False)
+        return Val(None, LANE)
 
     def _atomic_target(self, node: Node) -> Val:
         ptr = self._expr(node)
