@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import operator as operator_
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable
 
@@ -27,7 +27,7 @@ import numpy as np
 from tree_sitter import Node
 
 from .syntax import FIELD, PRIMITIVE_SIZES, VECTOR_COMPONENTS, FileFacts, Function, base_type, captures, \
-    const_eval, float_literal_type, int_literal, operator, text, trip_count, walk
+    const_eval, float_literal_type, macro_expression, int_literal, operator, text, trip_count, walk
 from .trace import LANE, UNIFORM, WARP, Access, Array, BlockModel, LoopStep, Memory, SyncEvent, Trace
 
 LOOP_ITERATIONS = 2          # unrolled iterations per loop entry
@@ -913,6 +913,17 @@ class Interpreter:
             return Val(self.tid["x"] % 32, LANE, exact=True)
         args = [self._expr(a) for a in arg_nodes]
         callee = self.functions.get(name)
+        macro = self.facts.arith_macros.get(name) if callee is None else None
+        if macro is not None and len(macro[0]) == len(args):
+            parsed = macro_expression(macro[1])
+            if parsed is not None:
+                # the body's nodes index its own bytes: read their texts from those
+                saved_env, saved_facts = self.env, self.facts
+                self.env = {**self.env, **dict(zip(macro[0], args))}
+                self.facts = replace(self.facts, source=parsed[0])
+                value = self._expr(parsed[1])
+                self.env, self.facts = saved_env, saved_facts
+                return value
         if callee is not None and self.frame.depth < CALL_DEPTH and callee is not self.fn:
             return self._inline(callee, args)
         level = max((a.level for a in args), default=UNIFORM)
