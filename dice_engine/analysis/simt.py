@@ -50,10 +50,13 @@ class Val:
     mem: Memory | None = None           # set when the value is a pointer into `mem`
     offset: Array | int | None = 0      # element offset of that pointer
     indices: tuple[Array | int, ...] = ()   # per-dimension indices still to be completed (tile[i])
+    # inexact only through blockIdx, modeled as block 1: any multiple of the block size shows in
+    # it, so which threads of a warp agree (a warp id) is the same in every block
+    positional: bool = False
 
 
 UNKNOWN = Val(None, UNIFORM)
-_BLOCK_IDX = Val(GENERIC_BLOCK_IDX, UNIFORM)
+_BLOCK_IDX = Val(GENERIC_BLOCK_IDX, UNIFORM, positional=True)
 _GRID_DIM = Val(64, UNIFORM)
 # the spellings of the built-in index variables' components, as (variable, component)
 _BUILTIN_FIELDS = {f"{base}.{axis}": (base, axis)
@@ -594,18 +597,19 @@ class Interpreter:
         fn = _BINARY.get(op)
         if fn is None or a.arr is None or b.arr is None:
             return Val(None, level, exact)
+        positional = not exact and (a.exact or a.positional) and (b.exact or b.positional)
         if type(a.arr) is int and type(b.arr) is int:      # one value for the block
             value = _uniform_int(op, a.arr, b.arr)
             if value is not None:
-                return Val(value, level, exact)
+                return Val(value, level, exact, positional=positional)
         result = fn(a.arr, b.arr)              # int64 arrays wrap silently, as C does
         if isinstance(result, np.ndarray):
             result = result.astype(np.int64, copy=False)
-            if level == LANE and exact and self._warp_constant(result):
+            if level == LANE and (exact or positional) and self._warp_constant(result):
                 level = WARP                # threadIdx.x / 32, a warp id
         else:
             result = _int64(int(result))
-        return Val(result, level, exact)
+        return Val(result, level, exact, positional=positional)
 
     def _full(self, v: Array | int) -> Array:
         """A per-thread int64 array for a per-thread or uniform value."""
