@@ -53,6 +53,7 @@ class Val:
     # inexact only through blockIdx, modeled as block 1: any multiple of the block size shows in
     # it, so which threads of a warp agree (a warp id) is the same in every block
     positional: bool = False
+    bound: int | None = None            # an unknown value known to lie in [0, bound] (`x & 15`)
 
 
 UNKNOWN = Val(None, UNIFORM)
@@ -596,7 +597,7 @@ class Interpreter:
             return Val(None, level, exact, mem=b.mem, offset=_arith(op, b.offset, a.arr))
         fn = _BINARY.get(op)
         if fn is None or a.arr is None or b.arr is None:
-            return Val(None, level, exact)
+            return self._bounded(op, a, b, level)
         positional = not exact and (a.exact or a.positional) and (b.exact or b.positional)
         if type(a.arr) is int and type(b.arr) is int:      # one value for the block
             value = _uniform_int(op, a.arr, b.arr)
@@ -616,6 +617,24 @@ class Interpreter:
         if isinstance(v, np.ndarray) and v.shape == (self.n,):
             return v if v.dtype == np.int64 else v.astype(np.int64)
         return np.full(self.n, int(v), dtype=np.int64)
+
+    def _bounded(self, op: str, a: Val, b: Val, level: int) -> Val:
+        """An operation with an unknown operand. `x & K` lies in [0, K]; a per-thread row start
+        plus such a column, where rows are further apart than the column's range (`tid * 16 +
+        digit`), stays inside each thread's own row: modeled by the row start (column 0), which
+        keeps which threads may share an element and the bank pattern of equal columns."""
+        if op == "&":
+            for known in (a, b):
+                if type(known.arr) is int and known.level == UNIFORM and known.arr >= 0:
+                    return Val(None, level, bound=known.arr)
+        if op == "+":
+            for row, column in ((a, b), (b, a)):
+                if column.bound is not None and isinstance(row.arr, np.ndarray) and \
+                        row.arr.shape == (self.n,) and self.n > 1:
+                    starts = np.sort(row.arr)
+                    if int(np.diff(starts).min()) > column.bound:
+                        return Val(row.arr, level, exact=False)
+        return Val(None, level, a.exact and b.exact)
 
     def _warp_constant(self, arr: Array) -> bool:
         if self.n % 32 or arr[0] != arr[1]:        # lanes 0 and 1 differ: the usual answer, cheaply
