@@ -959,13 +959,14 @@ class Interpreter:
     def _atomic_result(self, name: str, args: list[Val]) -> Val:
         """What an atomic returns. Adding the same non-zero amount to one address (a counter:
         `slot = atomicAdd(&count, 1)`) hands every thread a different old value, so `slot == 0`
-        holds in one thread only: modeled by the thread ids, in an unknown order (inexact)."""
+        holds in one thread only: modeled by the ranks of the executing threads, in an unknown
+        order (inexact)."""
         if name in ("atomicAdd", "atomicAdd_block", "atomicSub", "atomicInc") and len(args) == 2:
             target, amount = args
             one_address = target.mem is not None and target.level == UNIFORM and \
                 target.offset is not None and not isinstance(target.offset, np.ndarray)
             if one_address and amount.level == UNIFORM and type(amount.arr) is int and amount.arr != 0:
-                return Val(self.trace.thread_ids, LANE, exact=False)
+                return Val(np.cumsum(self.active, dtype=np.int64) - 1, LANE, exact=False)
         return Val(None, LANE)
 
     def _atomic_target(self, node: Node) -> Val:
