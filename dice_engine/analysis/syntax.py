@@ -435,7 +435,7 @@ def _record_arith_macro(node: Node, facts: FileFacts) -> None:
     params = node.child_by_field_id(FIELD.parameters)
     value = node.child_by_field_id(FIELD.value)
     facts.arith_macros.pop(name, None)
-    if params is None or value is None:
+    if params is None or value is None or "..." in text(params):     # variadic: not expanded
         return
     body = text(value).strip()
     names = tuple(text(p) for p in params.named_children if p.type == "identifier")
