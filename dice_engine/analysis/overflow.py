@@ -37,7 +37,8 @@ def overflow_findings(ctx: Context) -> list[Finding]:
     src, typer, found = ctx.src, ctx.typer, ctx.found
     definitions = list(_index_definitions(found.get("decl", []), typer))
     products = list(_products(definitions + list(_index_assignments(found.get("assign", []), typer))))
-    indices = _subscript_indices(ctx, typer)
+    offsets = _pointer_offsets(ctx, typer)
+    indices = _subscript_indices(ctx, typer) + offsets
     if not products and not indices:        # only an index built from a product can overflow
         return []
     sizes = _sizes(ctx)
@@ -79,7 +80,8 @@ def overflow_findings(ctx: Context) -> list[Finding]:
         peak = peaks[spelling]
         if peak is None or peak < LIMIT:
             continue
-        msg = (f"The index `{text(index)}` is computed in 32-bit `int` arithmetic and can reach "
+        what = "pointer offset" if any(index.id == o.id for o in offsets) else "index"
+        msg = (f"The {what} `{text(index)}` is computed in 32-bit `int` arithmetic and can reach "
                f"{peak:,} (> 2^31 − 1): it wraps and the access lands out of bounds. Widen the first "
                "factor (`(size_t)`) so the whole product is computed in 64 bits.")
         fix = Fix("Widen the index to size_t", (_cast_edit(src, _product_in(index), "size_t"),))
@@ -119,6 +121,26 @@ def _subscript_indices(ctx: Context, typer: Typer) -> list[Node]:
                 typer.type_of(index) in NARROW_INTEGERS
         if keep:
             out.append(n.named_children[0])
+    return out
+
+
+def _pointer_offsets(ctx: Context, typer: Typer) -> list[Node]:
+    """The 32-bit offsets that multiply and are added to a pointer (`C + b * m * n`, a per-batch
+    base): they wrap exactly as a subscript's index does."""
+    out = []
+    for n in ctx.found.get("binary", ()):
+        op = operator(n)
+        if op not in ("+", "-"):
+            continue
+        left, right = n.child_by_field_id(FIELD.left), n.child_by_field_id(FIELD.right)
+        sides = ((left, right), (right, left)) if op == "+" else ((left, right),)
+        for pointer, offset in sides:
+            if pointer is None or offset is None or pointer.type != "identifier" \
+                    or text(pointer) not in typer.pointers:
+                continue
+            if "*" in text(offset) and _first_product(offset) is not None \
+                    and typer.type_of(offset) in NARROW_INTEGERS:
+                out.append(offset)
     return out
 
 

@@ -21,6 +21,8 @@ from .syntax import FIELD, LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, Functi
 from .types import GENERIC_MATH, Typer, is_floating, is_integer
 
 ARITHMETIC = frozenset({"+", "-", "*", "/"})
+# a comparison promotes its float operand like arithmetic does: it runs as a double compare
+COMPARISONS = frozenset({"<", ">", "<=", ">=", "==", "!="})
 COMPOUND = frozenset({"+=", "-=", "*=", "/="})
 LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
 ATOMIC_ADDS = frozenset({"atomicAdd", "atomicAdd_block", "atomicAdd_system"})
@@ -30,7 +32,7 @@ def precision_findings(src: Source, fn: Function, typer: Typer,
                        found: dict[str, list[Node]]) -> list[Finding]:
     """`found`: the function body's `syntax.captures`; `typer`: its types."""
     out: list[Finding] = []
-    hints = _literal_hints(fn)
+    hints = _literal_hints(fn, typer.facts.double_macros)
     if hints:
         for node in found.get("binary", ()):
             if _may_hold_floating_literal(node, hints):
@@ -61,9 +63,9 @@ _LITERAL_SHAPE = bytes.maketrans(b"0123456789eEpP", b"0000000000eeee")
 _LITERAL_PAIRS = (b"0.", b".0", b"0e")
 
 
-def _literal_hints(fn: Function) -> list[int]:
-    """File offsets of every digit/point/exponent pair in `fn` (where a floating literal may be),
-    sorted."""
+def _literal_hints(fn: Function, double_macros: dict[str, str]) -> list[int]:
+    """File offsets of every digit/point/exponent pair in `fn` (where a floating literal may be)
+    and of every mention of a macro that stands for a double literal, sorted."""
     shape = fn.code.translate(_LITERAL_SHAPE)
     start = fn.node.start_byte
     hints: list[int] = []
@@ -72,6 +74,12 @@ def _literal_hints(fn: Function) -> list[int]:
         while at >= 0:
             hints.append(start + at)
             at = shape.find(pair, at + 1)
+    for name in double_macros:
+        key = name.encode()
+        at = fn.code.find(key)
+        while at >= 0:
+            hints.append(start + at)
+            at = fn.code.find(key, at + 1)
     return sorted(hints)
 
 
@@ -92,9 +100,12 @@ def _in_loop(node: Node, body: Node) -> bool:
 
 def _constant_double(typer: Typer, node: Node) -> list[Node] | None:
     """The double literals of a constant expression of type double (`0.5`, `(1.0 / 3.0)`), or None
-    when `node` is not such an expression."""
+    when `node` is not such an expression. A macro that stands for a double literal counts as one."""
     if node.type == "number_literal":
         return [node] if float_literal_type(text(node)) == "double" else None
+    if node.type == "identifier":
+        name = text(node)
+        return [node] if name in typer.facts.double_macros and name not in typer.vars else None
     if node.type == "parenthesized_expression" and node.named_children:
         return _constant_double(typer, node.named_children[-1])
     if node.type == "unary_expression":
@@ -115,9 +126,12 @@ def _constant_double(typer: Typer, node: Node) -> list[Node] | None:
     return None
 
 
-def _suffix_fix(src: Source, literals: list[Node]) -> Fix:
-    return Fix("Make the literal float (add `f`)",
-               tuple(replace(src, lit, _float_literal(text(lit))) for lit in literals))
+def _suffix_fix(src: Source, literals: list[Node]) -> Fix | None:
+    """Suffixes the literals written here; a macro's literal is left to its `#define`, which
+    other code may use as a double."""
+    edits = tuple(replace(src, lit, _float_literal(text(lit)))
+                  for lit in literals if lit.type == "number_literal")
+    return Fix("Make the literal float (add `f`)", edits) if edits else None
 
 
 def _float_literal(s: str) -> str:
@@ -126,7 +140,7 @@ def _float_literal(s: str) -> str:
 
 def _promoting_literals(src: Source, typer: Typer, node: Node) -> list[Finding]:
     op = operator(node)
-    if op not in ARITHMETIC:
+    if op not in ARITHMETIC and op not in COMPARISONS:
         return []
     left, right = node.child_by_field_id(FIELD.left), node.child_by_field_id(FIELD.right)
     out = []
@@ -138,7 +152,7 @@ def _promoting_literals(src: Source, typer: Typer, node: Node) -> list[Finding]:
             continue
         other_type = typer.type_of(other)
         if other_type == "float" or other_type in LOW_PRECISION:
-            out.append(_literal_finding(src, lit_side, lits, f"`{text(other)}` ({other_type})"))
+            out.append(_literal_finding(src, typer, lit_side, lits, f"`{text(other)}` ({other_type})"))
     return out
 
 
@@ -151,15 +165,19 @@ def _compound_literal(src: Source, typer: Typer, node: Node) -> list[Finding]:
     target = typer.type_of(node.child_by_field_id(FIELD.left))
     if not lits or not (target == "float" or target in LOW_PRECISION):
         return []
-    return [_literal_finding(src, right, lits, f"`{text(node.child_by_field_id(FIELD.left))}` ({target})")]
+    return [_literal_finding(src, typer, right, lits, f"`{text(node.child_by_field_id(FIELD.left))}` ({target})")]
 
 
-def _literal_finding(src: Source, where: Node, lits: list[Node], operand: str) -> Finding:
-    shown = ", ".join(f"`{text(x)}`" for x in lits)
+def _literal_finding(src: Source, typer: Typer, where: Node, lits: list[Node],
+                     operand: str) -> Finding:
+    macros = typer.facts.double_macros
+    shown = ", ".join(f"`{text(x)}`" if x.type == "number_literal" else
+                      f"`{text(x)}` (a macro for `{macros[text(x)]}`)" for x in lits)
     msg = (f"{shown} is a double literal, so {operand} is converted to double and this operation "
            "runs in double precision (up to 64x slower on GPUs with few FP64 units) before being "
            "rounded back. Write it as a float literal: "
-           + ", ".join(f"`{_float_literal(text(x))}`" for x in lits) + ".")
+           + ", ".join(f"`{_float_literal(text(x) if x.type == 'number_literal' else macros[text(x)])}`"
+                       for x in lits) + ".")
     return finding(src, where, "DICE-P001", msg, fix=_suffix_fix(src, lits))
 
 

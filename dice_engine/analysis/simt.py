@@ -18,7 +18,8 @@ the run records (accesses, divergence events) is defined in `trace`.
 from __future__ import annotations
 
 import operator as operator_
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable
 
@@ -26,7 +27,7 @@ import numpy as np
 from tree_sitter import Node
 
 from .syntax import FIELD, PRIMITIVE_SIZES, VECTOR_COMPONENTS, FileFacts, Function, base_type, captures, \
-    const_eval, float_literal_type, int_literal, operator, text, trip_count, walk
+    const_eval, float_literal_type, macro_expression, int_literal, operator, text, trip_count, walk
 from .trace import LANE, UNIFORM, WARP, Access, Array, BlockModel, LoopStep, Memory, SyncEvent, Trace
 
 LOOP_ITERATIONS = 2          # unrolled iterations per loop entry
@@ -49,10 +50,14 @@ class Val:
     mem: Memory | None = None           # set when the value is a pointer into `mem`
     offset: Array | int | None = 0      # element offset of that pointer
     indices: tuple[Array | int, ...] = ()   # per-dimension indices still to be completed (tile[i])
+    # inexact only through blockIdx, modeled as block 1: any multiple of the block size shows in
+    # it, so which threads of a warp agree (a warp id) is the same in every block
+    positional: bool = False
+    bound: int | None = None            # an unknown value known to lie in [0, bound] (`x & 15`)
 
 
 UNKNOWN = Val(None, UNIFORM)
-_BLOCK_IDX = Val(GENERIC_BLOCK_IDX, UNIFORM)
+_BLOCK_IDX = Val(GENERIC_BLOCK_IDX, UNIFORM, positional=True)
 _GRID_DIM = Val(64, UNIFORM)
 # the spellings of the built-in index variables' components, as (variable, component)
 _BUILTIN_FIELDS = {f"{base}.{axis}": (base, axis)
@@ -98,6 +103,11 @@ _INT_FUNCS: dict[str, Callable[..., Array | int]] = {
     "abs": np.abs, "__popc": lambda a: a, "__mul24": lambda a, b: a * b,
 }
 _FULL_MASK = 0xFFFFFFFF
+# cooperative-groups handles, by how they are declared or obtained: `X = this_thread_block()` or
+# `thread_block X` is the block; `X = tiled_partition<K>(...)` or `thread_block_tile<K> X` a tile
+_CG_BLOCK = re.compile(rb"\b(\w+)\s*=\s*(?:[\w:]+::)?this_thread_block\s*\(|\bthread_block\b\s*&?\s*(\w+)\b")
+_CG_TILE = re.compile(rb"\b(\w+)\s*=\s*(?:[\w:]+::)?tiled_partition\s*<\s*(\w+)\s*>"
+                      rb"|\bthread_block_tile\s*<\s*(\w+)\s*>\s*&?\s*(\w+)\b")
 
 
 def _c_div(a, b):
@@ -153,9 +163,44 @@ class Interpreter:
         self.loop_ids = 0
         self.sync_seen: set[tuple[str, int]] = set()
         self.depth = 0
+        self.groups = self._cg_groups(t)
         self.thread_idx = {"x": Val(self.tid["x"], LANE, exact=True),
                            "y": Val(self.tid["y"], LANE if bx < 32 else WARP, exact=True),
                            "z": Val(self.tid["z"], LANE if bx * by < 32 else WARP, exact=True)}
+
+    def _cg_groups(self, t: Array) -> dict[str, tuple[int, Array]]:
+        """Cooperative-groups handles named in this function or the functions it may inline:
+        name → (threads per group, linear thread ids), read by `_cg_rank`."""
+        codes = [self.fn.code] + [f.code for f in self.functions.values() if f is not self.fn]
+        groups: dict[str, tuple[int, Array]] = {}
+        for code in codes:
+            if b"thread_block" not in code and b"tiled_partition" not in code:
+                continue
+            for m in _CG_BLOCK.finditer(code):
+                groups[(m.group(1) or m.group(2)).decode()] = (self.n, t)
+            for m in _CG_TILE.finditer(code):
+                name, size = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+                k = const_eval(size.decode(), self.facts.constants)
+                if k is not None and 0 < k <= self.n:
+                    groups[name.decode()] = (k, t)
+        return groups
+
+    def _cg_rank(self, fnode: Node | None) -> Val | None:
+        """`g.thread_rank()` / `g.meta_group_rank()` of a known group: the thread's rank in its
+        group, and the group's rank in the block."""
+        if fnode is None or fnode.type != "field_expression" or not self.groups:
+            return None
+        group = self.groups.get(text(fnode.child_by_field_id(FIELD.argument)))
+        method = text(fnode.child_by_field_id(FIELD.field))
+        if group is None:
+            return None
+        k, t = group
+        if method == "thread_rank":
+            return Val(t % k, LANE, exact=True)
+        if method == "meta_group_rank":
+            # a group of a whole number of warps is the same for every lane of a warp
+            return Val(t // k, WARP if k % 32 == 0 else LANE, exact=True)
+        return None
 
     # -- entry ----------------------------------------------------------------------------------
 
@@ -552,25 +597,44 @@ class Interpreter:
             return Val(None, level, exact, mem=b.mem, offset=_arith(op, b.offset, a.arr))
         fn = _BINARY.get(op)
         if fn is None or a.arr is None or b.arr is None:
-            return Val(None, level, exact)
+            return self._bounded(op, a, b, level)
+        positional = not exact and (a.exact or a.positional) and (b.exact or b.positional)
         if type(a.arr) is int and type(b.arr) is int:      # one value for the block
             value = _uniform_int(op, a.arr, b.arr)
             if value is not None:
-                return Val(value, level, exact)
+                return Val(value, level, exact, positional=positional)
         result = fn(a.arr, b.arr)              # int64 arrays wrap silently, as C does
         if isinstance(result, np.ndarray):
             result = result.astype(np.int64, copy=False)
-            if level == LANE and exact and self._warp_constant(result):
+            if level == LANE and (exact or positional) and self._warp_constant(result):
                 level = WARP                # threadIdx.x / 32, a warp id
         else:
             result = _int64(int(result))
-        return Val(result, level, exact)
+        return Val(result, level, exact, positional=positional)
 
     def _full(self, v: Array | int) -> Array:
         """A per-thread int64 array for a per-thread or uniform value."""
         if isinstance(v, np.ndarray) and v.shape == (self.n,):
             return v if v.dtype == np.int64 else v.astype(np.int64)
         return np.full(self.n, int(v), dtype=np.int64)
+
+    def _bounded(self, op: str, a: Val, b: Val, level: int) -> Val:
+        """An operation with an unknown operand. `x & K` lies in [0, K]; a per-thread row start
+        plus such a column, where rows are further apart than the column's range (`tid * 16 +
+        digit`), stays inside each thread's own row: modeled by the row start (column 0), which
+        keeps which threads may share an element and the bank pattern of equal columns."""
+        if op == "&":
+            for known in (a, b):
+                if type(known.arr) is int and known.level == UNIFORM and known.arr >= 0:
+                    return Val(None, level, bound=known.arr)
+        if op == "+":
+            for row, column in ((a, b), (b, a)):
+                if column.bound is not None and isinstance(row.arr, np.ndarray) and \
+                        row.arr.shape == (self.n,) and self.n > 1:
+                    starts = np.sort(row.arr)
+                    if int(np.diff(starts).min()) > column.bound:
+                        return Val(row.arr, level, exact=False)
+        return Val(None, level, a.exact and b.exact)
 
     def _warp_constant(self, arr: Array) -> bool:
         if self.n % 32 or arr[0] != arr[1]:        # lanes 0 and 1 differ: the usual answer, cheaply
@@ -843,8 +907,9 @@ class Interpreter:
             return Val(None, UNIFORM)
         if name in _MASKED_WARP_OPS:
             args = [self._expr(a) for a in arg_nodes]
+            # only __syncwarp has a default mask: the full warp
             self._warp_op(node, name, args[0] if args else Val(_FULL_MASK, UNIFORM, exact=True),
-                          bool(arg_nodes))
+                          bool(arg_nodes) or name == "__syncwarp")
             if name == "__syncwarp":
                 self.warp_epoch += 1
                 return UNKNOWN
@@ -856,18 +921,32 @@ class Interpreter:
         if name in _ATOMICS:
             args = [self._atomic_target(arg_nodes[0])] if arg_nodes else []
             args += [self._expr(a) for a in arg_nodes[1:]]
-            return Val(None, LANE)
+            return self._atomic_result(name, args)
         if name in ("__ldg", "__ldcs", "__ldcg", "__ldca", "__ldlu") and arg_nodes:
             ptr = self._expr(arg_nodes[0])
             if ptr.mem is not None:
                 self._record(ptr.mem, "r", node, ptr, None, None)
             return Val(None, ptr.level)
+        rank = self._cg_rank(fnode)
+        if rank is not None:
+            return rank
         if name in ("__activemask", "__lanemask_lt"):
             return Val(None, WARP)
         if name == "__laneid" or name == "laneid":
             return Val(self.tid["x"] % 32, LANE, exact=True)
         args = [self._expr(a) for a in arg_nodes]
         callee = self.functions.get(name)
+        macro = self.facts.arith_macros.get(name) if callee is None else None
+        if macro is not None and len(macro[0]) == len(args):
+            parsed = macro_expression(macro[1])
+            if parsed is not None:
+                # the body's nodes index its own bytes: read their texts from those
+                saved_env, saved_facts = self.env, self.facts
+                self.env = {**self.env, **dict(zip(macro[0], args))}
+                self.facts = replace(self.facts, source=parsed[0])
+                value = self._expr(parsed[1])
+                self.env, self.facts = saved_env, saved_facts
+                return value
         if callee is not None and self.frame.depth < CALL_DEPTH and callee is not self.fn:
             return self._inline(callee, args)
         level = max((a.level for a in args), default=UNIFORM)
@@ -877,20 +956,36 @@ class Interpreter:
                        all(a.exact for a in args))
         return Val(None, level)
 
+    def _atomic_result(self, name: str, args: list[Val]) -> Val:
+        """What an atomic returns. Adding the same non-zero amount to one address (a counter:
+        `slot = atomicAdd(&count, 1)`) hands every thread a different old value, so `slot == 0`
+        holds in one thread only: modeled by the ranks of the executing threads, in an unknown
+        order (inexact)."""
+        if name in ("atomicAdd", "atomicAdd_block", "atomicSub", "atomicInc") and len(args) == 2:
+            target, amount = args
+            one_address = target.mem is not None and target.level == UNIFORM and \
+                target.offset is not None and not isinstance(target.offset, np.ndarray)
+            if one_address and amount.level == UNIFORM and type(amount.arr) is int and amount.arr != 0:
+                return Val(np.cumsum(self.active, dtype=np.int64) - 1, LANE, exact=False)
+        return Val(None, LANE)
+
     def _atomic_target(self, node: Node) -> Val:
         ptr = self._expr(node)
         if ptr.mem is not None:
             self._record(ptr.mem, "atomic", node, ptr, None, None)
         return ptr
 
-    @staticmethod
-    def _is_cg_block_sync(fnode: Node | None) -> bool:
-        """cooperative_groups: block.sync(), cg::sync(block), this_thread_block().sync()."""
+    def _is_cg_block_sync(self, fnode: Node | None) -> bool:
+        """cooperative_groups: block.sync(), cg::sync(block), this_thread_block().sync(), and
+        `.sync()` of any handle declared as the block."""
         if fnode is None:
             return False
         s = text(fnode)
         if fnode.type == "field_expression" and text(fnode.child_by_field_id(FIELD.field)) == "sync":
-            owner = text(fnode.child_by_field_id(FIELD.argument)).lower()
+            owner = text(fnode.child_by_field_id(FIELD.argument))
+            if owner in self.groups:
+                return self.groups[owner][0] == self.n
+            owner = owner.lower()
             return "block" in owner or owner in ("cta", "g", "grp", "group")
         return s in ("cg::sync", "cooperative_groups::sync")
 

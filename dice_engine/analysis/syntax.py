@@ -276,6 +276,12 @@ class FileFacts:
     constants: dict[str, int] = field(default_factory=dict)
     structs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)   # name → (field, type)
     block_sizes: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # kernel → block
+    # object-like macros whose whole value is an unsuffixed floating literal (`#define C 0.5`):
+    # name → that literal; a use of one is a double literal to the precision analysis
+    double_macros: dict[str, str] = field(default_factory=dict)
+    # function-like macros of pure arithmetic (`#define PAD(i) ((i) >> 5)`): name → (parameters,
+    # body); the SIMT interpreter evaluates a use as the body with the parameters bound
+    arith_macros: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
     # names whose value depends on the place (defined twice, #undef'd): (byte, value or None)
     scoped: dict[str, list[tuple[int, int | None]]] = field(default_factory=dict)
     # in a view (`at`): the scoped names whose value there differs from `constants`' last one
@@ -376,10 +382,19 @@ def file_facts(root: Node, fns: list[Function] = ()) -> FileFacts:
             define(name, v, node.start_byte)
             if v is not None:
                 macros[name] = v
+            literal = _double_literal_value(text(value)) if value is not None and v is None else None
+            if literal is not None:
+                facts.double_macros[name] = literal
+            else:
+                facts.double_macros.pop(name, None)
+        elif t == "preproc_function_def":
+            _record_arith_macro(node, facts)
         elif t == "preproc_call" and text(node.child_by_field_id(FIELD.directive)) == "#undef":
             name = text(node.child_by_field_id(FIELD.argument)).strip()
+            facts.arith_macros.pop(name, None)
             defined.discard(name)
             macros.pop(name, None)
+            facts.double_macros.pop(name, None)
             define(name, None, node.start_byte)
         elif t == "declaration":
             _record_const_decl(node, facts, define)
@@ -408,6 +423,56 @@ def file_facts(root: Node, fns: list[Function] = ()) -> FileFacts:
         for kernel, size in launch_blocks(captures(fn.body), constants).items():
             facts.block_sizes.setdefault(kernel, size)
     return facts
+
+
+# a body of names, numbers, operators and parentheses: no call, subscript, assignment or statement
+_ARITH_BODY = re.compile(r"[\w\s()+\-*/%<>=&|^~!?:.]+")
+_CALL_IN_BODY = re.compile(r"\w\s*\(|(?<![=!<>])=(?!=)")
+
+
+def _record_arith_macro(node: Node, facts: FileFacts) -> None:
+    name = text(node.child_by_field_id(FIELD.name))
+    params = node.child_by_field_id(FIELD.parameters)
+    value = node.child_by_field_id(FIELD.value)
+    facts.arith_macros.pop(name, None)
+    if params is None or value is None or "..." in text(params):     # variadic: not expanded
+        return
+    body = text(value).strip()
+    names = tuple(text(p) for p in params.named_children if p.type == "identifier")
+    if body and _ARITH_BODY.fullmatch(body) and not _CALL_IN_BODY.search(body) \
+            and "++" not in body and "--" not in body:
+        facts.arith_macros[name] = (names, body)
+
+
+def macro_expression(body: str) -> tuple[bytes, Node] | None:
+    """An arithmetic macro's body parsed once per spelling: the bytes its node's offsets index
+    (what `FileFacts.source` must be while it is read) and its expression node."""
+    return _macro_tree(body)[1]
+
+
+@lru_cache(maxsize=256)
+def _macro_tree(body: str) -> tuple[Tree, tuple[bytes, Node] | None]:
+    # the tree is cached with its node: a node is only valid while its tree lives
+    data = b"int __dice_macro = (" + body.encode() + b");"
+    tree = new_parser().parse(data)
+    decl = tree.root_node.named_children[0] if tree.root_node.named_children else None
+    init = decl.child_by_field_id(FIELD.declarator) if decl is not None else None
+    value = init.child_by_field_id(FIELD.value) if init is not None else None
+    return tree, None if value is None or tree.root_node.has_error else (data, value)
+
+
+def _double_literal_value(value: str) -> str | None:
+    """The literal of a macro value that is one double literal, parenthesized or signed or not
+    (`0.5`, `(-1e-6)`), else None."""
+    v = value.strip()
+    while v.startswith("(") and v.endswith(")"):
+        v = v[1:-1].strip()
+    digits = v.lstrip("+-").strip()
+    if not digits or not (digits[0].isdigit() or digits[0] == "."):
+        return None
+    if any(not (ch.isalnum() or ch in ".'+-") for ch in digits):
+        return None
+    return v if float_literal_type(digits) == "double" else None
 
 
 def _record_const_decl(node: Node, facts: FileFacts, define) -> None:

@@ -111,3 +111,15 @@ __global__ void __launch_bounds__(THREADS, 1) k(float* y) { y[threadIdx.x] = 0.0
     (k,) = fns
     assert k.launch_bounds is None and k.max_threads(facts.constants) == 256
     assert block_model(k, facts).dims == (256, 1, 1)
+
+
+def test_macros_the_analyses_expand():
+    """Only whole double literals are double macros; only call-free, assignment-free arithmetic
+    bodies are expanded (a self-referencing or variadic macro is left alone)."""
+    _, facts = _facts("#define C0 0.5\n#define C1 (-1e-6)\n#define CF 0.5f\n#define N 8\n"
+                      "#define PAD(i) ((i) + ((i) >> 5))\n#define REC(x) REC(x)\n"
+                      "#define SET(a) a = 1\n#define CMP(a, b) ((a) <= (b))\n#define V(...) (__VA_ARGS__)\n"
+                      "#undef C1\n")
+    assert facts.double_macros == {"C0": "0.5"}
+    assert facts.arith_macros == {"PAD": (("i",), "((i) + ((i) >> 5))"),
+                                  "CMP": (("a", "b"), "((a) <= (b))")}

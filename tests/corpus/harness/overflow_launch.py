@@ -38,6 +38,10 @@ _TOTAL_4G = "((1ull << 32) + (1ull << 20))"
 _TOTAL_2G = "((1ull << 31) + (1ull << 20))"
 
 LAUNCHES: dict[str, Launch] = {
+    "ovf_batch_pointer_offset.cu": Launch(
+        (Buffer("data", "float", "(size_t)IMAGES * ROWS * COLS"), Buffer("gain", "float", "IMAGES")),
+        "dim3(1024, IMAGES)", "dim3(256)", "data, gain, ROWS, COLS", "data",
+        "init_data(k) * init_gain(k / ((size_t)ROWS * COLS))"),
     "ovf_batch_offset.cu": Launch(
         (Buffer("x", "float", "(size_t)BATCH * ROWS * COLS"),),
         "dim3(COLS / 256, ROWS, BATCH)", "dim3(256)", "x", "x",
