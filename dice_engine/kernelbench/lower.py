@@ -1,0 +1,216 @@
+"""Lower a traced forward to kernel plans: ATen nodes → IR expressions → one plan per kernel.
+
+Every traced value becomes an IR expression over buffers. Elementwise work is fused into the
+expression it feeds; a value is written to memory (materialized, a `KernelPlan` of its own) only
+where it must be: a result of forward, a view of a computed value, a value with a heavy operator
+that several operations use, and wherever one expression would hold more than one heavy
+operator (a matmul feeding a softmax: the matmul and its epilogue become one kernel, the softmax
+another). The sketch families may refuse a fusion later; `generate.py` then splits finer.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..ir.dtypes import DTYPES, DType
+from ..ir.graph import Node
+from ..ir.ops import HEAVY, OpError, input_tensor, make
+from .aten_ops import TABLE, VIEWS, Unsupported
+from .plan import Buffer, KernelPlan, Origin, heavy_in, is_layout_view, substitute
+from .trace import Traced
+
+
+class Unmapped(Exception):
+    """An operation of forward that DICE cannot serve: `op`, `line` of the task, `why`."""
+
+    def __init__(self, op: str, line: int | None, code: str, why: str):
+        self.op, self.line, self.code, self.why = op, line, code, why
+        where = f"line {line} of forward" if line is not None else "forward"
+        text = f" (`{code}`)" if code else ""
+        super().__init__(f"{op} at {where}{text}: {why}")
+
+
+@dataclass
+class Lowered:
+    traced: Traced
+    buffers: dict[str, Buffer]               # every buffer by name, in order of creation
+    plans: list[KernelPlan]                  # kernels in execution order
+    outputs: list[Buffer]                    # forward's results (buffers written by plans)
+    output_is_tuple: bool
+    temp: Callable[[DType, tuple[int, ...]], Node]   # a new intermediate buffer (for finer splits)
+
+
+def dtype_of(torch_dtype: Any) -> DType | None:
+    name = str(torch_dtype).removeprefix("torch.")
+    return next((d for d in DTYPES.values() if d.torch == name), None)
+
+
+def op_name(node: Any) -> str:
+    """"aten.relu" for aten.relu.default; the Python name for other callables."""
+    target = node.target
+    packet = getattr(target, "overloadpacket", None)
+    if packet is not None:
+        return f"aten.{packet.__name__}"
+    return getattr(target, "__name__", str(target))
+
+
+class Lowering:
+    def __init__(self, traced: Traced):
+        self.traced = traced
+        self.buffers: dict[str, Buffer] = {}
+        self.leaf: dict[str, Node] = {}          # buffer name -> its IR input node
+        self.plans: list[KernelPlan] = []
+        self.origins: dict[int, tuple[Node, Origin]] = {}
+        self.written: dict[int, Node] = {}       # id(expression) -> leaf of the buffer holding it
+        self.values: dict[Any, Any] = {}         # fx node -> IR node | tuple of IR nodes
+        self.temps = 0
+
+    # -- buffers ------------------------------------------------------------------------------
+
+    def add_buffer(self, name: str, dtype: DType, shape: tuple[int, ...], storage: str, kind: str) -> Node:
+        buf = Buffer(name, dtype, shape, storage, kind)
+        self.buffers[name] = buf
+        self.leaf[name] = input_tensor(name, dtype, shape)
+        return self.leaf[name]
+
+    def temp(self, dtype: DType, shape: tuple[int, ...]) -> Node:
+        name = f"t{self.temps}"
+        self.temps += 1
+        return self.add_buffer(name, dtype, shape, name, "temp")
+
+    def materialize(self, expr: Node) -> Node:
+        """A leaf holding `expr`'s value, writing one (and the kernels it needs) if none does."""
+        if expr.op == "input":
+            return expr
+        if id(expr) in self.written:
+            return self.written[id(expr)]
+        body = self.single_anchor(self.reuse_written(expr))
+        out = self.temp(body.dtype, tuple(int(d) for d in body.shape))
+        self.plans.append(KernelPlan(self.buffers[out.name], body, self.origins))
+        self.written[id(expr)] = self.written[id(body)] = out
+        return out
+
+    def reuse_written(self, expr: Node) -> Node:
+        hits = {id(n): self.written[id(n)] for n in expr.walk() if id(n) in self.written and n is not expr}
+        return substitute(expr, hits, self.origins) if hits else expr
+
+    def single_anchor(self, expr: Node) -> Node:
+        """`expr` rewritten to hold at most one heavy operator, writing the others' values first."""
+        while len(heavy_in(expr)) > 1:
+            expr = substitute(expr, {id(a): self.materialize(a) for a in _split_point(expr)}, self.origins)
+        return expr
+
+    # -- the walk -----------------------------------------------------------------------------
+
+    def run(self) -> Lowered:
+        traced = self.traced
+        for ph in traced.placeholders:
+            val = ph.node.meta.get("val")
+            dtype = dtype_of(val.dtype)
+            if dtype is None:
+                raise Unmapped(ph.target, None, "", f"tensors of {val.dtype} have no IR dtype")
+            prefix = {"input": "in_", "parameter": "p_", "buffer": "b_", "constant": "c_"}[ph.kind]
+            name = prefix + _identifier(ph.target)
+            storage = ph.target if ph.kind == "input" else _attribute(ph.target)
+            self.values[ph.node] = self.add_buffer(name, dtype, tuple(int(d) for d in val.shape), storage, ph.kind)
+        outputs: list[Any] = []
+        is_tuple = False
+        for node in traced.graph.nodes:
+            if node.op == "call_function":
+                self.values[node] = self.lower_node(node)
+                if len(node.users) > 1 and isinstance(self.values[node], Node) and heavy_in(self.values[node]):
+                    self.values[node] = self.materialize(self.values[node])
+            elif node.op == "output":
+                results = node.args[0]
+                is_tuple = isinstance(results, (list, tuple)) and len(results) != 1
+                outputs = list(results) if isinstance(results, (list, tuple)) else [results]
+            elif node.op != "placeholder":
+                raise Unmapped(str(node.target), traced.line_of(node), "", f"graph node kind '{node.op}' is not handled")
+        out_buffers = [self.output_buffer(o) for o in outputs]
+        return Lowered(traced, self.buffers, self.plans, out_buffers, is_tuple, self.temp)
+
+    def output_buffer(self, value: Any) -> Buffer:
+        if not hasattr(value, "op") or value not in self.values or not isinstance(self.values[value], Node):
+            raise Unmapped("output", None, "", "forward returns something other than tensors")
+        expr = self.values[value]
+        if expr.op == "input" and self.buffers[expr.name].kind != "temp":
+            expr = make("cast", [expr], dtype=expr.dtype)   # a result must be a fresh tensor: copy
+        leaf = self.materialize(expr)
+        return self.buffers[leaf.name]
+
+    def lower_node(self, node: Any) -> Any:
+        name, traced = op_name(node), self.traced
+        line = traced.line_of(node)
+        code = traced.source_line(line)
+        if name == "getitem":
+            return self.values[node.args[0]][node.args[1]]
+        args = [self._value(a) for a in node.args]
+        kwargs = {k: self._value(v) for k, v in node.kwargs.items()}
+        if name in VIEWS:
+            return self.view(args[0], node, name, line, code)
+        handler = TABLE.get(name)
+        if handler is None:
+            raise Unmapped(name, line, code, "no mapping to DICE's IR yet")
+        try:
+            result = handler(args, kwargs)
+        except (Unsupported, OpError) as e:
+            raise Unmapped(name, line, code, str(e)) from None
+        except (TypeError, ValueError, IndexError, KeyError) as e:
+            raise Unmapped(name, line, code, f"unexpected arguments ({type(e).__name__}: {e})") from None
+        origin = Origin(name, line)
+        known = {id(n) for v in args + list(kwargs.values()) if isinstance(v, Node) for n in v.walk()}
+        for r in result if isinstance(result, tuple) else (result,):
+            for n in r.walk():
+                if id(n) not in known and n.op not in ("input", "const"):
+                    self.origins[id(n)] = (n, origin)
+        return result
+
+    def _value(self, v: Any) -> Any:
+        if isinstance(v, (list, tuple)):
+            return type(v)(self._value(x) for x in v)
+        if hasattr(v, "op") and hasattr(v, "target") and v in self.values:
+            return self.values[v]
+        return v
+
+    def view(self, value: Node, node: Any, name: str, line: int | None, code: str) -> Node:
+        """A view's value: the same storage read with the traced result's shape."""
+        shape = tuple(int(d) for d in node.meta["val"].shape)
+        if math.prod(shape) != math.prod(int(d) for d in value.shape):
+            raise Unmapped(name, line, code, "the view changes the element count")
+        leaf = self.materialize(value)
+        base = self.buffers[leaf.name]
+        if shape == base.shape:
+            return leaf
+        view_name = f"{base.name}_v{sum(1 for b in self.buffers if b.startswith(base.name + '_v'))}"
+        return self.add_buffer(view_name, base.dtype, shape, base.storage, base.kind)
+
+
+def _split_point(expr: Node) -> list[Node]:
+    """What to write to memory so that fewer heavy operators meet: at the lowest node where two
+    meet, a heavy operator's heavy-holding operands, or all but the first of an elementwise join."""
+    for n in expr.walk():
+        if len(heavy_in(n)) < 2:
+            continue
+        holders = [a for a in n.args if heavy_in(a) and not is_layout_view(a, n)]
+        return holders if n.op in HEAVY else holders[1:]
+    return []
+
+
+def _identifier(text: str) -> str:
+    out = "".join(c if c.isalnum() else "_" for c in text)
+    return out if out and not out[0].isdigit() else f"_{out}"
+
+
+def _attribute(target: str) -> str:
+    """`self.conv.weight` for "conv.weight"; `self.get_parameter("layers.0.weight")`-style
+    lookups are not needed: every part that is not an identifier is indexed."""
+    parts = target.split(".")
+    out = "self"
+    for p in parts:
+        out += f"[{int(p)}]" if p.isdigit() else f".{p}"
+    return out
+
+
+def lower(traced: Traced) -> Lowered:
+    return Lowering(traced).run()
