@@ -60,6 +60,8 @@ def _translate(args: argparse.Namespace) -> int:
     except KeyError as e:
         raise KernelbenchUsage(e.args[0]) from None
     task = Path(args.files[0])
+    if not task.is_file():
+        raise KernelbenchUsage(f"no such task file: {task}")
     out = Path(args.out) if args.out else task.with_name(f"{task.stem}_dice.py")
     try:
         translation = translate(task, arch=args.arch, budget=args.budget)

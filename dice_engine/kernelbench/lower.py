@@ -151,7 +151,7 @@ class Lowering:
             return self.view(args[0], node, name, line, code)
         handler = TABLE.get(name)
         if handler is None:
-            raise Unmapped(name, line, code, "no mapping to DICE's IR yet")
+            raise Unmapped(name, line, code, "this operator has no mapping to DICE's IR yet")
         try:
             result = handler(args, kwargs)
         except (Unsupported, OpError) as e:

@@ -45,14 +45,18 @@ def load_task(path: str | Path) -> Task:
         code = compile(source, str(path), "exec")
         exec(code, module.__dict__)
     except SyntaxError as e:
-        raise TaskError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+        raise TaskError(f"line {e.lineno}: syntax error: {e.msg}") from None
     except Exception as e:   # the task's own module-level code failed
-        raise TaskError(f"{path}: running the task file failed: {type(e).__name__}: {e}") from None
+        raise TaskError(f"running the task file failed: {type(e).__name__}: {_one_line(e)}") from None
     missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if n not in module.__dict__]
     if missing:
-        raise TaskError(f"{path} is not a KernelBench task: it defines no {', '.join(missing)}")
+        raise TaskError(f"not a KernelBench task: it defines no {', '.join(missing)}")
     model_class = module.__dict__["Model"]
     if not isinstance(model_class, type):
-        raise TaskError(f"{path}: Model is not a class")
+        raise TaskError("Model is not a class")
     return Task(path, source, module, model_class, module.__dict__["get_inputs"],
                 module.__dict__["get_init_inputs"])
+
+
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split()) or type(e).__name__

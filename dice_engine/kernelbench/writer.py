@@ -64,11 +64,13 @@ def _library() -> ctypes.CDLL:
 
 def _ptr(t: torch.Tensor, shape: tuple, dtype: torch.dtype, what: str) -> ctypes.c_void_p:
     """The tensor's device pointer, after checking it is what the kernels were generated for."""
-    if not isinstance(t, torch.Tensor) or not t.is_cuda:
-        raise ValueError(f"{what} must be a CUDA tensor")
+    if not isinstance(t, torch.Tensor):
+        raise ValueError(f"{what} must be a tensor")
     if tuple(t.shape) != shape or t.dtype != dtype:
         raise ValueError(f"{what}: the kernels were generated for {dtype} {list(shape)}, "
                          f"got {t.dtype} {list(t.shape)}; run dice kernelbench again for other shapes")
+    if not t.is_cuda:
+        raise ValueError(f"{what} must be a CUDA tensor")
     if not t.is_contiguous():
         raise ValueError(f"{what} must be contiguous")
     return ctypes.c_void_p(t.data_ptr())
@@ -123,14 +125,14 @@ def _forward(lowered: Lowered, served: list[ServedKernel]) -> str:
     used = {_base(b, lowered).name for k in served for b in k.inputs}
     user = [b for b in lowered.buffers.values() if b.kind == "input"]
     device = user[0].storage if user else next(iter(lowered.buffers.values())).storage
-    lines = [f"    def forward({signature}):",
-             "        lib = _library()",
-             f"        device = {device}.device",
-             "        stream = ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream)"]
-    # The tensors the kernels read, checked once: forward's inputs and the module's own tensors.
+    lines = [f"    def forward({signature}):"]
+    # The tensors the kernels read, checked first: forward's inputs and the module's own tensors.
     for b in lowered.buffers.values():
         if b.kind != "temp" and b.name in used:
             lines.append(f"        {b.name} = _ptr({b.storage}, {b.shape}, torch.{b.dtype.torch}, \"{b.storage}\")")
+    lines += ["        lib = _library()",
+              f"        device = {device}.device",
+              "        stream = ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream)"]
     for k in served:
         out = k.plan.out
         lines.append(f"        # {' + '.join(k.fused) or 'copy'}")
