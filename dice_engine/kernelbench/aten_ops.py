@@ -199,14 +199,6 @@ def _softmax(op: str) -> Handler:
     return handler
 
 
-def _layer_norm(a: Sequence[Any], k: dict[str, Any]) -> Node:
-    shape = _get(a, k, 1, "normalized_shape")
-    params = [p for p in (_get(a, k, 2, "weight"), _get(a, k, 3, "bias")) if p is not None]
-    if len(params) == 1 and _get(a, k, 3, "bias") is not None:
-        raise Unsupported("layer_norm with a bias but no weight has no IR form yet")
-    return make("layer_norm", [a[0], *params], normalized_shape=tuple(shape), eps=_get(a, k, 4, "eps", 1e-5))
-
-
 def _rms_norm(a: Sequence[Any], k: dict[str, Any]) -> Node:
     weight = _get(a, k, 2, "weight")
     return make("rms_norm", [a[0], *([weight] if weight is not None else [])],
@@ -337,7 +329,7 @@ TABLE: dict[str, Handler] = {
     "aten.var": _var(False), "aten.std": _var(True),
     "aten.softmax": _softmax("softmax"), "aten._softmax": _softmax("softmax"),
     "aten.log_softmax": _softmax("log_softmax"), "aten._log_softmax": _softmax("log_softmax"),
-    "aten.layer_norm": _layer_norm, "aten.rms_norm": _rms_norm,
+    "aten.rms_norm": _rms_norm,
     "aten.cumsum": _cumsum,
     "aten.permute": _permute, "aten.transpose": _transpose, "aten.t": _t,
     "aten.matmul": _binary("matmul"), "aten.mm": _binary("matmul"), "aten.bmm": _binary("matmul"),

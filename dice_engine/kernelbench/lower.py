@@ -17,6 +17,7 @@ from ..ir.dtypes import DTYPES, DType
 from ..ir.graph import Node
 from ..ir.ops import HEAVY, OpError, input_tensor, make
 from .aten_ops import TABLE, VIEWS, Unsupported
+from .aten_reshaping import RESHAPING
 from .plan import Buffer, KernelPlan, Origin, heavy_in, is_layout_view, substitute
 from .trace import Traced
 
@@ -38,6 +39,7 @@ class Lowered:
     plans: list[KernelPlan]                  # kernels in execution order
     outputs: list[Buffer]                    # forward's results (buffers written by plans)
     output_is_tuple: bool
+    notes: list[str]                          # what ModelNew does differently, in words
     temp: Callable[[DType, tuple[int, ...]], Node]   # a new intermediate buffer (for finer splits)
 
 
@@ -65,6 +67,9 @@ class Lowering:
         self.written: dict[int, Node] = {}       # id(expression) -> leaf of the buffer holding it
         self.values: dict[Any, Any] = {}         # fx node -> IR node | tuple of IR nodes
         self.temps = 0
+        self.current: Origin | None = None      # the operation being lowered
+        self.notes: list[str] = []
+        self.lineage: dict[int, tuple[Node, Node]] = {}   # id(rebuilt node) -> (it, the node it replaces)
 
     # -- buffers ------------------------------------------------------------------------------
 
@@ -85,20 +90,39 @@ class Lowering:
             return expr
         if id(expr) in self.written:
             return self.written[id(expr)]
+        self.label(expr)
         body = self.single_anchor(self.reuse_written(expr))
         out = self.temp(body.dtype, tuple(int(d) for d in body.shape))
         self.plans.append(KernelPlan(self.buffers[out.name], body, self.origins))
-        self.written[id(expr)] = self.written[id(body)] = out
+        for node in (expr, body):
+            while True:       # the value is also that of every node this one was rebuilt from
+                self.written[id(node)] = out
+                if id(node) not in self.lineage:
+                    break
+                node = self.lineage[id(node)][1]
         return out
+
+    def label(self, expr: Node) -> None:
+        """Attribute the nodes of `expr` no operation claimed yet to the one being lowered."""
+        if self.current is None:
+            return
+        for n in expr.walk():
+            if id(n) not in self.origins and n.op not in ("input", "const"):
+                self.origins[id(n)] = (n, self.current)
 
     def reuse_written(self, expr: Node) -> Node:
         hits = {id(n): self.written[id(n)] for n in expr.walk() if id(n) in self.written and n is not expr}
-        return substitute(expr, hits, self.origins) if hits else expr
+        return substitute(expr, hits, self.origins, self.lineage) if hits else expr
 
     def single_anchor(self, expr: Node) -> Node:
-        """`expr` rewritten to hold at most one heavy operator, writing the others' values first."""
-        while len(heavy_in(expr)) > 1:
-            expr = substitute(expr, {id(a): self.materialize(a) for a in _split_point(expr)}, self.origins)
+        """`expr` rewritten to hold at most one heavy operator, writing the others' values first.
+        A heavy operator whose value is broadcast back to a larger shape (x - mean(x)) is no
+        kernel's epilogue: it is written first too."""
+        while True:
+            first = _broadcast_back(expr) or (_split_point(expr) if len(heavy_in(expr)) > 1 else [])
+            if not first:
+                break
+            expr = substitute(expr, {id(a): self.materialize(a) for a in first}, self.origins, self.lineage)
         return expr
 
     # -- the walk -----------------------------------------------------------------------------
@@ -123,12 +147,12 @@ class Lowering:
                     self.values[node] = self.materialize(self.values[node])
             elif node.op == "output":
                 results = node.args[0]
-                is_tuple = isinstance(results, (list, tuple)) and len(results) != 1
                 outputs = list(results) if isinstance(results, (list, tuple)) else [results]
+                is_tuple = len(outputs) != 1
             elif node.op != "placeholder":
                 raise Unmapped(str(node.target), traced.line_of(node), "", f"graph node kind '{node.op}' is not handled")
         out_buffers = [self.output_buffer(o) for o in outputs]
-        return Lowered(traced, self.buffers, self.plans, out_buffers, is_tuple, self.temp)
+        return Lowered(traced, self.buffers, self.plans, out_buffers, is_tuple, self.notes, self.temp)
 
     def output_buffer(self, value: Any) -> Buffer:
         if not hasattr(value, "op") or value not in self.values or not isinstance(self.values[value], Node):
@@ -149,22 +173,32 @@ class Lowering:
         kwargs = {k: self._value(v) for k, v in node.kwargs.items()}
         if name in VIEWS:
             return self.view(args[0], node, name, line, code)
-        handler = TABLE.get(name)
-        if handler is None:
-            raise Unmapped(name, line, code, "this operator has no mapping to DICE's IR yet")
+        if self.is_state_update(name, args, node):
+            self.notes.append(f"{name} on {self.buffers[args[0].name].storage} (line {line}) updates module state "
+                              "that forward's result does not read; ModelNew does not repeat it")
+            return args[0]
+        self.current = Origin(name, line)
         try:
-            result = handler(args, kwargs)
+            if name in RESHAPING:
+                result = RESHAPING[name](args, kwargs, self.view_as)
+            elif name in TABLE:
+                result = TABLE[name](args, kwargs)
+            else:
+                raise Unmapped(name, line, code, "this operator has no mapping to DICE's IR yet")
         except (Unsupported, OpError) as e:
             raise Unmapped(name, line, code, str(e)) from None
         except (TypeError, ValueError, IndexError, KeyError) as e:
             raise Unmapped(name, line, code, f"unexpected arguments ({type(e).__name__}: {e})") from None
-        origin = Origin(name, line)
-        known = {id(n) for v in args + list(kwargs.values()) if isinstance(v, Node) for n in v.walk()}
         for r in result if isinstance(result, tuple) else (result,):
-            for n in r.walk():
-                if id(n) not in known and n.op not in ("input", "const"):
-                    self.origins[id(n)] = (n, origin)
+            self.label(r)
         return result
+
+    def is_state_update(self, name: str, args: list[Any], node: Any) -> bool:
+        """An in-place operator on a module buffer whose result nothing reads (BatchNorm's
+        counter of batches)."""
+        target = args[0] if args else None
+        return (name.endswith("_") and isinstance(target, Node) and target.op == "input"
+                and self.buffers[target.name].kind == "buffer" and not node.users)
 
     def _value(self, v: Any) -> Any:
         if isinstance(v, (list, tuple)):
@@ -175,15 +209,35 @@ class Lowering:
 
     def view(self, value: Node, node: Any, name: str, line: int | None, code: str) -> Node:
         """A view's value: the same storage read with the traced result's shape."""
-        shape = tuple(int(d) for d in node.meta["val"].shape)
+        try:
+            return self.view_as(value, tuple(int(d) for d in node.meta["val"].shape))
+        except Unsupported as e:
+            raise Unmapped(name, line, code, str(e)) from None
+
+    def view_as(self, value: Node, shape: tuple[int, ...]) -> Node:
+        """`value` read with another shape of the same element count (written first if it is
+        computed): a buffer over the same storage."""
         if math.prod(shape) != math.prod(int(d) for d in value.shape):
-            raise Unmapped(name, line, code, "the view changes the element count")
+            raise Unsupported(f"cannot view {list(value.shape)} as {list(shape)}")
         leaf = self.materialize(value)
         base = self.buffers[leaf.name]
         if shape == base.shape:
             return leaf
         view_name = f"{base.name}_v{sum(1 for b in self.buffers if b.startswith(base.name + '_v'))}"
         return self.add_buffer(view_name, base.dtype, shape, base.storage, base.kind)
+
+
+def _broadcast_back(expr: Node) -> list[Node]:
+    """Operands holding heavy work that an elementwise operator reads into a larger shape
+    (x - mean(x)): such a value is no kernel's epilogue, it must be in memory first."""
+    out: dict[int, Node] = {}
+    for n in expr.walk():
+        if n.op in HEAVY:
+            continue
+        for a in n.args:
+            if a.shape != n.shape and a.op != "input" and heavy_in(a):
+                out[id(a)] = a
+    return list(out.values())
 
 
 def _split_point(expr: Node) -> list[Node]:

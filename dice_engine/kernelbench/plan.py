@@ -66,11 +66,11 @@ def heavy_in(node: Node) -> list[Node]:
     return [n for n in nodes if n.op in HEAVY and id(n) not in layout]
 
 
-def substitute(root: Node, replace: dict[int, Node],
-               origins: dict[int, tuple[Node, Origin]] | None = None) -> Node:
+def substitute(root: Node, replace: dict[int, Node], origins: dict[int, tuple[Node, Origin]] | None = None,
+               lineage: dict[int, tuple[Node, Node]] | None = None) -> Node:
     """`root` with the nodes whose id is in `replace` swapped for their replacements (shapes
     and dtypes are unchanged, so nodes are rebuilt as they are, not re-derived). Rebuilt nodes
-    inherit their originals' entries in `origins`."""
+    inherit their originals' entries in `origins`; `lineage` maps each to (itself, original)."""
     done: dict[int, Node] = {}
     for n in root.walk():
         if id(n) in replace:
@@ -79,8 +79,11 @@ def substitute(root: Node, replace: dict[int, Node],
             args = tuple(done[id(a)] for a in n.args)
             done[id(n)] = n if all(a is b for a, b in zip(args, n.args)) else \
                 Node(n.op, args, n.dtype, n.shape, n.attrs, n.name, n.value)
-            if origins is not None and id(n) in origins and done[id(n)] is not n:
-                origins[id(done[id(n)])] = (done[id(n)], origins[id(n)][1])
+            new = done[id(n)]
+            if new is not n and origins is not None and id(n) in origins:
+                origins[id(new)] = (new, origins[id(n)][1])
+            if new is not n and lineage is not None:
+                lineage[id(new)] = (new, n)
         else:
             done[id(n)] = n
     return done[id(root)]

@@ -79,6 +79,9 @@ def trace_task(task: Task) -> Traced:
         if kind is None or name not in by_name:
             raise TaskError(f"forward takes an input torch.export calls {spec.kind.name}, which DICE does not handle")
         placeholders.append(Placeholder(by_name[name], kind, spec.target if kind != "input" else name))
+    for spec in exported.graph_signature.output_specs:
+        if spec.kind.name != "USER_OUTPUT":
+            raise TaskError(f"forward has a result torch.export calls {spec.kind.name}, which DICE does not handle")
     return Traced(task, exported.graph, placeholders, task.forward_params)
 
 

@@ -31,7 +31,15 @@ class Translation:
             tag = "fused " if len(k.fused) > 1 else ""
             lines.append(f"  {k.name}: {tag}{fused}")
             lines += [f"    {line}" for line in k.result.report()]
-        return lines
+        return lines + [f"  note: {n}" for n in self.notes]
+
+    @property
+    def notes(self) -> list[str]:
+        notes = list(self.lowered.notes)
+        if any(o.op == "aten.batch_norm" for k in self.kernels for o in k.plan.operations()):
+            notes.append("batch_norm in training mode: ModelNew normalizes with the batch's statistics but "
+                         "does not update the running statistics")
+        return notes
 
 
 def translate(path: str | Path, *, arch: str = "sm_90", budget: int = 24, check_compile: bool = True) -> Translation:
@@ -43,8 +51,9 @@ def translate(path: str | Path, *, arch: str = "sm_90", budget: int = 24, check_
     if not lowered.plans:
         raise Unmapped("forward", None, "", "nothing to compute")
     kernels = serve(lowered, generator)
-    text = write_model_new(lowered, kernels, arch)
-    translation = Translation(lowered, kernels, text, arch)
+    translation = Translation(lowered, kernels, "", arch)
+    translation.text = write_model_new(lowered, kernels, arch, translation.notes)
+    text = translation.text
     if check_compile:
         cuda_arch = text.split('CUDA_ARCH = "', 1)[1].split('"', 1)[0]
         built = compile_cuda("\n".join(k.result.source for k in kernels), cuda_arch, output="shared",

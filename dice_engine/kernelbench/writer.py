@@ -77,13 +77,14 @@ def _ptr(t: torch.Tensor, shape: tuple, dtype: torch.dtype, what: str) -> ctypes
 '''
 
 
-def write_model_new(lowered: Lowered, served: list[ServedKernel], arch: str) -> str:
+def write_model_new(lowered: Lowered, served: list[ServedKernel], arch: str, notes: list[str]) -> str:
     task = lowered.traced.task
     sources = "\n".join(k.result.source for k in served)
     cuda_arch = arch + ("a" if _ARCH_SPECIFIC.search(sources) and not arch.endswith("a") else "")
     listing = "\n".join(f"    {k.name:<22} {' + '.join(k.fused) or 'copy':<40} {k.result.sketch}" for k in served)
     kernels = ", ".join(f'"{k.name}": {len(k.inputs) + 1}' for k in served)
     source_literal = _raw_string(sources)
+    differences = "".join(f"\nNote: {n}." for n in notes)
     return f'''"""ModelNew for {task.path.name}, written by DICE (`dice kernelbench`) for {cuda_arch}.
 
 Kernels, in the order forward launches them (operations each one computes, sketch):
@@ -93,7 +94,7 @@ The task's code follows unchanged. ModelNew subclasses its Model, so the constru
 parameters and buffers and their initialisation are the task's own; only forward is new: it
 allocates its results with torch.empty and does all arithmetic in the kernels of CUDA_SOURCE,
 launched on the current CUDA stream. CUDA_SOURCE is compiled with nvcc on first use and cached
-under ~/.cache/dice/kernelbench (DICE_CACHE_DIR moves it).
+under ~/.cache/dice/kernelbench (DICE_CACHE_DIR moves it).{differences}
 """
 import ctypes
 import hashlib
