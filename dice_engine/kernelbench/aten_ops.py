@@ -293,6 +293,90 @@ def _to_copy(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return a[0] if target == a[0].dtype else make("cast", [a[0]], dtype=target)
 
 
+def _norm_of(x: Node, p: Any, dim: Any, keep: bool) -> Node:
+    """The vector p-norm of x over `dim` (None: every element)."""
+    absx = make("abs", [x])
+    if p in (2, 2.0, "fro"):
+        return make("sqrt", [make("sum", [make("mul", [x, x])], dim=dim, keepdim=keep)])
+    if p in (1, 1.0):
+        return make("sum", [absx], dim=dim, keepdim=keep)
+    if p == float("inf"):
+        return make("max", [absx], dim=dim, keepdim=keep)
+    if p == float("-inf"):
+        return make("min", [absx], dim=dim, keepdim=keep)
+    if isinstance(p, (int, float)) and p > 0:
+        total = make("sum", [make("pow", [absx, const(float(p))])], dim=dim, keepdim=keep)
+        return make("pow", [total, const(1.0 / p)])
+    raise Unsupported(f"the {p!r}-norm has no IR form yet")
+
+
+def _vector_norm(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    if _get(a, k, 4, "dtype") is not None:
+        raise Unsupported("vector_norm with dtype= has no IR form yet")
+    return _norm_of(a[0], _get(a, k, 1, "ord", 2), _dims(_get(a, k, 2, "dim")), bool(_get(a, k, 3, "keepdim", False)))
+
+
+def _reduced(loss: Node, reduction: int) -> Node:
+    """ATen's reduction enum: 0 none, 1 mean, 2 sum."""
+    return {0: lambda: loss, 1: lambda: make("mean", [loss]), 2: lambda: make("sum", [loss])}[int(reduction)]()
+
+
+def _smooth_l1(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    beta = float(_get(a, k, 3, "beta", 1.0))
+    d = make("abs", [make("sub", [a[0], a[1]])])
+    if beta == 0:
+        return _reduced(d, _get(a, k, 2, "reduction", 1))
+    quad = make("div", [make("mul", [const(0.5), make("mul", [d, d])]), const(beta)])
+    loss = make("where", [make("lt", [d, const(beta)]), quad, make("sub", [d, const(0.5 * beta)])])
+    return _reduced(loss, _get(a, k, 2, "reduction", 1))
+
+
+def _huber(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    delta = float(_get(a, k, 3, "delta", 1.0))
+    d = make("abs", [make("sub", [a[0], a[1]])])
+    quad = make("mul", [const(0.5), make("mul", [d, d])])
+    lin = make("mul", [const(delta), make("sub", [d, const(0.5 * delta)])])
+    return _reduced(make("where", [make("lt", [d, const(delta)]), quad, lin]), _get(a, k, 2, "reduction", 1))
+
+
+def _mse(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    d = make("sub", [a[0], a[1]])
+    return _reduced(make("mul", [d, d]), _get(a, k, 2, "reduction", 1))
+
+
+def _l1(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return _reduced(make("abs", [make("sub", [a[0], a[1]])]), _get(a, k, 2, "reduction", 1))
+
+
+def _kl_div(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, target = a[0], a[1]
+    if _get(a, k, 3, "log_target", False):
+        loss = make("mul", [make("exp", [target]), make("sub", [target, x])])
+    else:   # target * (log(target) - x), 0 where target is 0 (xlogy)
+        tlogt = make("where", [make("eq", [target, const(0.0)]), const(0.0), make("mul", [target, make("log", [target])])])
+        loss = make("sub", [tlogt, make("mul", [target, x])])
+    return _reduced(loss, _get(a, k, 2, "reduction", 1))
+
+
+def _triplet(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    anchor, pos, neg = a[0], a[1], a[2]
+    margin, p, eps = float(_get(a, k, 3, "margin", 1.0)), _get(a, k, 4, "p", 2.0), float(_get(a, k, 5, "eps", 1e-6))
+    if _get(a, k, 6, "swap", False):
+        raise Unsupported("triplet_margin_loss with swap=True has no IR form yet")
+
+    def dist(u: Node, v: Node) -> Node:     # pairwise_distance: ||u - v + eps|| over the last dim
+        return _norm_of(make("add", [make("sub", [u, v]), const(eps)]), p, u.rank - 1, False)
+    loss = make("clamp", [make("add", [make("sub", [dist(anchor, pos), dist(anchor, neg)]), const(margin)])], min=0.0)
+    return _reduced(loss, _get(a, k, 7, "reduction", 1))
+
+
+def _broadcast_tensors(a: Sequence[Any], k: dict[str, Any]) -> tuple[Node, ...]:
+    tensors = tuple(a[0])
+    if len({t.shape for t in tensors}) != 1:
+        raise Unsupported("broadcast_tensors over different shapes has no IR form yet")
+    return tensors
+
+
 def _where(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return make("where", [a[0], _scalar(a[1]), _scalar(a[2])])
 
@@ -336,6 +420,9 @@ TABLE: dict[str, Handler] = {
     "aten.linear": _linear, "aten.addmm": _addmm,
     "aten.conv2d": _conv2d,
     "aten.max_pool2d": _max_pool2d, "aten.avg_pool2d": _avg_pool2d,
+    "aten.linalg_vector_norm": _vector_norm, "aten.broadcast_tensors": _broadcast_tensors,
+    "aten.smooth_l1_loss": _smooth_l1, "aten.huber_loss": _huber, "aten.mse_loss": _mse, "aten.l1_loss": _l1,
+    "aten.kl_div": _kl_div, "aten.triplet_margin_loss": _triplet,
     "aten.dropout": _dropout, "aten._to_copy": _to_copy, "aten.to": _to_copy,
     **{name: (lambda a, k: a[0]) for name in IDENTITY},
 }
