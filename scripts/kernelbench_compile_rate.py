@@ -7,6 +7,7 @@ per directory: compiled (exit 0: every kernel generated and the library compiled
 refused with a one-line reason (exit 1, one stderr line, no traceback), and anything else
 (a crash, a traceback, a timeout), which is a bug. Needs nvcc; no GPU.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,13 +22,31 @@ from pathlib import Path
 
 def run_one(task: Path, out_dir: Path, arch: str, budget: int, timeout: float) -> dict:
     out = out_dir / f"{task.stem}_dice.py"
-    cmd = [sys.executable, "-m", "dice_engine", "kernelbench", str(task), "-o", str(out), "--arch", arch,
-           "--budget", str(budget), "--format", "json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "dice_engine",
+        "kernelbench",
+        str(task),
+        "-o",
+        str(out),
+        "--arch",
+        arch,
+        "--budget",
+        str(budget),
+        "--format",
+        "json",
+    ]
     start = time.monotonic()
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {"task": task.name, "outcome": "timeout", "message": f"over {timeout:.0f} s", "seconds": timeout}
+        return {
+            "task": task.name,
+            "outcome": "timeout",
+            "message": f"over {timeout:.0f} s",
+            "seconds": timeout,
+        }
     seconds = round(time.monotonic() - start, 1)
     stderr = [line for line in done.stderr.splitlines() if line.strip()]
     if done.returncode == 0:
@@ -58,8 +77,10 @@ def main() -> int:
                     Path(args.json).write_text(json.dumps(rows, indent=1))
     for d in args.dirs:
         counts = Counter(r["outcome"] for r in rows if r["dir"] == d)
-        print(f"{d}: {counts['compiled']} compiled, {counts['refused']} refused with one line, "
-              f"{counts['bug']} bugs, {counts['timeout']} timeouts, of {sum(counts.values())}")
+        print(
+            f"{d}: {counts['compiled']} compiled, {counts['refused']} refused with one line, "
+            f"{counts['bug']} bugs, {counts['timeout']} timeouts, of {sum(counts.values())}"
+        )
     return 0
 
 

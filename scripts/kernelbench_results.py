@@ -11,6 +11,7 @@
 4. writes the Markdown table (per level: translated, correct, fast_1 = correct and faster than
    eager, geometric-mean speedup over the correct ones; one row per task) and a JSON file beside it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,22 @@ def _run(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> s
 def translate(task: Path, work: Path, budget: int) -> dict:
     new = work / task.parent.name / f"{task.stem}_dice.py"
     new.parent.mkdir(parents=True, exist_ok=True)
-    done = _run([sys.executable, "-m", "dice_engine", "kernelbench", str(task), "-o", str(new),
-                 "--budget", str(budget), "--format", "json"], 900)
+    done = _run(
+        [
+            sys.executable,
+            "-m",
+            "dice_engine",
+            "kernelbench",
+            str(task),
+            "-o",
+            str(new),
+            "--budget",
+            str(budget),
+            "--format",
+            "json",
+        ],
+        900,
+    )
     row = {"level": task.parent.name, "task": task.name, "new": str(new), "translated": done.returncode == 0}
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
@@ -46,8 +61,10 @@ def translate(task: Path, work: Path, budget: int) -> dict:
 
 
 def build(row: dict) -> None:
-    code = ("import types,sys; m=types.ModuleType('m'); p=sys.argv[1]; "
-            "exec(compile(open(p).read(), p, 'exec'), m.__dict__); m._library()")
+    code = (
+        "import types,sys; m=types.ModuleType('m'); p=sys.argv[1]; "
+        "exec(compile(open(p).read(), p, 'exec'), m.__dict__); m._library()"
+    )
     done = _run([sys.executable, "-c", code, row["new"]], 900)
     if done.returncode != 0:
         row["translated"] = False
@@ -56,8 +73,19 @@ def build(row: dict) -> None:
 
 def evaluate(row: dict, task: Path, gpu: int, trials: int, with_compile: bool) -> None:
     env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu))
-    cmd = [sys.executable, "-m", "dice_engine", "kernelbench", "--eval", str(task), row["new"],
-           "--trials", str(trials), "--format", "json"] + (["--compile"] if with_compile else [])
+    cmd = [
+        sys.executable,
+        "-m",
+        "dice_engine",
+        "kernelbench",
+        "--eval",
+        str(task),
+        row["new"],
+        "--trials",
+        str(trials),
+        "--format",
+        "json",
+    ] + (["--compile"] if with_compile else [])
     done = _run(cmd, 1200, env)
     try:
         result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -69,19 +97,28 @@ def evaluate(row: dict, task: Path, gpu: int, trials: int, with_compile: bool) -
 def table(rows: list[dict], trials: int) -> str:
     out = ["# KernelBench results (DICE, `scripts/kernelbench_results.py`)", ""]
     device = next((r["eval"].get("device") for r in rows if "eval" in r and r["eval"].get("device")), "?")
-    out += [f"Device: {device}. fast_1: correct (5 seeded trials, tol 1e-4 fp32) and faster than PyTorch eager "
-            f"(mean of {trials} timed trials, L2 flushed before each). Guards as in docs/kernelbench.md.", "",
-            "| level | tasks | translated | correct | fast_1 | fast_1 % | geomean speedup (correct) |",
-            "| --- | --- | --- | --- | --- | --- | --- |"]
+    out += [
+        f"Device: {device}. fast_1: correct (5 seeded trials, tol 1e-4 fp32) and faster than PyTorch eager "
+        f"(mean of {trials} timed trials, L2 flushed before each). Guards as in docs/kernelbench.md.",
+        "",
+        "| level | tasks | translated | correct | fast_1 | fast_1 % | geomean speedup (correct) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for level in sorted({r["level"] for r in rows}):
         rs = [r for r in rows if r["level"] == level]
         correct = [r for r in rs if r.get("eval", {}).get("correct")]
         fast = [r for r in correct if r["eval"].get("fast_1")]
         speedups = [r["eval"]["speedup_eager"] for r in correct if r["eval"].get("speedup_eager")]
         geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups)) if speedups else float("nan")
-        out.append(f"| {level} | {len(rs)} | {sum(r['translated'] for r in rs)} | {len(correct)} | {len(fast)} | "
-                   f"{100 * len(fast) / len(rs):.0f}% | {geo:.2f}x |")
-    out += ["", "| level | task | outcome | new ms | eager ms | speedup | note |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        out.append(
+            f"| {level} | {len(rs)} | {sum(r['translated'] for r in rs)} | {len(correct)} | {len(fast)} | "
+            f"{100 * len(fast) / len(rs):.0f}% | {geo:.2f}x |"
+        )
+    out += [
+        "",
+        "| level | task | outcome | new ms | eager ms | speedup | note |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         ev = r.get("eval", {})
         if not r["translated"]:
@@ -134,7 +171,9 @@ def main() -> int:
     text = table(rows, args.trials)
     Path(args.out).write_text(text)
     Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1))
-    print("\n".join(line for line in text.splitlines() if line.startswith("| level") or "%" in line), flush=True)
+    print(
+        "\n".join(line for line in text.splitlines() if line.startswith("| level") or "%" in line), flush=True
+    )
     return 0
 
 

@@ -6,6 +6,7 @@ evaluation protocol for such a pair on a GPU.
     t = translate("19_ReLU.py", arch="sm_90")
     open("19_ReLU_dice.py", "w").write(t.text)
 """
+
 from .lower import Unmapped
 from .task import TaskError
 from .translate import BuildError, Translation, translate

@@ -8,6 +8,7 @@ those it has (elu, softplus, var, ...). A handler refuses with `Unsupported(why)
 To map a new operator: add a handler below and its name to `TABLE`. Views are not here: they
 move no data and are handled with the buffers (see `VIEWS`).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
@@ -24,8 +25,15 @@ class Unsupported(Exception):
 
 
 # Operators that only reinterpret a contiguous tensor's shape (same storage, same order).
-VIEWS = {"aten.view", "aten.reshape", "aten._unsafe_view", "aten.flatten", "aten.unflatten",
-         "aten.squeeze", "aten.unsqueeze"}
+VIEWS = {
+    "aten.view",
+    "aten.reshape",
+    "aten._unsafe_view",
+    "aten.flatten",
+    "aten.unflatten",
+    "aten.squeeze",
+    "aten.unsqueeze",
+}
 # Operators whose value is their (first) argument's.
 IDENTITY = {"aten.clone", "aten.contiguous", "aten.alias", "aten.detach", "aten.lift_fresh_copy"}
 
@@ -53,6 +61,7 @@ def _add(sign: float) -> Handler:
         alpha = _get(a, k, 2, "alpha", 1)
         other = _scalar(a[1]) if alpha == 1 else make("mul", [_scalar(a[1]), const(alpha)])
         return make("add" if sign > 0 else "sub", [_scalar(a[0]), other])
+
     return handler
 
 
@@ -135,7 +144,10 @@ def _reduce(op: str) -> Handler:
     def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
         if _get(a, k, 3, "dtype") is not None:
             raise Unsupported(f"{op} with dtype= has no IR form yet")
-        return make(op, [a[0]], dim=_dims(_get(a, k, 1, "dim")), keepdim=bool(_get(a, k, 2, "keepdim", False)))
+        return make(
+            op, [a[0]], dim=_dims(_get(a, k, 1, "dim")), keepdim=bool(_get(a, k, 2, "keepdim", False))
+        )
+
     return handler
 
 
@@ -147,14 +159,18 @@ def _max_or_min(op: str) -> Handler:
         if other is None:
             return make(op, [a[0]])
         keep = bool(_get(a, k, 2, "keepdim", False))
-        return (make(op, [a[0]], dim=other, keepdim=keep),
-                make("argmax" if op == "max" else "argmin", [a[0]], dim=other, keepdim=keep))
+        return (
+            make(op, [a[0]], dim=other, keepdim=keep),
+            make("argmax" if op == "max" else "argmin", [a[0]], dim=other, keepdim=keep),
+        )
+
     return handler
 
 
 def _amax(op: str) -> Handler:
-    return lambda a, k: make(op, [a[0]], dim=_dims(_get(a, k, 1, "dim")),
-                             keepdim=bool(_get(a, k, 2, "keepdim", False)))
+    return lambda a, k: make(
+        op, [a[0]], dim=_dims(_get(a, k, 1, "dim")), keepdim=bool(_get(a, k, 2, "keepdim", False))
+    )
 
 
 def _arg(op: str) -> Handler:
@@ -163,6 +179,7 @@ def _arg(op: str) -> Handler:
         if dim is None:
             raise Unsupported(f"{op} over the flattened tensor has no IR form yet")
         return make(op, [a[0]], dim=dim, keepdim=bool(_get(a, k, 2, "keepdim", False)))
+
     return handler
 
 
@@ -172,6 +189,7 @@ def _prod(a: Sequence[Any], k: dict[str, Any]) -> Node:
 
 def _var(root: bool) -> Handler:
     """var/std as IR: mean, squared deviation, sum / (N - correction) (two kernels)."""
+
     def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
         x = a[0]
         dim = _dims(_get(a, k, 1, "dim"))
@@ -188,6 +206,7 @@ def _var(root: bool) -> Handler:
             count *= int(x.shape[d])
         out = make("div", [total, const(float(max(count - (correction or 0), 0)))])
         return make("sqrt", [out]) if root else out
+
     return handler
 
 
@@ -196,13 +215,18 @@ def _softmax(op: str) -> Handler:
         if _get(a, k, 2, "dtype") not in (None, False):
             raise Unsupported(f"{op} with a dtype change has no IR form yet")
         return make(op, [a[0]], dim=_get(a, k, 1, "dim"))
+
     return handler
 
 
 def _rms_norm(a: Sequence[Any], k: dict[str, Any]) -> Node:
     weight = _get(a, k, 2, "weight")
-    return make("rms_norm", [a[0], *([weight] if weight is not None else [])],
-                normalized_shape=tuple(_get(a, k, 1, "normalized_shape")), eps=_get(a, k, 3, "eps"))
+    return make(
+        "rms_norm",
+        [a[0], *([weight] if weight is not None else [])],
+        normalized_shape=tuple(_get(a, k, 1, "normalized_shape")),
+        eps=_get(a, k, 3, "eps"),
+    )
 
 
 def _cumsum(a: Sequence[Any], k: dict[str, Any]) -> Node:
@@ -244,8 +268,13 @@ def _conv2d(a: Sequence[Any], k: dict[str, Any]) -> Node:
     padding = _get(a, k, 4, "padding", 0)
     if isinstance(padding, str):
         raise Unsupported(f"padding='{padding}' has no IR form yet")
-    return make("conv2d", [x, w, *([b] if b is not None else [])], stride=_pair(_get(a, k, 3, "stride", 1)),
-                padding=_pair(padding), dilation=_pair(_get(a, k, 5, "dilation", 1)))
+    return make(
+        "conv2d",
+        [x, w, *([b] if b is not None else [])],
+        stride=_pair(_get(a, k, 3, "stride", 1)),
+        padding=_pair(padding),
+        dilation=_pair(_get(a, k, 5, "dilation", 1)),
+    )
 
 
 def _pair(v: Any) -> Any:
@@ -257,8 +286,13 @@ def _max_pool2d(a: Sequence[Any], k: dict[str, Any]) -> Node:
         raise Unsupported("max_pool2d with dilation has no IR form yet")
     if _get(a, k, 5, "ceil_mode", False):
         raise Unsupported("max_pool2d with ceil_mode=True has no IR form yet")
-    return make("max_pool2d", [a[0]], kernel_size=_pair(a[1]), stride=_pair(_get(a, k, 2, "stride")) or None,
-                padding=_pair(_get(a, k, 3, "padding", 0)))
+    return make(
+        "max_pool2d",
+        [a[0]],
+        kernel_size=_pair(a[1]),
+        stride=_pair(_get(a, k, 2, "stride")) or None,
+        padding=_pair(_get(a, k, 3, "padding", 0)),
+    )
 
 
 def _avg_pool2d(a: Sequence[Any], k: dict[str, Any]) -> Node:
@@ -269,8 +303,13 @@ def _avg_pool2d(a: Sequence[Any], k: dict[str, Any]) -> Node:
         raise Unsupported("avg_pool2d with count_include_pad=False has no IR form yet")
     if _get(a, k, 6, "divisor_override") is not None:
         raise Unsupported("avg_pool2d with divisor_override has no IR form yet")
-    return make("avg_pool2d", [a[0]], kernel_size=_pair(a[1]), stride=_pair(_get(a, k, 2, "stride")) or None,
-                padding=padding)
+    return make(
+        "avg_pool2d",
+        [a[0]],
+        kernel_size=_pair(a[1]),
+        stride=_pair(_get(a, k, 2, "stride")) or None,
+        padding=padding,
+    )
 
 
 def _dropout(a: Sequence[Any], k: dict[str, Any]) -> Node:
@@ -282,7 +321,7 @@ def _dropout(a: Sequence[Any], k: dict[str, Any]) -> Node:
 
 def _to_copy(a: Sequence[Any], k: dict[str, Any]) -> Node:
     dtype = k.get("dtype")
-    if dtype is None:   # aten.to.dtype(x, dtype, ...) passes it positionally
+    if dtype is None:  # aten.to.dtype(x, dtype, ...) passes it positionally
         dtype = next((v for v in a[1:] if str(v).startswith("torch.")), None)
     if dtype is None:
         return a[0]
@@ -313,12 +352,16 @@ def _norm_of(x: Node, p: Any, dim: Any, keep: bool) -> Node:
 def _vector_norm(a: Sequence[Any], k: dict[str, Any]) -> Node:
     if _get(a, k, 4, "dtype") is not None:
         raise Unsupported("vector_norm with dtype= has no IR form yet")
-    return _norm_of(a[0], _get(a, k, 1, "ord", 2), _dims(_get(a, k, 2, "dim")), bool(_get(a, k, 3, "keepdim", False)))
+    return _norm_of(
+        a[0], _get(a, k, 1, "ord", 2), _dims(_get(a, k, 2, "dim")), bool(_get(a, k, 3, "keepdim", False))
+    )
 
 
 def _reduced(loss: Node, reduction: int) -> Node:
     """ATen's reduction enum: 0 none, 1 mean, 2 sum."""
-    return {0: lambda: loss, 1: lambda: make("mean", [loss]), 2: lambda: make("sum", [loss])}[int(reduction)]()
+    return {0: lambda: loss, 1: lambda: make("mean", [loss]), 2: lambda: make("sum", [loss])}[
+        int(reduction)
+    ]()
 
 
 def _smooth_l1(a: Sequence[Any], k: dict[str, Any]) -> Node:
@@ -352,21 +395,31 @@ def _kl_div(a: Sequence[Any], k: dict[str, Any]) -> Node:
     x, target = a[0], a[1]
     if _get(a, k, 3, "log_target", False):
         loss = make("mul", [make("exp", [target]), make("sub", [target, x])])
-    else:   # target * (log(target) - x), 0 where target is 0 (xlogy)
-        tlogt = make("where", [make("eq", [target, const(0.0)]), const(0.0), make("mul", [target, make("log", [target])])])
+    else:  # target * (log(target) - x), 0 where target is 0 (xlogy)
+        tlogt = make(
+            "where",
+            [make("eq", [target, const(0.0)]), const(0.0), make("mul", [target, make("log", [target])])],
+        )
         loss = make("sub", [tlogt, make("mul", [target, x])])
     return _reduced(loss, _get(a, k, 2, "reduction", 1))
 
 
 def _triplet(a: Sequence[Any], k: dict[str, Any]) -> Node:
     anchor, pos, neg = a[0], a[1], a[2]
-    margin, p, eps = float(_get(a, k, 3, "margin", 1.0)), _get(a, k, 4, "p", 2.0), float(_get(a, k, 5, "eps", 1e-6))
+    margin, p, eps = (
+        float(_get(a, k, 3, "margin", 1.0)),
+        _get(a, k, 4, "p", 2.0),
+        float(_get(a, k, 5, "eps", 1e-6)),
+    )
     if _get(a, k, 6, "swap", False):
         raise Unsupported("triplet_margin_loss with swap=True has no IR form yet")
 
-    def dist(u: Node, v: Node) -> Node:     # pairwise_distance: ||u - v + eps|| over the last dim
+    def dist(u: Node, v: Node) -> Node:  # pairwise_distance: ||u - v + eps|| over the last dim
         return _norm_of(make("add", [make("sub", [u, v]), const(eps)]), p, u.rank - 1, False)
-    loss = make("clamp", [make("add", [make("sub", [dist(anchor, pos), dist(anchor, neg)]), const(margin)])], min=0.0)
+
+    loss = make(
+        "clamp", [make("add", [make("sub", [dist(anchor, pos), dist(anchor, neg)]), const(margin)])], min=0.0
+    )
     return _reduced(loss, _get(a, k, 7, "reduction", 1))
 
 
@@ -388,41 +441,86 @@ def _pow(a: Sequence[Any], k: dict[str, Any]) -> Node:
 
 
 TABLE: dict[str, Handler] = {
-    **{f"aten.{op}": _unary(op) for op in ("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs",
-                                            "neg", "silu", "logical_not")},
-    "aten.gelu": _gelu, "aten.leaky_relu": _leaky_relu,
-    "aten.hardtanh": _hardtanh, "aten.relu6": lambda a, k: make("clamp", [a[0]], min=0.0, max=6.0),
-    "aten.clamp": _clamp, "aten.clip": _clamp,
+    **{
+        f"aten.{op}": _unary(op)
+        for op in (
+            "relu",
+            "sigmoid",
+            "tanh",
+            "exp",
+            "log",
+            "sqrt",
+            "rsqrt",
+            "abs",
+            "neg",
+            "silu",
+            "logical_not",
+        )
+    },
+    "aten.gelu": _gelu,
+    "aten.leaky_relu": _leaky_relu,
+    "aten.hardtanh": _hardtanh,
+    "aten.relu6": lambda a, k: make("clamp", [a[0]], min=0.0, max=6.0),
+    "aten.clamp": _clamp,
+    "aten.clip": _clamp,
     "aten.clamp_min": lambda a, k: _clamp([a[0], a[1], None], {}),
     "aten.clamp_max": lambda a, k: _clamp([a[0], None, a[1]], {}),
-    "aten.elu": _elu, "aten.selu": _selu, "aten.softplus": _softplus, "aten.mish": _mish,
+    "aten.elu": _elu,
+    "aten.selu": _selu,
+    "aten.softplus": _softplus,
+    "aten.mish": _mish,
     "aten.hardsigmoid": lambda a, k: _hardsigmoid_of(a[0]),
     "aten.hardswish": lambda a, k: make("mul", [a[0], _hardsigmoid_of(a[0])]),
     "aten.reciprocal": lambda a, k: make("div", [const(1.0), a[0]]),
     "aten.square": lambda a, k: make("mul", [a[0], a[0]]),
     "aten.pow": _pow,
-    "aten.add": _add(1), "aten.sub": _add(-1), "aten.rsub": _rsub,
-    "aten.mul": _binary("mul"), "aten.div": _div,
-    "aten.maximum": _binary("maximum"), "aten.minimum": _binary("minimum"),
+    "aten.add": _add(1),
+    "aten.sub": _add(-1),
+    "aten.rsub": _rsub,
+    "aten.mul": _binary("mul"),
+    "aten.div": _div,
+    "aten.maximum": _binary("maximum"),
+    "aten.minimum": _binary("minimum"),
     **{f"aten.{op}": _binary(op) for op in ("gt", "lt", "ge", "le", "eq", "ne", "logical_and", "logical_or")},
     "aten.where": _where,
-    "aten.sum": _reduce("sum"), "aten.mean": _reduce("mean"),
-    "aten.amax": _amax("max"), "aten.amin": _amax("min"),
-    "aten.max": _max_or_min("max"), "aten.min": _max_or_min("min"),
-    "aten.prod": _prod, "aten.argmax": _arg("argmax"), "aten.argmin": _arg("argmin"),
-    "aten.var": _var(False), "aten.std": _var(True),
-    "aten.softmax": _softmax("softmax"), "aten._softmax": _softmax("softmax"),
-    "aten.log_softmax": _softmax("log_softmax"), "aten._log_softmax": _softmax("log_softmax"),
+    "aten.sum": _reduce("sum"),
+    "aten.mean": _reduce("mean"),
+    "aten.amax": _amax("max"),
+    "aten.amin": _amax("min"),
+    "aten.max": _max_or_min("max"),
+    "aten.min": _max_or_min("min"),
+    "aten.prod": _prod,
+    "aten.argmax": _arg("argmax"),
+    "aten.argmin": _arg("argmin"),
+    "aten.var": _var(False),
+    "aten.std": _var(True),
+    "aten.softmax": _softmax("softmax"),
+    "aten._softmax": _softmax("softmax"),
+    "aten.log_softmax": _softmax("log_softmax"),
+    "aten._log_softmax": _softmax("log_softmax"),
     "aten.rms_norm": _rms_norm,
     "aten.cumsum": _cumsum,
-    "aten.permute": _permute, "aten.transpose": _transpose, "aten.t": _t,
-    "aten.matmul": _binary("matmul"), "aten.mm": _binary("matmul"), "aten.bmm": _binary("matmul"),
-    "aten.linear": _linear, "aten.addmm": _addmm,
+    "aten.permute": _permute,
+    "aten.transpose": _transpose,
+    "aten.t": _t,
+    "aten.matmul": _binary("matmul"),
+    "aten.mm": _binary("matmul"),
+    "aten.bmm": _binary("matmul"),
+    "aten.linear": _linear,
+    "aten.addmm": _addmm,
     "aten.conv2d": _conv2d,
-    "aten.max_pool2d": _max_pool2d, "aten.avg_pool2d": _avg_pool2d,
-    "aten.linalg_vector_norm": _vector_norm, "aten.broadcast_tensors": _broadcast_tensors,
-    "aten.smooth_l1_loss": _smooth_l1, "aten.huber_loss": _huber, "aten.mse_loss": _mse, "aten.l1_loss": _l1,
-    "aten.kl_div": _kl_div, "aten.triplet_margin_loss": _triplet,
-    "aten.dropout": _dropout, "aten._to_copy": _to_copy, "aten.to": _to_copy,
+    "aten.max_pool2d": _max_pool2d,
+    "aten.avg_pool2d": _avg_pool2d,
+    "aten.linalg_vector_norm": _vector_norm,
+    "aten.broadcast_tensors": _broadcast_tensors,
+    "aten.smooth_l1_loss": _smooth_l1,
+    "aten.huber_loss": _huber,
+    "aten.mse_loss": _mse,
+    "aten.l1_loss": _l1,
+    "aten.kl_div": _kl_div,
+    "aten.triplet_margin_loss": _triplet,
+    "aten.dropout": _dropout,
+    "aten._to_copy": _to_copy,
+    "aten.to": _to_copy,
     **{name: (lambda a, k: a[0]) for name in IDENTITY},
 }

@@ -5,6 +5,7 @@ shape of the same element count (a computed value is written to memory first). 1
 and pooling become their 2-D forms over a height of 1; normalizations over several dimensions
 become a row normalization of a 2-D view; logsumexp drops its kept dimensions through a view.
 """
+
 from __future__ import annotations
 
 import math
@@ -12,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 from ..ir.graph import Node
 from ..ir.ops import const, make, normalize_dim
-from .aten_ops import Unsupported, _get, _pair
+from .aten_ops import Unsupported, _get
 
 View = Callable[[Node, tuple[int, ...]], Node]
 ReshapingHandler = Callable[[Sequence[Any], dict[str, Any], View], Node]
@@ -39,9 +40,13 @@ def _conv1d(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     if isinstance(padding, str):
         raise Unsupported(f"padding='{padding}' has no IR form yet")
     (n, c, length), (kout, _, r) = _shape(x), _shape(w)
-    y = make("conv2d", [view(x, (n, c, 1, length)), view(w, (kout, c, 1, r)), *([b] if b is not None else [])],
-             stride=(1, _one(_get(a, k, 3, "stride", 1), "stride")), padding=(0, _one(padding, "padding")),
-             dilation=(1, _one(_get(a, k, 5, "dilation", 1), "dilation")))
+    y = make(
+        "conv2d",
+        [view(x, (n, c, 1, length)), view(w, (kout, c, 1, r)), *([b] if b is not None else [])],
+        stride=(1, _one(_get(a, k, 3, "stride", 1), "stride")),
+        padding=(0, _one(padding, "padding")),
+        dilation=(1, _one(_get(a, k, 5, "dilation", 1), "dilation")),
+    )
     return view(y, (n, kout, _shape(y)[3]))
 
 
@@ -59,8 +64,15 @@ def _pool1d(op: str) -> ReshapingHandler:
         stride = kernel if stride in (None, []) else _one(stride, "stride")
         padding = _one(_get(a, k, 3, "padding", 0), "padding")
         n, c, length = _shape(x)
-        y = make(op, [view(x, (n, c, 1, length))], kernel_size=(1, kernel), stride=(1, stride), padding=(0, padding))
+        y = make(
+            op,
+            [view(x, (n, c, 1, length))],
+            kernel_size=(1, kernel),
+            stride=(1, stride),
+            padding=(0, padding),
+        )
         return view(y, (n, c, _shape(y)[3]))
+
     return handler
 
 
@@ -85,15 +97,19 @@ def _affine(y: Node, weight: Node | None, bias: Node | None, view: View) -> Node
 def _layer_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     x, normalized = a[0], tuple(_get(a, k, 1, "normalized_shape"))
     weight, bias, eps = _get(a, k, 2, "weight"), _get(a, k, 3, "bias"), _get(a, k, 4, "eps", 1e-5)
-    if len(normalized) == 1:     # the IR's own form
+    if len(normalized) == 1:  # the IR's own form
         if bias is not None and weight is None:
             raise Unsupported("layer_norm with a bias but no weight has no IR form yet")
-        return make("layer_norm", [x, *[p for p in (weight, bias) if p is not None]],
-                    normalized_shape=normalized, eps=eps)
+        return make(
+            "layer_norm",
+            [x, *[p for p in (weight, bias) if p is not None]],
+            normalized_shape=normalized,
+            eps=eps,
+        )
     inner = math.prod(normalized)
     y = _row_norm(x, inner, eps, view)
     if weight is not None:
-        y = make("mul", [y, weight])      # weight and bias have the normalized shape: they broadcast
+        y = make("mul", [y, weight])  # weight and bias have the normalized shape: they broadcast
     if bias is not None:
         y = make("add", [y, bias])
     return y
@@ -165,7 +181,11 @@ def _batch_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
 
 RESHAPING: dict[str, ReshapingHandler] = {
     "aten.conv1d": _conv1d,
-    "aten.max_pool1d": _pool1d("max_pool2d"), "aten.avg_pool1d": _pool1d("avg_pool2d"),
-    "aten.layer_norm": _layer_norm, "aten.group_norm": _group_norm, "aten.instance_norm": _instance_norm,
-    "aten.logsumexp": _logsumexp, "aten.batch_norm": _batch_norm,
+    "aten.max_pool1d": _pool1d("max_pool2d"),
+    "aten.avg_pool1d": _pool1d("avg_pool2d"),
+    "aten.layer_norm": _layer_norm,
+    "aten.group_norm": _group_norm,
+    "aten.instance_norm": _instance_norm,
+    "aten.logsumexp": _logsumexp,
+    "aten.batch_norm": _batch_norm,
 }

@@ -9,6 +9,7 @@ when asked) timed in the same process. The guards of `guards.py` run on every co
 and three extra calls check for stream, result-cache and pointer-cache tricks. Functions used
 here are bound before the solution is loaded, so a patched torch cannot fool the measurement.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,11 +22,16 @@ import torch
 
 from .guards import PatchGuard, aliased_output, dtype_mismatch, mutated_inputs
 
-_allclose, _equal, _Event, _synchronize = torch.allclose, torch.equal, torch.cuda.Event, torch.cuda.synchronize
+_allclose, _equal, _Event, _synchronize = (
+    torch.allclose,
+    torch.equal,
+    torch.cuda.Event,
+    torch.cuda.synchronize,
+)
 _elapsed = torch.cuda.Event.elapsed_time
 WARMUP = 3
 SEED = 42
-STREAM_DELAY_CYCLES = 200_000_000     # ~0.1 s of GPU clock before the delayed inputs are written
+STREAM_DELAY_CYCLES = 200_000_000  # ~0.1 s of GPU clock before the delayed inputs are written
 
 
 class Rejected(Exception):
@@ -72,7 +78,7 @@ class Evaluation:
         self.patches = PatchGuard()
         self.task = _load(task_path, "kernelbench_task")
         self.new = _load(new_path, "kernelbench_new")
-        if (why := self.patches.patched()):
+        if why := self.patches.patched():
             raise Rejected(f"loading the solution: {why}")
         if "ModelNew" not in self.new.__dict__:
             raise Rejected(f"{new_path} defines no ModelNew")
@@ -82,8 +88,9 @@ class Evaluation:
         torch.manual_seed(SEED)
         self.model = self.new.ModelNew(*init).cuda()
         ref_state, new_state = self.ref.state_dict(), self.model.state_dict()
-        self.weights_equal = (ref_state.keys() == new_state.keys()
-                              and all(_equal(ref_state[k], new_state[k]) for k in ref_state))
+        self.weights_equal = ref_state.keys() == new_state.keys() and all(
+            _equal(ref_state[k], new_state[k]) for k in ref_state
+        )
 
     def call_new(self, inputs: list[Any]) -> list[Any]:
         """ModelNew on `inputs`, with the input, alias and dtype guards."""
@@ -100,7 +107,7 @@ class Evaluation:
         with torch.no_grad():
             ref = _as_list(self.ref(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]))
             out = self.call_new(inputs)
-        if (why := dtype_mismatch(ref, out)):
+        if why := dtype_mismatch(ref, out):
             raise Rejected(f"{what}: {why}")
         ok, worst = _compare(ref, out)
         if not ok:
@@ -126,8 +133,12 @@ class Evaluation:
         """The inputs are written on the current stream only after a delay: work launched on
         any other stream reads them before they are there."""
         inputs = _inputs(self.task, SEED + 2000)
-        staged = [torch.full_like(x, float("nan")) if isinstance(x, torch.Tensor) and x.is_floating_point()
-                  else (torch.zeros_like(x) if isinstance(x, torch.Tensor) else x) for x in inputs]
+        staged = [
+            torch.full_like(x, float("nan"))
+            if isinstance(x, torch.Tensor) and x.is_floating_point()
+            else (torch.zeros_like(x) if isinstance(x, torch.Tensor) else x)
+            for x in inputs
+        ]
         stream = torch.cuda.Stream()
         _synchronize()
         with torch.no_grad(), torch.cuda.stream(stream):
@@ -141,8 +152,10 @@ class Evaluation:
             ref = _as_list(self.ref(*inputs))
         ok, worst = _compare(ref, out)
         if not ok:
-            raise Rejected("with a non-default current stream the result is wrong: "
-                           "the solution does not run on the current CUDA stream")
+            raise Rejected(
+                "with a non-default current stream the result is wrong: "
+                "the solution does not run on the current CUDA stream"
+            )
         return worst
 
     def timing(self, model: Any, trials: int) -> dict[str, float]:
@@ -165,13 +178,24 @@ class Evaluation:
         times.sort()
         mean = sum(times) / len(times)
         std = (sum((t - mean) ** 2 for t in times) / len(times)) ** 0.5
-        return {"mean_ms": mean, "std_ms": std, "min_ms": times[0], "max_ms": times[-1],
-                "median_ms": times[len(times) // 2], "trials": len(times)}
+        return {
+            "mean_ms": mean,
+            "std_ms": std,
+            "min_ms": times[0],
+            "max_ms": times[-1],
+            "median_ms": times[len(times) // 2],
+            "trials": len(times),
+        }
 
 
 def run(task_path: str, new_path: str, config: dict[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = {"task": task_path, "new": new_path, "correct": False, "message": "",
-                              "device": torch.cuda.get_device_name(0)}
+    result: dict[str, Any] = {
+        "task": task_path,
+        "new": new_path,
+        "correct": False,
+        "message": "",
+        "device": torch.cuda.get_device_name(0),
+    }
     try:
         ev = Evaluation(task_path, new_path, config)
         result["weights_equal"] = ev.weights_equal
@@ -187,7 +211,7 @@ def run(task_path: str, new_path: str, config: dict[str, Any]) -> dict[str, Any]
     if config.get("compile"):
         result["time_compile"] = ev.timing(torch.compile(ev.ref), trials)
         result["speedup_compile"] = result["time_compile"]["mean_ms"] / result["time_new"]["mean_ms"]
-    if (why := ev.patches.patched()):      # patched while being timed: nothing counts
+    if why := ev.patches.patched():  # patched while being timed: nothing counts
         result.update(correct=False, message=f"while timing: {why}")
     result["fast_1"] = result["correct"] and result["speedup_eager"] > 1.0
     return result
@@ -200,9 +224,13 @@ def main(argv: list[str]) -> int:
         return 0
     try:
         result = run(task_path, new_path, config)
-    except Exception as e:   # the solution's or the task's code failed: a result, not a crash
-        result = {"task": task_path, "new": new_path, "correct": False,
-                  "message": f"{type(e).__name__}: {' '.join(str(e).split())[:400]}"}
+    except Exception as e:  # the solution's or the task's code failed: a result, not a crash
+        result = {
+            "task": task_path,
+            "new": new_path,
+            "correct": False,
+            "message": f"{type(e).__name__}: {' '.join(str(e).split())[:400]}",
+        }
     Path(out_path).write_text(json.dumps(result))
     return 0
 

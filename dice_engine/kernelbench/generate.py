@@ -5,6 +5,7 @@ takes a fused plan (a GEMM with a prologue, a convolution with a broadcast epilo
 plan is split and each part served on its own: first its anchor's computed operands are written
 to memory, then the anchor is separated from its epilogue. What could not be fused is reported.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,9 +19,9 @@ from .plan import Buffer, KernelPlan, heavy_in, is_layout_view, substitute
 
 @dataclass
 class ServedKernel:
-    name: str                 # kernel name; the launcher is `<name>_launch`
+    name: str  # kernel name; the launcher is `<name>_launch`
     plan: KernelPlan
-    inputs: list[Buffer]      # the launcher's input pointers, in order (then the output, then the stream)
+    inputs: list[Buffer]  # the launcher's input pointers, in order (then the output, then the stream)
     result: GenerationResult
 
     @property
@@ -36,7 +37,9 @@ def serve(lowered: Lowered, generator: CUDAGenerator) -> list[ServedKernel]:
     return served
 
 
-def _serve_plan(plan: KernelPlan, lowered: Lowered, generator: CUDAGenerator, index: int) -> list[ServedKernel]:
+def _serve_plan(
+    plan: KernelPlan, lowered: Lowered, generator: CUDAGenerator, index: int
+) -> list[ServedKernel]:
     program, inputs, name = _program(plan, lowered, index)
     try:
         return [ServedKernel(name, plan, inputs, generator.generate_program(program))]
@@ -73,12 +76,12 @@ def _split(plan: KernelPlan, lowered: Lowered) -> list[KernelPlan] | None:
     computed = [a for a in anchor.args if a.op not in ("input", "const") and not is_layout_view(a, anchor)]
     parts: list[KernelPlan] = []
     replace: dict[int, Node] = {}
-    if computed:       # write the anchor's computed operands first
+    if computed:  # write the anchor's computed operands first
         for arg in computed:
             leaf = lowered.temp(arg.dtype, tuple(int(d) for d in arg.shape))
             parts.append(KernelPlan(lowered.buffers[leaf.name], arg, plan.origins))
             replace[id(arg)] = leaf
-    elif plan.expr is not anchor and anchor.op in HEAVY:    # then the anchor apart from its epilogue
+    elif plan.expr is not anchor and anchor.op in HEAVY:  # then the anchor apart from its epilogue
         leaf = lowered.temp(anchor.dtype, tuple(int(d) for d in anchor.shape))
         parts.append(KernelPlan(lowered.buffers[leaf.name], anchor, plan.origins))
         replace[id(anchor)] = leaf

@@ -11,6 +11,7 @@ precision or another dtype than the task's (`dtype_mismatch`), results cached ac
 keyed on input pointers (the child re-runs on fresh values in the same and in new tensors),
 work on another stream than the current one (the child delays the inputs on the current stream).
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterable
@@ -22,6 +23,7 @@ _WATCHED_CLASSES = ("torch.Tensor", "torch.cuda.Event", "torch.cuda.Stream", "to
 
 def _resolve(dotted: str) -> Any:
     import importlib
+
     module, _, attr = dotted.rpartition(".")
     try:
         return importlib.import_module(dotted)
@@ -46,7 +48,7 @@ class PatchGuard:
                     continue
                 try:
                     value = getattr(owner, attr)
-                except Exception:   # some attributes raise on access; they cannot be patched usefully
+                except Exception:  # some attributes raise on access; they cannot be patched usefully
                     continue
                 if callable(value):
                     seen[f"{name}.{attr}"] = id(getattr(value, "__func__", value))
@@ -82,6 +84,7 @@ def aliased_output(outputs: Iterable[Any], others: Iterable[Any]) -> str | None:
 def mutated_inputs(before: Iterable[Any], after: Iterable[Any]) -> str | None:
     """An input whose values forward changed (compared with a copy taken before the call)."""
     import torch
+
     for i, (b, a) in enumerate(zip(before, after)):
         if _is_tensor(b) and not torch.equal(b, a):
             return f"forward changed input {i} in place"
@@ -105,4 +108,5 @@ def dtype_mismatch(reference: Iterable[Any], outputs: Iterable[Any]) -> str | No
 
 def _is_tensor(t: Any) -> bool:
     import torch
+
     return isinstance(t, torch.Tensor)

@@ -7,6 +7,7 @@ that several operations use, and wherever one expression would hold more than on
 operator (a matmul feeding a softmax: the matmul and its epilogue become one kernel, the softmax
 another). The sketch families may refuse a fusion later; `generate.py` then splits finer.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,12 +36,12 @@ class Unmapped(Exception):
 @dataclass
 class Lowered:
     traced: Traced
-    buffers: dict[str, Buffer]               # every buffer by name, in order of creation
-    plans: list[KernelPlan]                  # kernels in execution order
-    outputs: list[Buffer]                    # forward's results (buffers written by plans)
+    buffers: dict[str, Buffer]  # every buffer by name, in order of creation
+    plans: list[KernelPlan]  # kernels in execution order
+    outputs: list[Buffer]  # forward's results (buffers written by plans)
     output_is_tuple: bool
-    notes: list[str]                          # what ModelNew does differently, in words
-    temp: Callable[[DType, tuple[int, ...]], Node]   # a new intermediate buffer (for finer splits)
+    notes: list[str]  # what ModelNew does differently, in words
+    temp: Callable[[DType, tuple[int, ...]], Node]  # a new intermediate buffer (for finer splits)
 
 
 def dtype_of(torch_dtype: Any) -> DType | None:
@@ -49,7 +50,7 @@ def dtype_of(torch_dtype: Any) -> DType | None:
 
 
 def op_name(node: Any) -> str:
-    """"aten.relu" for aten.relu.default; the Python name for other callables."""
+    """ "aten.relu" for aten.relu.default; the Python name for other callables."""
     target = node.target
     packet = getattr(target, "overloadpacket", None)
     if packet is not None:
@@ -61,15 +62,15 @@ class Lowering:
     def __init__(self, traced: Traced):
         self.traced = traced
         self.buffers: dict[str, Buffer] = {}
-        self.leaf: dict[str, Node] = {}          # buffer name -> its IR input node
+        self.leaf: dict[str, Node] = {}  # buffer name -> its IR input node
         self.plans: list[KernelPlan] = []
         self.origins: dict[int, tuple[Node, Origin]] = {}
-        self.written: dict[int, Node] = {}       # id(expression) -> leaf of the buffer holding it
-        self.values: dict[Any, Any] = {}         # fx node -> IR node | tuple of IR nodes
+        self.written: dict[int, Node] = {}  # id(expression) -> leaf of the buffer holding it
+        self.values: dict[Any, Any] = {}  # fx node -> IR node | tuple of IR nodes
         self.temps = 0
-        self.current: Origin | None = None      # the operation being lowered
+        self.current: Origin | None = None  # the operation being lowered
         self.notes: list[str] = []
-        self.lineage: dict[int, tuple[Node, Node]] = {}   # id(rebuilt node) -> (it, the node it replaces)
+        self.lineage: dict[int, tuple[Node, Node]] = {}  # id(rebuilt node) -> (it, the node it replaces)
 
     # -- buffers ------------------------------------------------------------------------------
 
@@ -95,7 +96,7 @@ class Lowering:
         out = self.temp(body.dtype, tuple(int(d) for d in body.shape))
         self.plans.append(KernelPlan(self.buffers[out.name], body, self.origins))
         for node in (expr, body):
-            while True:       # the value is also that of every node this one was rebuilt from
+            while True:  # the value is also that of every node this one was rebuilt from
                 self.written[id(node)] = out
                 if id(node) not in self.lineage:
                     break
@@ -137,20 +138,28 @@ class Lowering:
             prefix = {"input": "in_", "parameter": "p_", "buffer": "b_", "constant": "c_"}[ph.kind]
             name = prefix + _identifier(ph.target)
             storage = ph.target if ph.kind == "input" else _attribute(ph.target)
-            self.values[ph.node] = self.add_buffer(name, dtype, tuple(int(d) for d in val.shape), storage, ph.kind)
+            self.values[ph.node] = self.add_buffer(
+                name, dtype, tuple(int(d) for d in val.shape), storage, ph.kind
+            )
         outputs: list[Any] = []
         is_tuple = False
         for node in traced.graph.nodes:
             if node.op == "call_function":
                 self.values[node] = self.lower_node(node)
-                if len(node.users) > 1 and isinstance(self.values[node], Node) and heavy_in(self.values[node]):
+                if (
+                    len(node.users) > 1
+                    and isinstance(self.values[node], Node)
+                    and heavy_in(self.values[node])
+                ):
                     self.values[node] = self.materialize(self.values[node])
             elif node.op == "output":
                 results = node.args[0]
                 outputs = list(results) if isinstance(results, (list, tuple)) else [results]
                 is_tuple = len(outputs) != 1
             elif node.op != "placeholder":
-                raise Unmapped(str(node.target), traced.line_of(node), "", f"graph node kind '{node.op}' is not handled")
+                raise Unmapped(
+                    str(node.target), traced.line_of(node), "", f"graph node kind '{node.op}' is not handled"
+                )
         out_buffers = [self.output_buffer(o) for o in outputs]
         return Lowered(traced, self.buffers, self.plans, out_buffers, is_tuple, self.notes, self.temp)
 
@@ -159,7 +168,7 @@ class Lowering:
             raise Unmapped("output", None, "", "forward returns something other than tensors")
         expr = self.values[value]
         if expr.op == "input" and self.buffers[expr.name].kind != "temp":
-            expr = make("cast", [expr], dtype=expr.dtype)   # a result must be a fresh tensor: copy
+            expr = make("cast", [expr], dtype=expr.dtype)  # a result must be a fresh tensor: copy
         leaf = self.materialize(expr)
         return self.buffers[leaf.name]
 
@@ -174,8 +183,10 @@ class Lowering:
         if name in VIEWS:
             return self.view(args[0], node, name, line, code)
         if self.is_state_update(name, args, node):
-            self.notes.append(f"{name} on {self.buffers[args[0].name].storage} (line {line}) updates module state "
-                              "that forward's result does not read; ModelNew does not repeat it")
+            self.notes.append(
+                f"{name} on {self.buffers[args[0].name].storage} (line {line}) updates module state "
+                "that forward's result does not read; ModelNew does not repeat it"
+            )
             return args[0]
         self.current = Origin(name, line)
         try:
@@ -197,8 +208,13 @@ class Lowering:
         """An in-place operator on a module buffer whose result nothing reads (BatchNorm's
         counter of batches)."""
         target = args[0] if args else None
-        return (name.endswith("_") and isinstance(target, Node) and target.op == "input"
-                and self.buffers[target.name].kind == "buffer" and not node.users)
+        return (
+            name.endswith("_")
+            and isinstance(target, Node)
+            and target.op == "input"
+            and self.buffers[target.name].kind == "buffer"
+            and not node.users
+        )
 
     def _value(self, v: Any) -> Any:
         if isinstance(v, (list, tuple)):

@@ -6,6 +6,7 @@ module, or an intermediate the ModelNew allocates with `torch.empty`. A view (re
 DICE program: an IR expression over buffers (its `input` nodes carry buffer names) whose value
 is written to a new buffer.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,18 +19,19 @@ from ..ir.patterns import _is_layout_view as is_layout_view
 
 @dataclass(frozen=True)
 class Buffer:
-    name: str                 # the C parameter name (and, for temporaries, the Python variable)
+    name: str  # the C parameter name (and, for temporaries, the Python variable)
     dtype: DType
     shape: tuple[int, ...]
-    storage: str              # the Python expression whose data_ptr() the kernel reads or writes
-    kind: str                 # "input" | "parameter" | "buffer" | "constant" | "temp"
+    storage: str  # the Python expression whose data_ptr() the kernel reads or writes
+    kind: str  # "input" | "parameter" | "buffer" | "constant" | "temp"
 
 
 @dataclass
 class Origin:
     """Which traced operation produced an IR node: for the report and for messages."""
-    op: str                   # "aten.relu" ...
-    line: int | None          # line of the task file
+
+    op: str  # "aten.relu" ...
+    line: int | None  # line of the task file
 
 
 @dataclass
@@ -66,8 +68,12 @@ def heavy_in(node: Node) -> list[Node]:
     return [n for n in nodes if n.op in HEAVY and id(n) not in layout]
 
 
-def substitute(root: Node, replace: dict[int, Node], origins: dict[int, tuple[Node, Origin]] | None = None,
-               lineage: dict[int, tuple[Node, Node]] | None = None) -> Node:
+def substitute(
+    root: Node,
+    replace: dict[int, Node],
+    origins: dict[int, tuple[Node, Origin]] | None = None,
+    lineage: dict[int, tuple[Node, Node]] | None = None,
+) -> Node:
     """`root` with the nodes whose id is in `replace` swapped for their replacements (shapes
     and dtypes are unchanged, so nodes are rebuilt as they are, not re-derived). Rebuilt nodes
     inherit their originals' entries in `origins`; `lineage` maps each to (itself, original)."""
@@ -77,8 +83,11 @@ def substitute(root: Node, replace: dict[int, Node], origins: dict[int, tuple[No
             done[id(n)] = replace[id(n)]
         elif n.args:
             args = tuple(done[id(a)] for a in n.args)
-            done[id(n)] = n if all(a is b for a, b in zip(args, n.args)) else \
-                Node(n.op, args, n.dtype, n.shape, n.attrs, n.name, n.value)
+            done[id(n)] = (
+                n
+                if all(a is b for a, b in zip(args, n.args))
+                else Node(n.op, args, n.dtype, n.shape, n.attrs, n.name, n.value)
+            )
             new = done[id(n)]
             if new is not n and origins is not None and id(n) in origins:
                 origins[id(new)] = (new, origins[id(n)][1])

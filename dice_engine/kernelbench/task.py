@@ -3,6 +3,7 @@
 The file is executed as a module of its own (its name is its path, so tracebacks and the
 tracer's stack traces point into it). Anything wrong with it is a `TaskError` of one line.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -29,8 +30,11 @@ class Task:
     def forward_params(self) -> list[str]:
         """The names of `Model.forward`'s tensor parameters, in order (without self)."""
         sig = inspect.signature(self.model_class.forward)
-        return [p.name for p in list(sig.parameters.values())[1:]
-                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return [
+            p.name
+            for p in list(sig.parameters.values())[1:]
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
 
 
 def load_task(path: str | Path) -> Task:
@@ -46,7 +50,7 @@ def load_task(path: str | Path) -> Task:
         exec(code, module.__dict__)
     except SyntaxError as e:
         raise TaskError(f"line {e.lineno}: syntax error: {e.msg}") from None
-    except Exception as e:   # the task's own module-level code failed
+    except Exception as e:  # the task's own module-level code failed
         raise TaskError(f"running the task file failed: {type(e).__name__}: {_one_line(e)}") from None
     missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if n not in module.__dict__]
     if missing:
@@ -54,8 +58,9 @@ def load_task(path: str | Path) -> Task:
     model_class = module.__dict__["Model"]
     if not isinstance(model_class, type):
         raise TaskError("Model is not a class")
-    return Task(path, source, module, model_class, module.__dict__["get_inputs"],
-                module.__dict__["get_init_inputs"])
+    return Task(
+        path, source, module, model_class, module.__dict__["get_inputs"], module.__dict__["get_init_inputs"]
+    )
 
 
 def _one_line(e: Exception) -> str:

@@ -6,6 +6,7 @@ can be gigabytes). `torch.export` then records the forward as ATen operators; Py
 module attributes are folded into the operators' arguments, parameters and buffers become
 placeholders named by their state-dict keys.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,15 +21,16 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\w
 @dataclass
 class Placeholder:
     """One graph input: a forward argument, a parameter, a buffer or a lifted constant."""
-    node: Any                 # torch.fx.Node
-    kind: str                 # "input" | "parameter" | "buffer" | "constant"
-    target: str               # forward argument name, or the state-dict key / attribute path
+
+    node: Any  # torch.fx.Node
+    kind: str  # "input" | "parameter" | "buffer" | "constant"
+    target: str  # forward argument name, or the state-dict key / attribute path
 
 
 @dataclass
 class Traced:
     task: Task
-    graph: Any                # torch.fx.Graph
+    graph: Any  # torch.fx.Graph
     placeholders: list[Placeholder]
     forward_params: list[str]
 
@@ -48,8 +50,7 @@ class Traced:
         return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
-_KINDS = {"USER_INPUT": "input", "PARAMETER": "parameter", "BUFFER": "buffer",
-          "CONSTANT_TENSOR": "constant"}
+_KINDS = {"USER_INPUT": "input", "PARAMETER": "parameter", "BUFFER": "buffer", "CONSTANT_TENSOR": "constant"}
 
 
 def trace_task(task: Task) -> Traced:
@@ -60,13 +61,15 @@ def trace_task(task: Task) -> Traced:
             init = list(task.get_init_inputs())
             model = task.model_class(*init)
             inputs = list(task.get_inputs())
-    except Exception as e:   # the task's own constructor or input code failed
-        raise TaskError(f"building Model or its inputs failed: {type(e).__name__}: {_first_line(e)}") from None
+    except Exception as e:  # the task's own constructor or input code failed
+        raise TaskError(
+            f"building Model or its inputs failed: {type(e).__name__}: {_first_line(e)}"
+        ) from None
     if not isinstance(model, torch.nn.Module):
         raise TaskError("Model(*get_init_inputs()) is not a torch.nn.Module")
     try:
         exported = torch.export.export(model, tuple(inputs), strict=False)
-    except Exception as e:   # torch's tracer: data-dependent control flow, unsupported Python, ...
+    except Exception as e:  # torch's tracer: data-dependent control flow, unsupported Python, ...
         raise TaskError(f"tracing Model.forward failed: {type(e).__name__}: {_first_line(e)}") from None
     specs = exported.graph_signature.input_specs
     by_name = {n.name: n for n in exported.graph.nodes if n.op == "placeholder"}
@@ -75,13 +78,17 @@ def trace_task(task: Task) -> Traced:
         kind = _KINDS.get(spec.kind.name)
         name = getattr(spec.arg, "name", None)
         if kind == "input" and name not in by_name:
-            continue      # a Python value among the inputs: export folded it into the graph
+            continue  # a Python value among the inputs: export folded it into the graph
         if kind is None or name not in by_name:
-            raise TaskError(f"forward takes an input torch.export calls {spec.kind.name}, which DICE does not handle")
+            raise TaskError(
+                f"forward takes an input torch.export calls {spec.kind.name}, which DICE does not handle"
+            )
         placeholders.append(Placeholder(by_name[name], kind, spec.target if kind != "input" else name))
     for spec in exported.graph_signature.output_specs:
         if spec.kind.name != "USER_OUTPUT":
-            raise TaskError(f"forward has a result torch.export calls {spec.kind.name}, which DICE does not handle")
+            raise TaskError(
+                f"forward has a result torch.export calls {spec.kind.name}, which DICE does not handle"
+            )
     return Traced(task, exported.graph, placeholders, task.forward_params)
 
 

@@ -1,4 +1,5 @@
 """A task file in, a ModelNew file out: load → trace → lower → serve → write → compile check."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ class BuildError(Exception):
 class Translation:
     lowered: Lowered
     kernels: list[ServedKernel]
-    text: str                   # the ModelNew file
+    text: str  # the ModelNew file
     arch: str
 
     def report(self) -> list[str]:
@@ -37,12 +38,16 @@ class Translation:
     def notes(self) -> list[str]:
         notes = list(self.lowered.notes)
         if any(o.op == "aten.batch_norm" for k in self.kernels for o in k.plan.operations()):
-            notes.append("batch_norm in training mode: ModelNew normalizes with the batch's statistics but "
-                         "does not update the running statistics")
+            notes.append(
+                "batch_norm in training mode: ModelNew normalizes with the batch's statistics but "
+                "does not update the running statistics"
+            )
         return notes
 
 
-def translate(path: str | Path, *, arch: str = "sm_90", budget: int = 24, check_compile: bool = True) -> Translation:
+def translate(
+    path: str | Path, *, arch: str = "sm_90", budget: int = 24, check_compile: bool = True
+) -> Translation:
     """Raises TaskError (the file), Unmapped (an operation of forward), GenerationError,
     BuildError, NvccNotFound, KeyError (an unknown arch): each with a one-line message."""
     generator = CUDAGenerator(arch, budget=budget, default_shape=None)
@@ -56,8 +61,13 @@ def translate(path: str | Path, *, arch: str = "sm_90", budget: int = 24, check_
     text = translation.text
     if check_compile:
         cuda_arch = text.split('CUDA_ARCH = "', 1)[1].split('"', 1)[0]
-        built = compile_cuda("\n".join(k.result.source for k in kernels), cuda_arch, output="shared",
-                             flags=["-O3"], filename="model_new_kernels.cu")
+        built = compile_cuda(
+            "\n".join(k.result.source for k in kernels),
+            cuda_arch,
+            output="shared",
+            flags=["-O3"],
+            filename="model_new_kernels.cu",
+        )
         if not built.ok:
             raise BuildError(f"the kernels do not compile together for {cuda_arch}: {built.first_error()}")
     return translation

@@ -7,6 +7,7 @@ weights. Only `forward` is replaced. The CUDA source is compiled on first use wi
 shared library cached under ~/.cache/dice/kernelbench (DICE_CACHE_DIR moves it), and its
 `extern "C"` launchers are called through ctypes with raw pointers and the current stream.
 """
+
 from __future__ import annotations
 
 import re
@@ -37,7 +38,8 @@ def _library() -> ctypes.CDLL:
     global _LIBRARY
     if _LIBRARY is None:
         key = hashlib.sha256((CUDA_ARCH + CUDA_SOURCE).encode()).hexdigest()[:24]
-        cache = os.path.join(os.environ.get("DICE_CACHE_DIR", os.path.expanduser("~/.cache/dice")), "kernelbench")
+        root = os.environ.get("DICE_CACHE_DIR", os.path.expanduser("~/.cache/dice"))
+        cache = os.path.join(root, "kernelbench")
         os.makedirs(cache, exist_ok=True)
         path = os.path.join(cache, f"{key}.so")
         if not os.path.exists(path):
@@ -51,7 +53,8 @@ def _library() -> ctypes.CDLL:
                                        "-o", os.path.join(work, "k.so")], capture_output=True, text=True,
                                       timeout=600)
                 if done.returncode != 0:
-                    raise RuntimeError("nvcc failed on ModelNew's kernels: " + (done.stderr.strip() or done.stdout)[-2000:])
+                    log = (done.stderr.strip() or done.stdout)[-2000:]
+                    raise RuntimeError("nvcc failed on ModelNew's kernels: " + log)
                 os.replace(os.path.join(work, "k.so"), path)
         lib = ctypes.CDLL(path)
         for name, count in KERNELS.items():
@@ -81,7 +84,9 @@ def write_model_new(lowered: Lowered, served: list[ServedKernel], arch: str, not
     task = lowered.traced.task
     sources = "\n".join(k.result.source for k in served)
     cuda_arch = arch + ("a" if _ARCH_SPECIFIC.search(sources) and not arch.endswith("a") else "")
-    listing = "\n".join(f"    {k.name:<22} {' + '.join(k.fused) or 'copy':<40} {k.result.sketch}" for k in served)
+    listing = "\n".join(
+        f"    {k.name:<22} {' + '.join(k.fused) or 'copy':<40} {k.result.sketch}" for k in served
+    )
     kernels = ", ".join(f'"{k.name}": {len(k.inputs) + 1}' for k in served)
     source_literal = _raw_string(sources)
     differences = "".join(f"\nNote: {n}." for n in notes)
@@ -130,15 +135,24 @@ def _forward(lowered: Lowered, served: list[ServedKernel]) -> str:
     # The tensors the kernels read, checked first: forward's inputs and the module's own tensors.
     for b in lowered.buffers.values():
         if b.kind != "temp" and b.name in used:
-            lines.append(f"        {b.name} = _ptr({b.storage}, {b.shape}, torch.{b.dtype.torch}, \"{b.storage}\")")
-    lines += ["        lib = _library()",
-              f"        device = {device}.device",
-              "        stream = ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream)"]
+            lines.append(
+                f'        {b.name} = _ptr({b.storage}, {b.shape}, torch.{b.dtype.torch}, "{b.storage}")'
+            )
+    lines += [
+        "        lib = _library()",
+        f"        device = {device}.device",
+        "        stream = ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream)",
+    ]
     for k in served:
         out = k.plan.out
         lines.append(f"        # {' + '.join(k.fused) or 'copy'}")
-        lines.append(f"        {out.name} = torch.empty({out.shape}, dtype=torch.{out.dtype.torch}, device=device)")
-        args = [_pointer(b, lowered) for b in k.inputs] + [f"ctypes.c_void_p({out.name}.data_ptr())", "stream"]
+        lines.append(
+            f"        {out.name} = torch.empty({out.shape}, dtype=torch.{out.dtype.torch}, device=device)"
+        )
+        args = [_pointer(b, lowered) for b in k.inputs] + [
+            f"ctypes.c_void_p({out.name}.data_ptr())",
+            "stream",
+        ]
         lines.append(f"        lib.{k.name}_launch({', '.join(args)})")
     results = [f"{b.storage}.view({b.shape})" if b.name != b.storage else b.name for b in lowered.outputs]
     ret = ", ".join(results) + ("," if lowered.output_is_tuple and len(results) == 1 else "")

@@ -1,5 +1,6 @@
 """Shared pieces of the KernelBench front end's tests: the task files and one translation per
 task (real tracing, real kernel search with a budget of one, real nvcc for sm_90)."""
+
 from __future__ import annotations
 
 import types

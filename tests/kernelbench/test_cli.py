@@ -1,17 +1,21 @@
 """`dice kernelbench` as a real process: exit codes, one-line messages, the JSON report."""
+
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 from .conftest import TASKS
 
 
 def dice(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dice_engine", "kernelbench", *args],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "dice_engine", "kernelbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_served_task_exits_0_and_writes_beside_the_task(tmp_path):
@@ -30,7 +34,10 @@ def test_json_report_lists_kernels_and_fusion(tmp_path):
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["status"] == "ok" and report["output"] == str(out) and report["arch"] == "sm_90"
-    assert [k["fused"] for k in report["kernels"]] == [["aten.linear", "aten.mul", "aten.gelu"], ["aten.softmax"]]
+    assert [k["fused"] for k in report["kernels"]] == [
+        ["aten.linear", "aten.mul", "aten.gelu"],
+        ["aten.softmax"],
+    ]
     assert report["kernels"][0]["result"]["resources"]["registers"] > 0
 
 
@@ -52,7 +59,9 @@ def test_unmapped_operator_in_json(tmp_path):
 def test_not_a_task_exits_1_with_one_line(tmp_path):
     done = dice(str(TASKS / "not_a_task.py"), "-o", str(tmp_path / "x.py"))
     assert done.returncode == 1
-    assert done.stderr.count("\n") == 1 and "defines no Model" in done.stderr and "Traceback" not in done.stderr
+    assert (
+        done.stderr.count("\n") == 1 and "defines no Model" in done.stderr and "Traceback" not in done.stderr
+    )
 
 
 def test_usage_errors_exit_2(tmp_path):

@@ -1,5 +1,6 @@
 """The eval-side guards: pure checks on CPU here; with a GPU, `dice kernelbench --eval` on a
 deliberately cheating ModelNew for each known hack (and an honest control)."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,7 +29,9 @@ def test_aliased_output_sees_views_and_parameters():
     x = torch.randn(64, 64)
     weight = torch.nn.Parameter(torch.randn(8))
     assert aliased_output([x[3:5]], [x]) == "output 0 shares memory with input or parameter 0"
-    assert aliased_output([weight.detach()], [x, weight]) == "output 0 shares memory with input or parameter 1"
+    assert (
+        aliased_output([weight.detach()], [x, weight]) == "output 0 shares memory with input or parameter 1"
+    )
     assert aliased_output([x.clone()], [x, weight]) is None
 
 
@@ -84,7 +87,9 @@ def test_eval_accepts_the_honest_control():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not _cuda(), reason="needs torch with a CUDA GPU")
-@pytest.mark.parametrize("stem", ["relu_rand", "scaled_relu", "linear_gelu", "conv_relu_pool", "variance_rows"])
+@pytest.mark.parametrize(
+    "stem", ["relu_rand", "scaled_relu", "linear_gelu", "conv_relu_pool", "variance_rows"]
+)
 def test_generated_model_new_passes_the_protocol(stem, translations):
     _, path = translations[stem]
     result = evaluate(str(TASKS / f"{stem}.py"), str(path), trials=10)

@@ -2,6 +2,7 @@
 float64 reference evaluator (views as reshapes of the same storage), give PyTorch's result for
 the task's Model on seeded inputs. This checks tracing, the ATen table, the compositions and
 the partition on CPU; the generated CUDA is checked against the same meaning on a GPU."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,7 +28,7 @@ def run_plans(stem: str, seed: int = 0) -> tuple[list[np.ndarray], list[torch.Te
     storage: dict[str, np.ndarray] = {}
     for b in lowered.buffers.values():
         if b.kind != "temp" and b.storage not in storage:
-            storage[b.storage] = eval(b.storage, scope).detach().numpy()   # the writer's own expressions
+            storage[b.storage] = eval(b.storage, scope).detach().numpy()  # the writer's own expressions
 
     def value(name: str) -> np.ndarray:
         b = lowered.buffers[name]
@@ -45,8 +46,9 @@ def run_plans(stem: str, seed: int = 0) -> tuple[list[np.ndarray], list[torch.Te
     return [value(b.name) for b in lowered.outputs], expected, ops
 
 
-@pytest.mark.parametrize("stem", ["scaled_relu", "linear_gelu", "conv_relu_pool", "variance_rows",
-                                  "norms_and_pools", "losses"])
+@pytest.mark.parametrize(
+    "stem", ["scaled_relu", "linear_gelu", "conv_relu_pool", "variance_rows", "norms_and_pools", "losses"]
+)
 def test_plans_compute_what_the_model_computes(stem):
     got, expected, _ = run_plans(stem)
     assert len(got) == len(expected)
@@ -57,6 +59,12 @@ def test_plans_compute_what_the_model_computes(stem):
 
 def test_view_lowered_operators_are_all_served():
     _, _, ops = run_plans("norms_and_pools")
-    for op in ("aten.conv1d", "aten.max_pool1d", "aten.group_norm", "aten.layer_norm", "aten.batch_norm",
-               "aten.logsumexp"):
+    for op in (
+        "aten.conv1d",
+        "aten.max_pool1d",
+        "aten.group_norm",
+        "aten.layer_norm",
+        "aten.batch_norm",
+        "aten.logsumexp",
+    ):
         assert op in ops

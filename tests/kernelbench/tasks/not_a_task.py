@@ -1,5 +1,2 @@
-import torch
-
-
 def forward(x):
     return x * 2

@@ -1,3 +1,0 @@
-import torch
-class Model(torch.nn.Module)
-    pass
