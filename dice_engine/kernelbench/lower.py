@@ -62,10 +62,10 @@ class Lowering:
     def __init__(self, traced: Traced):
         self.traced = traced
         self.buffers: dict[str, Buffer] = {}
-        self.leaf: dict[str, Node] = {}  # buffer name -> its IR input node
         self.plans: list[KernelPlan] = []
         self.origins: dict[int, tuple[Node, Origin]] = {}
-        self.written: dict[int, Node] = {}  # id(expression) -> leaf of the buffer holding it
+        # id(expression) -> (the expression, kept alive so the id stays its own; its buffer's leaf)
+        self.written: dict[int, tuple[Node, Node]] = {}
         self.values: dict[Any, Any] = {}  # fx node -> IR node | tuple of IR nodes
         self.temps = 0
         self.current: Origin | None = None  # the operation being lowered
@@ -75,10 +75,8 @@ class Lowering:
     # -- buffers ------------------------------------------------------------------------------
 
     def add_buffer(self, name: str, dtype: DType, shape: tuple[int, ...], storage: str, kind: str) -> Node:
-        buf = Buffer(name, dtype, shape, storage, kind)
-        self.buffers[name] = buf
-        self.leaf[name] = input_tensor(name, dtype, shape)
-        return self.leaf[name]
+        self.buffers[name] = Buffer(name, dtype, shape, storage, kind)
+        return input_tensor(name, dtype, shape)
 
     def temp(self, dtype: DType, shape: tuple[int, ...]) -> Node:
         name = f"t{self.temps}"
@@ -90,14 +88,14 @@ class Lowering:
         if expr.op == "input":
             return expr
         if id(expr) in self.written:
-            return self.written[id(expr)]
+            return self.written[id(expr)][1]
         self.label(expr)
         body = self.single_anchor(self.reuse_written(expr))
         out = self.temp(body.dtype, tuple(int(d) for d in body.shape))
         self.plans.append(KernelPlan(self.buffers[out.name], body, self.origins))
         for node in (expr, body):
             while True:  # the value is also that of every node this one was rebuilt from
-                self.written[id(node)] = out
+                self.written[id(node)] = (node, out)
                 if id(node) not in self.lineage:
                     break
                 node = self.lineage[id(node)][1]
@@ -112,7 +110,7 @@ class Lowering:
                 self.origins[id(n)] = (n, self.current)
 
     def reuse_written(self, expr: Node) -> Node:
-        hits = {id(n): self.written[id(n)] for n in expr.walk() if id(n) in self.written and n is not expr}
+        hits = {id(n): self.written[id(n)][1] for n in expr.walk() if id(n) in self.written and n is not expr}
         return substitute(expr, hits, self.origins, self.lineage) if hits else expr
 
     def single_anchor(self, expr: Node) -> Node:
