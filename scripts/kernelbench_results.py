@@ -1,7 +1,11 @@
 """KernelBench results on a GPU machine: translate every task, build, evaluate, write the table.
 
     python scripts/kernelbench_results.py KB/level1 KB/level2 --work /tmp/kb --jobs 16 --gpus 8 \
-        [--budget 4] [--trials 100] [--compile] [--out benchmarks/KERNELBENCH_RESULTS.md]
+        [--stage all|translate|eval] [--budget 4] [--trials 100] [--compile] \
+        [--out benchmarks/KERNELBENCH_RESULTS.md]
+
+`--stage translate` does steps 1-2 and keeps the rows in WORK/rows.json; `--stage eval` starts
+from them (two commands where one would run over a time limit).
 
 1. `dice kernelbench` on every task (CPU, `--jobs` at a time);
 2. each ModelNew's CUDA compiled into its cached library (CPU, `--jobs` at a time), so that
@@ -145,13 +149,21 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--compile", action="store_true")
     parser.add_argument("--out", default="benchmarks/KERNELBENCH_RESULTS.md")
+    parser.add_argument("--stage", choices=("all", "translate", "eval"), default="all")
     args = parser.parse_args()
     tasks = [t for d in args.dirs for t in sorted(Path(d).glob("*.py"), key=lambda p: (len(p.name), p.name))]
     work = Path(args.work)
-    with ThreadPoolExecutor(args.jobs) as pool:
-        rows = list(pool.map(lambda t: translate(t, work, args.budget), tasks))
-        print(f"translated {sum(r['translated'] for r in rows)} of {len(rows)}", flush=True)
-        list(pool.map(build, [r for r in rows if r["translated"]]))
+    saved = work / "rows.json"
+    if args.stage == "eval":
+        rows = json.loads(saved.read_text())
+    else:
+        with ThreadPoolExecutor(args.jobs) as pool:
+            rows = list(pool.map(lambda t: translate(t, work, args.budget), tasks))
+            print(f"translated {sum(r['translated'] for r in rows)} of {len(rows)}", flush=True)
+            list(pool.map(build, [r for r in rows if r["translated"]]))
+        saved.write_text(json.dumps(rows, indent=1))
+        if args.stage == "translate":
+            return 0
     by_name = {(t.parent.name, t.name): t for t in tasks}
     todo = [r for r in rows if r["translated"]]
     free: queue.Queue[int] = queue.Queue()
