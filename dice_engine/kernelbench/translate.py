@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,9 @@ from .lower import Lowered, Unmapped, lower
 from .task import load_task
 from .trace import trace_task
 from .writer import write_model_new
+
+
+_LAUNCHER = re.compile(r'extern\s+"C"\s+void\s+(\w+)_launch\s*\(([^)]*)\)')
 
 
 class BuildError(Exception):
@@ -59,6 +63,7 @@ def translate(
     translation = Translation(lowered, kernels, "", arch)
     translation.text = write_model_new(lowered, kernels, arch, translation.notes)
     text = translation.text
+    _check_launchers(kernels)
     if check_compile:
         cuda_arch = text.split('CUDA_ARCH = "', 1)[1].split('"', 1)[0]
         built = compile_cuda(
@@ -71,3 +76,12 @@ def translate(
         if not built.ok:
             raise BuildError(f"the kernels do not compile together for {cuda_arch}: {built.first_error()}")
     return translation
+
+
+def _check_launchers(kernels: list[ServedKernel]) -> None:
+    """Each launcher takes what forward passes: the input pointers, the output, the stream."""
+    for k in kernels:
+        found = {m.group(1): m.group(2) for m in _LAUNCHER.finditer(k.result.source)}
+        params = [p for p in found.get(k.name, "").split(",") if p.strip()]
+        if len(params) != len(k.inputs) + 2 or "cudaStream_t" not in params[-1]:
+            raise BuildError(f"{k.name}_launch does not take {len(k.inputs)} inputs, an output and a stream")
