@@ -68,7 +68,8 @@ def _compare(ref: list[Any], out: list[Any]) -> tuple[bool, float]:
         diff = (o.float() - r.float()).abs()
         worst = max(worst, float(diff.max()) if diff.numel() else 0.0)
         tol = _tolerance(r)
-        ok = ok and _allclose(o, r, atol=tol, rtol=tol) and not (o.isnan() != r.isnan()).any()
+        same_nans = not (o.isnan() != r.isnan()).any()
+        ok = ok and same_nans and _allclose(o.double(), r.double(), atol=tol, rtol=tol, equal_nan=True)
     return ok, worst
 
 

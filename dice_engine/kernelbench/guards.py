@@ -44,8 +44,8 @@ class PatchGuard:
         for name in _WATCHED_MODULES + _WATCHED_CLASSES:
             owner = _resolve(name)
             for attr in dir(owner):
-                if attr.startswith("__") and attr not in ("__call__", "__eq__"):
-                    continue
+                if attr.startswith("_") and attr not in ("__call__", "__eq__"):
+                    continue  # private names change under torch's own lazy initialisation
                 try:
                     value = getattr(owner, attr)
                 except Exception:  # some attributes raise on access; they cannot be patched usefully
