@@ -503,7 +503,6 @@ TABLE: dict[str, Handler] = {
     "aten.permute": _permute,
     "aten.transpose": _transpose,
     "aten.t": _t,
-    "aten.matmul": _binary("matmul"),
     "aten.mm": _binary("matmul"),
     "aten.bmm": _binary("matmul"),
     "aten.linear": _linear,

@@ -179,7 +179,45 @@ def _batch_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     return _affine(y, weight, bias, view)
 
 
+def _matmul(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+    """matmul of any rank: the IR's 2-D/3-D forms, leading batch dims flattened through views."""
+    x, w = a[0], a[1]
+    if x.rank <= 3 and w.rank <= 3 and min(x.rank, w.rank) >= 2:
+        return make("matmul", [x, w])
+    xs, ws = _shape(x), _shape(w)
+    if x.rank >= 3 and w.rank == 2:  # (..., M, K) @ (K, N): rows of every batch at once
+        y = make("matmul", [view(x, (math.prod(xs[:-1]), xs[-1])), w])
+        return view(y, xs[:-1] + (ws[-1],))
+    if x.rank == w.rank and x.rank > 3 and xs[:-2] == ws[:-2]:  # one batch dim
+        batch = math.prod(xs[:-2])
+        y = make("matmul", [view(x, (batch,) + xs[-2:]), view(w, (batch,) + ws[-2:])])
+        return view(y, xs[:-2] + (xs[-2], ws[-1]))
+    raise Unsupported(f"matmul of shapes {list(xs)} and {list(ws)} has no IR form yet")
+
+
+def _adaptive_avg_pool(spatial: int) -> ReshapingHandler:
+    """Adaptive average pooling where the output size divides the input: a plain average pool
+    (2-D, through a view for 1-D), or a mean for an output of one element per channel."""
+
+    def handler(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+        x = a[0]
+        out = a[1] if isinstance(a[1], (list, tuple)) else [a[1]] * spatial
+        sizes = _shape(x)[-spatial:]
+        if all(o == 1 for o in out):
+            return make("mean", [x], dim=tuple(range(x.rank - spatial, x.rank)), keepdim=True)
+        if spatial == 2 and all(s % o == 0 for s, o in zip(sizes, out)):
+            kernel = tuple(s // o for s, o in zip(sizes, out))
+            return make("avg_pool2d", [x], kernel_size=kernel, stride=kernel, padding=(0, 0))
+        raise Unsupported(f"adaptive pooling from {list(sizes)} to {list(out)} has no IR form yet")
+
+    return handler
+
+
 RESHAPING: dict[str, ReshapingHandler] = {
+    "aten.matmul": _matmul,
+    "aten.adaptive_avg_pool1d": _adaptive_avg_pool(1),
+    "aten.adaptive_avg_pool2d": _adaptive_avg_pool(2),
+    "aten.adaptive_avg_pool3d": _adaptive_avg_pool(3),
     "aten.conv1d": _conv1d,
     "aten.max_pool1d": _pool1d("max_pool2d"),
     "aten.avg_pool1d": _pool1d("avg_pool2d"),

@@ -47,7 +47,16 @@ def run_plans(stem: str, seed: int = 0) -> tuple[list[np.ndarray], list[torch.Te
 
 
 @pytest.mark.parametrize(
-    "stem", ["scaled_relu", "linear_gelu", "conv_relu_pool", "variance_rows", "norms_and_pools", "losses"]
+    "stem",
+    [
+        "scaled_relu",
+        "linear_gelu",
+        "conv_relu_pool",
+        "variance_rows",
+        "norms_and_pools",
+        "losses",
+        "batched_shapes",
+    ],
 )
 def test_plans_compute_what_the_model_computes(stem):
     got, expected, _ = run_plans(stem)
