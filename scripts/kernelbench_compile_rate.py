@@ -1,6 +1,6 @@
 """How many KernelBench task files `dice kernelbench` turns into a ModelNew whose CUDA compiles.
 
-    python scripts/kernelbench_compile_rate.py DIR... [--arch sm_90] [--budget 1] [--json OUT.json]
+    python scripts/kernelbench_compile_rate.py DIR... [--arch sm_90] [--budget 1] [--jobs N] [--json OUT.json]
 
 Runs `dice kernelbench` on every *.py of each DIR in a child process (with a timeout), and counts
 per directory: compiled (exit 0: every kernel generated and the library compiled for the arch),
@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 
@@ -65,16 +66,23 @@ def main() -> int:
     parser.add_argument("--budget", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--json", help="write every file's outcome here")
+    parser.add_argument("--jobs", type=int, default=1, help="tasks translated at once")
     args = parser.parse_args()
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="dice-kb-") as tmp:
-        for d in args.dirs:
-            for task in sorted(Path(d).glob("*.py"), key=lambda p: (len(p.name), p.name)):
-                row = {"dir": d, **run_one(task, Path(tmp), args.arch, args.budget, args.timeout)}
-                rows.append(row)
-                print(f"{d}/{row['task']}: {row['outcome']} {row['seconds']}s {row['message']}", flush=True)
-                if args.json:
-                    Path(args.json).write_text(json.dumps(rows, indent=1))
+    tasks = [
+        (d, t) for d in args.dirs for t in sorted(Path(d).glob("*.py"), key=lambda p: (len(p.name), p.name))
+    ]
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="dice-kb-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
+
+        def one(item: tuple[str, Path]) -> None:
+            d, task = item
+            row = {"dir": d, **run_one(task, Path(tmp), args.arch, args.budget, args.timeout)}
+            rows.append(row)
+            print(f"{d}/{row['task']}: {row['outcome']} {row['seconds']}s {row['message']}", flush=True)
+            if args.json:
+                Path(args.json).write_text(json.dumps(rows, indent=1))
+
+        list(pool.map(one, tasks))
     for d in args.dirs:
         counts = Counter(r["outcome"] for r in rows if r["dir"] == d)
         print(
