@@ -3,7 +3,8 @@
 Each plan becomes an IR `Program` served by `CUDAGenerator.generate_program`. When no sketch
 takes a fused plan (a GEMM with a prologue, a convolution with a broadcast epilogue, ...), the
 plan is split and each part served on its own: first its anchor's computed operands are written
-to memory, then the anchor is separated from its epilogue. What could not be fused is reported.
+to memory, then the epilogue is cut, one level at a time, until the anchor's kernel takes what
+remains above it. The report says what was fused.
 """
 
 from __future__ import annotations
@@ -68,24 +69,27 @@ def _program(plan: KernelPlan, lowered: Lowered, index: int) -> tuple[Program, l
 
 
 def _split(plan: KernelPlan, lowered: Lowered) -> list[KernelPlan] | None:
-    """The plan as two or more plans that fuse less, or None when it is one operator already."""
+    """The plan as two or more plans that fuse less, or None when it is one operator already.
+    First the anchor's computed operands are written by kernels of their own; then the epilogue
+    is cut one level below its root (the anchor with the rest of its epilogue stays one kernel,
+    and a refusal of that cuts again, down to the anchor alone)."""
     heavy = heavy_in(plan.expr)
     if not heavy:
         return None
     anchor = heavy[0]
     computed = [a for a in anchor.args if a.op not in ("input", "const") and not is_layout_view(a, anchor)]
-    parts: list[KernelPlan] = []
-    replace: dict[int, Node] = {}
-    if computed:  # write the anchor's computed operands first
-        for arg in computed:
-            leaf = lowered.temp(arg.dtype, tuple(int(d) for d in arg.shape))
-            parts.append(KernelPlan(lowered.buffers[leaf.name], arg, plan.origins))
-            replace[id(arg)] = leaf
-    elif plan.expr is not anchor and anchor.op in HEAVY:  # then the anchor apart from its epilogue
-        leaf = lowered.temp(anchor.dtype, tuple(int(d) for d in anchor.shape))
-        parts.append(KernelPlan(lowered.buffers[leaf.name], anchor, plan.origins))
-        replace[id(anchor)] = leaf
+    if computed:
+        cut = computed
+    elif plan.expr is not anchor and anchor.op in HEAVY:
+        holders = [a for a in plan.expr.args if any(n is anchor for n in a.walk())]
+        cut = holders if len(holders) == 1 else [anchor]
     else:
         return None
+    parts: list[KernelPlan] = []
+    replace: dict[int, Node] = {}
+    for node in cut:
+        leaf = lowered.temp(node.dtype, tuple(int(d) for d in node.shape))
+        parts.append(KernelPlan(lowered.buffers[leaf.name], node, plan.origins))
+        replace[id(node)] = leaf
     rest = substitute(plan.expr, replace, plan.origins)
     return parts + [KernelPlan(plan.out, rest, plan.origins)]
