@@ -162,3 +162,11 @@ def test_model_new_without_nvcc_says_so(translations, tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="needs the CUDA toolkit's nvcc"):
         new._library()
     assert not os.listdir(tmp_path / "cache" / "kernelbench")
+
+
+def test_refused_epilogue_is_cut_above_what_the_conv_kernel_takes(translations):
+    translation, _ = translations["conv_relu_pool"]
+    fused = [k.fused for k in translation.kernels]
+    conv = next(f for f in fused if "aten.conv2d" in f)
+    assert "aten.relu" in conv  # the ReLU stays in the convolution's kernel
+    assert sum(f.count("aten.add") for f in fused) == 1  # the bias add is computed once
