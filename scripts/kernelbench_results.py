@@ -5,7 +5,9 @@
         [--out benchmarks/KERNELBENCH_RESULTS.md]
 
 `--stage translate` does steps 1-2 and keeps the rows in WORK/rows.json; `--stage eval` starts
-from them (two commands where one would run over a time limit).
+from them and evaluates the tasks of the directories it is given, keeping earlier results of
+the others (so levels can be evaluated by separate commands where one would run over a time
+limit); the table always covers every row.
 
 1. `dice kernelbench` on every task (CPU, `--jobs` at a time);
 2. each ModelNew's CUDA compiled into its cached library (CPU, `--jobs` at a time), so that
@@ -165,7 +167,8 @@ def main() -> int:
         if args.stage == "translate":
             return 0
     by_name = {(t.parent.name, t.name): t for t in tasks}
-    todo = [r for r in rows if r["translated"]]
+    # only the tasks of the directories given (the others keep the results they have)
+    todo = [r for r in rows if r["translated"] and (r["level"], r["task"]) in by_name]
     free: queue.Queue[int] = queue.Queue()
     for gpu in range(args.gpus):
         free.put(gpu)
@@ -180,6 +183,7 @@ def main() -> int:
     with ThreadPoolExecutor(args.gpus) as pool:
         list(pool.map(on_a_free_gpu, todo))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps(rows, indent=1))
     text = table(rows, args.trials)
     Path(args.out).write_text(text)
     Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1))
