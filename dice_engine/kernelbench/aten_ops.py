@@ -247,6 +247,12 @@ def _t(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return transpose(a[0], 0, 1) if a[0].rank == 2 else a[0]
 
 
+def _numpy_t(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """x.T: every dimension reversed."""
+    x = a[0]
+    return x if x.rank < 2 else make("permute", [x], dims=tuple(reversed(range(x.rank))))
+
+
 def _linear(a: Sequence[Any], k: dict[str, Any]) -> Node:
     x, w, b = a[0], a[1], _get(a, k, 2, "bias")
     out = make("matmul", [x, transpose(w, 0, 1)])
@@ -503,6 +509,8 @@ TABLE: dict[str, Handler] = {
     "aten.permute": _permute,
     "aten.transpose": _transpose,
     "aten.t": _t,
+    "aten.numpy_T": _numpy_t,
+    "aten.mT": lambda a, k: transpose(a[0], -2, -1),
     "aten.mm": _binary("matmul"),
     "aten.bmm": _binary("matmul"),
     "aten.linear": _linear,
