@@ -33,6 +33,7 @@ class Traced:
     graph: Any  # torch.fx.Graph
     placeholders: list[Placeholder]
     forward_params: list[str]
+    scalars: dict[str, Any]  # forward's non-tensor arguments, as traced (folded into the kernels)
 
     def line_of(self, node: Any) -> int | None:
         """The line of the task file (inside forward) that produced `node`, or None."""
@@ -73,23 +74,35 @@ def trace_task(task: Task) -> Traced:
         raise TaskError(f"tracing Model.forward failed: {type(e).__name__}: {_first_line(e)}") from None
     specs = exported.graph_signature.input_specs
     by_name = {n.name: n for n in exported.graph.nodes if n.op == "placeholder"}
-    placeholders = []
+    placeholders: list[Placeholder] = []
+    scalars: dict[str, Any] = {}
+    user = 0  # forward's arguments come in order among the specs (export renames them: A -> a)
     for spec in specs:
         kind = _KINDS.get(spec.kind.name)
         name = getattr(spec.arg, "name", None)
-        if kind == "input" and name not in by_name:
-            continue  # a Python value among the inputs: export folded it into the graph
+        if kind == "input":
+            if user >= len(task.forward_params):
+                raise TaskError("forward takes more inputs than its signature names")
+            param = task.forward_params[user]
+            user += 1
+            node = by_name.get(name)
+            value = node.meta.get("val") if node is not None else getattr(spec.arg, "value", None)
+            if node is None or not isinstance(value, torch.Tensor):
+                scalars[param] = value  # a Python value: export folded it into the graph
+                continue
+            placeholders.append(Placeholder(node, kind, param))
+            continue
         if kind is None or name not in by_name:
             raise TaskError(
                 f"forward takes an input torch.export calls {spec.kind.name}, which DICE does not handle"
             )
-        placeholders.append(Placeholder(by_name[name], kind, spec.target if kind != "input" else name))
+        placeholders.append(Placeholder(by_name[name], kind, spec.target))
     for spec in exported.graph_signature.output_specs:
         if spec.kind.name != "USER_OUTPUT":
             raise TaskError(
                 f"forward has a result torch.export calls {spec.kind.name}, which DICE does not handle"
             )
-    return Traced(task, exported.graph, placeholders, task.forward_params)
+    return Traced(task, exported.graph, placeholders, task.forward_params, scalars)
 
 
 def _first_line(e: Exception) -> str:

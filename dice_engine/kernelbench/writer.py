@@ -132,6 +132,10 @@ def _forward(lowered: Lowered, served: list[ServedKernel]) -> str:
     user = [b for b in lowered.buffers.values() if b.kind == "input"]
     device = user[0].storage if user else next(iter(lowered.buffers.values())).storage
     lines = [f"    def forward({signature}):"]
+    # Non-tensor arguments were folded into the kernels as traced: other values are refused.
+    for name, value in lowered.traced.scalars.items():
+        message = f"the kernels were generated for {name}={value!r}, got {{{name}!r}}"
+        lines += [f"        if {name} != {value!r}:", f'            raise ValueError(f"{message}")']
     # The tensors the kernels read, checked first: forward's inputs and the module's own tensors.
     for b in lowered.buffers.values():
         if b.kind != "temp" and b.name in used:

@@ -56,6 +56,7 @@ def run_plans(stem: str, seed: int = 0) -> tuple[list[np.ndarray], list[torch.Te
         "norms_and_pools",
         "losses",
         "batched_shapes",
+        "scalar_input",
     ],
 )
 def test_plans_compute_what_the_model_computes(stem):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import os
 
 import pytest
@@ -104,10 +105,56 @@ def test_model_new_has_the_tasks_seeded_weights(stem, translations):
 
 
 # What forward may call: allocation, pointers, the stream, the launchers, metadata views.
-ALLOWED_CALLS = {"_library", "_ptr", "torch.empty", "ctypes.c_void_p", "torch.cuda.current_stream"}
+ALLOWED_CALLS = {
+    "_library",
+    "_ptr",
+    "torch.empty",
+    "ctypes.c_void_p",
+    "torch.cuda.current_stream",
+    "ValueError",
+}
 
 
-@pytest.mark.parametrize("stem", ["scaled_relu", "linear_gelu", "conv_relu_pool", "variance_rows"])
+ALL_STEMS = ["scaled_relu", "linear_gelu", "conv_relu_pool", "variance_rows", "scalar_input"]
+
+
+@pytest.mark.parametrize("stem", ALL_STEMS)
+def test_forward_reads_only_names_it_has(stem, translations):
+    """Every name forward loads is an argument, a local, or a global of the written module."""
+    _, path = translations[stem]
+    tree = ast.parse(path.read_text())
+    module_names = set(load_module(path, "new").__dict__) | set(dir(builtins))
+    forward = next(
+        n
+        for c in tree.body
+        if isinstance(c, ast.ClassDef) and c.name == "ModelNew"
+        for n in c.body
+        if isinstance(n, ast.FunctionDef) and n.name == "forward"
+    )
+    known = {a.arg for a in forward.args.args} | module_names
+    known |= {
+        t.id
+        for n in ast.walk(forward)
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+    loaded = {n.id for n in ast.walk(forward) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    assert loaded <= known, loaded - known
+
+
+def test_python_scalar_argument_is_checked_not_ignored(translations):
+    _, path = translations["scalar_input"]
+    new = load_module(path, "new")
+    model = new.ModelNew()
+    a = torch.randn(64, 96)
+    with pytest.raises(ValueError, match=r"generated for s=2.5, got 3.0"):
+        model(a, 3.0)
+    with pytest.raises(ValueError, match="A must be a CUDA tensor"):  # past the scalar check
+        model(a, 2.5)
+
+
+@pytest.mark.parametrize("stem", ALL_STEMS)
 def test_forward_only_allocates_and_launches(stem, translations):
     translation, path = translations[stem]
     tree = ast.parse(path.read_text())
