@@ -35,7 +35,14 @@ VIEWS = {
     "aten.unsqueeze",
 }
 # Operators whose value is their (first) argument's.
-IDENTITY = {"aten.clone", "aten.contiguous", "aten.alias", "aten.detach", "aten.lift_fresh_copy"}
+IDENTITY = {
+    "aten.clone",
+    "aten.contiguous",
+    "aten.alias",
+    "aten.detach",
+    "aten.detach_",
+    "aten.lift_fresh_copy",
+}
 
 
 def _get(args: Sequence[Any], kwargs: dict[str, Any], i: int, name: str, default: Any = None) -> Any:
@@ -484,6 +491,10 @@ TABLE: dict[str, Handler] = {
     "aten.sub": _add(-1),
     "aten.rsub": _rsub,
     "aten.mul": _binary("mul"),
+    "aten.multiply": _binary("mul"),
+    "aten.true_divide": _div,
+    "aten.divide": _div,
+    "aten.subtract": _add(-1),
     "aten.div": _div,
     "aten.maximum": _binary("maximum"),
     "aten.minimum": _binary("minimum"),

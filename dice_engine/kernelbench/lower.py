@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..ir.dtypes import DTYPES, DType
 from ..ir.graph import Node
-from ..ir.ops import HEAVY, OpError, input_tensor, make
+from ..ir.ops import HEAVY, OpError, const, input_tensor, make
 from .aten_ops import TABLE, VIEWS, Unsupported
 from .aten_reshaping import RESHAPING
 from .plan import Buffer, KernelPlan, Origin, heavy_in, is_layout_view, substitute
@@ -129,6 +129,11 @@ class Lowering:
     def run(self) -> Lowered:
         traced = self.traced
         for ph in traced.placeholders:
+            if ph.kind == "constant" and _scalar_constant(ph.value) is not None:
+                self.values[ph.node] = const(_scalar_constant(ph.value))  # folded like a Python number
+                continue
+            if ph.kind == "constant":
+                raise Unmapped(ph.target, None, "", "a tensor constant made inside forward is not supported")
             val = ph.node.meta.get("val")
             dtype = dtype_of(val.dtype)
             if dtype is None:
@@ -263,6 +268,14 @@ def _split_point(expr: Node) -> list[Node]:
         holders = [a for a in n.args if heavy_in(a) and not is_layout_view(a, n)]
         return holders if n.op in HEAVY else holders[1:]
     return []
+
+
+def _scalar_constant(value: Any) -> float | int | bool | None:
+    """The number a one-element constant tensor holds (None for anything else)."""
+    numel = getattr(value, "numel", None)
+    if numel is None or numel() != 1 or value.device.type == "meta":
+        return None
+    return value.item()
 
 
 def _identifier(text: str) -> str:

@@ -25,6 +25,7 @@ class Placeholder:
     node: Any  # torch.fx.Node
     kind: str  # "input" | "parameter" | "buffer" | "constant"
     target: str  # forward argument name, or the state-dict key / attribute path
+    value: Any = None  # a lifted constant's tensor (torch.tensor(...) made inside forward)
 
 
 @dataclass
@@ -96,7 +97,8 @@ def trace_task(task: Task) -> Traced:
             raise TaskError(
                 f"forward takes an input torch.export calls {spec.kind.name}, which DICE does not handle"
             )
-        placeholders.append(Placeholder(by_name[name], kind, spec.target))
+        value = exported.constants.get(spec.target) if kind == "constant" else None
+        placeholders.append(Placeholder(by_name[name], kind, spec.target, value))
     for spec in exported.graph_signature.output_specs:
         if spec.kind.name != "USER_OUTPUT":
             raise TaskError(
