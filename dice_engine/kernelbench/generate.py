@@ -3,8 +3,8 @@
 Each plan becomes an IR `Program` served by `CUDAGenerator.generate_program`. When no sketch
 takes a fused plan (a GEMM with a prologue, a convolution with a broadcast epilogue, ...), the
 plan is split and each part served on its own: first its anchor's computed operands are written
-to memory, then the epilogue is cut, one level at a time, until the anchor's kernel takes what
-remains above it. The report says what was fused.
+to memory, then the epilogue is cut as high as a sketch allows (tried from the root down), all
+that is above the cut becoming one elementwise kernel. The report says what was fused.
 """
 
 from __future__ import annotations
@@ -45,16 +45,39 @@ def _serve_plan(
     try:
         return [ServedKernel(name, plan, inputs, generator.generate_program(program))]
     except GenerationError as e:
-        parts = _split(plan, lowered)
-        if parts is None:
-            ops = plan.operations()
-            op = " + ".join(o.op for o in ops) or "copy"
-            line = next((o.line for o in ops if o.line is not None), None)
-            raise Unmapped(op, line, lowered.traced.source_line(line), str(e)) from None
+        refusal = e
+    parts = _split_prologue(plan, lowered)
+    if parts is None:
+        return _cut_epilogue(plan, lowered, generator, index, refusal)
     out: list[ServedKernel] = []
     for part in parts:
         out += _serve_plan(part, lowered, generator, index + len(out))
     return out
+
+
+def _cut_epilogue(
+    plan: KernelPlan, lowered: Lowered, generator: CUDAGenerator, index: int, refusal: GenerationError
+) -> list[ServedKernel]:
+    """The anchor's kernel takes as much of the epilogue as a sketch accepts (tried from the
+    root down); everything above the cut becomes one elementwise kernel."""
+    heavy = heavy_in(plan.expr)
+    if heavy and heavy[0].op in HEAVY and plan.expr is not heavy[0]:
+        anchor = heavy[0]
+        spine = [n for n in plan.expr.walk() if n is not plan.expr and any(m is anchor for m in n.walk())]
+        for cut in reversed(spine):  # nearest the root first
+            leaf = lowered.temp(cut.dtype, tuple(int(d) for d in cut.shape))
+            head = KernelPlan(lowered.buffers[leaf.name], cut, plan.origins)
+            program, inputs, name = _program(head, lowered, index)
+            try:
+                served = ServedKernel(name, head, inputs, generator.generate_program(program))
+            except GenerationError:
+                continue
+            rest = KernelPlan(plan.out, substitute(plan.expr, {id(cut): leaf}, plan.origins), plan.origins)
+            return [served, *_serve_plan(rest, lowered, generator, index + 1)]
+    ops = plan.operations()
+    op = " + ".join(o.op for o in ops) or "copy"
+    line = next((o.line for o in ops if o.line is not None), None)
+    raise Unmapped(op, line, lowered.traced.source_line(line), str(refusal)) from None
 
 
 def _program(plan: KernelPlan, lowered: Lowered, index: int) -> tuple[Program, list[Buffer], str]:
@@ -68,26 +91,19 @@ def _program(plan: KernelPlan, lowered: Lowered, index: int) -> tuple[Program, l
     return program, inputs, name
 
 
-def _split(plan: KernelPlan, lowered: Lowered) -> list[KernelPlan] | None:
-    """The plan as two or more plans that fuse less, or None when it is one operator already.
-    First the anchor's computed operands are written by kernels of their own; then the epilogue
-    is cut one level below its root (the anchor with the rest of its epilogue stays one kernel,
-    and a refusal of that cuts again, down to the anchor alone)."""
+def _split_prologue(plan: KernelPlan, lowered: Lowered) -> list[KernelPlan] | None:
+    """The anchor's computed operands as kernels of their own, then the plan over them; None
+    when the anchor reads only buffers."""
     heavy = heavy_in(plan.expr)
     if not heavy:
         return None
     anchor = heavy[0]
     computed = [a for a in anchor.args if a.op not in ("input", "const") and not is_layout_view(a, anchor)]
-    if computed:
-        cut = computed
-    elif plan.expr is not anchor and anchor.op in HEAVY:
-        holders = [a for a in plan.expr.args if any(n is anchor for n in a.walk())]
-        cut = holders if len(holders) == 1 else [anchor]
-    else:
+    if not computed:
         return None
     parts: list[KernelPlan] = []
     replace: dict[int, Node] = {}
-    for node in cut:
+    for node in computed:
         leaf = lowered.temp(node.dtype, tuple(int(d) for d in node.shape))
         parts.append(KernelPlan(lowered.buffers[leaf.name], node, plan.origins))
         replace[id(node)] = leaf
