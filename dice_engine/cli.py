@@ -56,7 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="the benchmark suite against PyTorch on this GPU (RESULTS.md)")
     bench_command.add_arguments(bench)
 
-    kernelbench = sub.add_parser("kernelbench", help="a KernelBench task file in, a ModelNew file of DICE kernels out")
+    kernelbench = sub.add_parser("kernelbench",
+                                 help="a KernelBench task file in, a ModelNew file of DICE kernels out")
     kernelbench_command.add_arguments(kernelbench)
     return parser
 
