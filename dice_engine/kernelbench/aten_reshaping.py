@@ -195,6 +195,22 @@ def _matmul(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     raise Unsupported(f"matmul of shapes {list(xs)} and {list(ws)} has no IR form yet")
 
 
+def _attention(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+    """scaled_dot_product_attention as softmax(Q Kᵀ · scale) V: two matmuls and a row softmax."""
+    q, key, v = a[0], a[1], a[2]
+    if _get(a, k, 3, "attn_mask") is not None or _get(a, k, 5, "is_causal", False):
+        raise Unsupported("attention with a mask or is_causal has no IR form yet")
+    if _get(a, k, 4, "dropout_p", 0.0) != 0.0:
+        raise Unsupported("attention dropout draws random numbers; DICE has no random kernels")
+    if _get(a, k, 7, "enable_gqa", False):
+        raise Unsupported("grouped-query attention has no IR form yet")
+    scale = _get(a, k, 6, "scale")
+    scale = 1.0 / math.sqrt(_shape(q)[-1]) if scale is None else float(scale)
+    keys_t = make("permute", [key], dims=tuple(range(key.rank - 2)) + (key.rank - 1, key.rank - 2))
+    scores = make("mul", [_matmul([q, keys_t], {}, view), const(scale)])
+    return _matmul([make("softmax", [scores], dim=-1), v], {}, view)
+
+
 def _adaptive_avg_pool(spatial: int) -> ReshapingHandler:
     """Adaptive average pooling where the output size divides the input: a plain average pool
     (2-D, through a view for 1-D), or a mean for an output of one element per channel."""
@@ -215,6 +231,7 @@ def _adaptive_avg_pool(spatial: int) -> ReshapingHandler:
 
 RESHAPING: dict[str, ReshapingHandler] = {
     "aten.matmul": _matmul,
+    "aten.scaled_dot_product_attention": _attention,
     "aten.adaptive_avg_pool1d": _adaptive_avg_pool(1),
     "aten.adaptive_avg_pool2d": _adaptive_avg_pool(2),
     "aten.adaptive_avg_pool3d": _adaptive_avg_pool(3),

@@ -88,7 +88,16 @@ def test_eval_accepts_the_honest_control():
 @pytest.mark.gpu
 @pytest.mark.skipif(not _cuda(), reason="needs torch with a CUDA GPU")
 @pytest.mark.parametrize(
-    "stem", ["relu_rand", "scaled_relu", "linear_gelu", "conv_relu_pool", "variance_rows"]
+    "stem",
+    [
+        "relu_rand",
+        "scaled_relu",
+        "linear_gelu",
+        "conv_relu_pool",
+        "variance_rows",
+        "attention",
+        "norms_and_pools",
+    ],
 )
 def test_generated_model_new_passes_the_protocol(stem, translations):
     _, path = translations[stem]

@@ -58,6 +58,7 @@ def run_plans(stem: str, seed: int = 0) -> tuple[list[np.ndarray], list[torch.Te
         "batched_shapes",
         "scalar_input",
         "constant_tensor",
+        "attention",
     ],
 )
 def test_plans_compute_what_the_model_computes(stem):
