@@ -21,6 +21,7 @@ from .compile import NvccNotFound, compile_cuda
 from .compile.nvcc import TEMP_SOURCE
 from .bench import command as bench_command
 from .intent import IntentError
+from .kernelbench import command as kernelbench_command
 from .llm import BACKENDS, USES, ConfigError, LLMConfig, from_environment
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -88,6 +89,10 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="the benchmark suite against PyTorch on this GPU (RESULTS.md)")
     bench_command.add_arguments(bench)
+
+    kernelbench = sub.add_parser("kernelbench",
+                                 help="a KernelBench task file in, a ModelNew file of DICE kernels out")
+    kernelbench_command.add_arguments(kernelbench)
     return parser
 
 
@@ -100,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(args)
         if args.command == "bench":
             return bench_command.run(args)
+        if args.command == "kernelbench":
+            return kernelbench_command.run(args)
         return _doctor(args)
     except UsageError as e:
         print(f"dice {args.command}: error: {e}", file=sys.stderr)

@@ -165,7 +165,8 @@ def _compound_literal(src: Source, typer: Typer, node: Node) -> list[Finding]:
     target = typer.type_of(node.child_by_field_id(FIELD.left))
     if not lits or not (target == "float" or target in LOW_PRECISION):
         return []
-    return [_literal_finding(src, typer, right, lits, f"`{text(node.child_by_field_id(FIELD.left))}` ({target})")]
+    left = text(node.child_by_field_id(FIELD.left))
+    return [_literal_finding(src, typer, right, lits, f"`{left}` ({target})")]
 
 
 def _literal_finding(src: Source, typer: Typer, where: Node, lits: list[Node],

@@ -1,0 +1,544 @@
+"""The ATen → DICE IR table: one entry per ATen operator packet ("aten.relu").
+
+A handler gets the operator's positional arguments and keyword arguments, tensors already IR
+nodes, everything else as traced (ints, floats, lists), and returns the IR node (or a tuple of
+nodes, for operators with several results). Operators the IR has no node for are composed from
+those it has (elu, softplus, var, ...). A handler refuses with `Unsupported(why)`.
+
+To map a new operator: add a handler below and its name to `TABLE`. Views are not here: they
+move no data and are handled with the buffers (see `VIEWS`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from ..ir.dtypes import DTYPES
+from ..ir.graph import Node
+from ..ir.ops import const, make, transpose
+
+Handler = Callable[[Sequence[Any], dict[str, Any]], "Node | tuple[Node, ...]"]
+
+
+class Unsupported(Exception):
+    """The operator, or this use of it, has no IR form yet; the message says why."""
+
+
+# Operators that only reinterpret a contiguous tensor's shape (same storage, same order).
+VIEWS = {
+    "aten.view",
+    "aten.reshape",
+    "aten._unsafe_view",
+    "aten.flatten",
+    "aten.unflatten",
+    "aten.squeeze",
+    "aten.unsqueeze",
+}
+# Operators whose value is their (first) argument's.
+IDENTITY = {
+    "aten.clone",
+    "aten.contiguous",
+    "aten.alias",
+    "aten.detach",
+    "aten.detach_",
+    "aten.lift_fresh_copy",
+}
+
+
+def _get(args: Sequence[Any], kwargs: dict[str, Any], i: int, name: str, default: Any = None) -> Any:
+    if name in kwargs:
+        return kwargs[name]
+    return args[i] if i < len(args) else default
+
+
+def _scalar(v: Any) -> Node:
+    return v if isinstance(v, Node) else const(v)
+
+
+def _unary(op: str) -> Handler:
+    return lambda a, k: make(op, [a[0]])
+
+
+def _binary(op: str) -> Handler:
+    return lambda a, k: make(op, [_scalar(a[0]), _scalar(a[1])])
+
+
+def _add(sign: float) -> Handler:
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
+        alpha = _get(a, k, 2, "alpha", 1)
+        other = _scalar(a[1]) if alpha == 1 else make("mul", [_scalar(a[1]), const(alpha)])
+        return make("add" if sign > 0 else "sub", [_scalar(a[0]), other])
+
+    return handler
+
+
+def _rsub(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    alpha = _get(a, k, 2, "alpha", 1)
+    scaled = a[0] if alpha == 1 else make("mul", [a[0], const(alpha)])
+    return make("sub", [_scalar(a[1]), _scalar(scaled)])
+
+
+def _div(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    if _get(a, k, 2, "rounding_mode") is not None:
+        raise Unsupported("division with a rounding mode has no IR form yet")
+    return make("div", [_scalar(a[0]), _scalar(a[1])])
+
+
+def _clamp(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, lo, hi = a[0], _get(a, k, 1, "min"), _get(a, k, 2, "max")
+    if isinstance(lo, Node) or isinstance(hi, Node):
+        out = x if lo is None else make("maximum", [x, lo])
+        return out if hi is None else make("minimum", [out, _scalar(hi)])
+    return make("clamp", [x], min=lo, max=hi)
+
+
+def _hardtanh(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return make("clamp", [a[0]], min=_get(a, k, 1, "min_val", -1.0), max=_get(a, k, 2, "max_val", 1.0))
+
+
+def _elu_core(x: Node, alpha: float) -> Node:
+    neg = make("mul", [const(alpha), make("sub", [make("exp", [x]), const(1.0)])])
+    return make("where", [make("gt", [x, const(0.0)]), x, neg])
+
+
+def _elu(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    alpha, scale = _get(a, k, 1, "alpha", 1.0), _get(a, k, 2, "scale", 1.0)
+    if _get(a, k, 3, "input_scale", 1.0) != 1.0:
+        raise Unsupported("elu with input_scale != 1 has no IR form yet")
+    out = _elu_core(a[0], alpha)
+    return out if scale == 1.0 else make("mul", [out, const(scale)])
+
+
+def _selu(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return make("mul", [_elu_core(a[0], 1.6732632423543772), const(1.0507009873554805)])
+
+
+def _softplus_of(x: Node, beta: float, threshold: float) -> Node:
+    bx = x if beta == 1 else make("mul", [x, const(beta)])
+    soft = make("log", [make("add", [const(1.0), make("exp", [bx])])])
+    if beta != 1:
+        soft = make("div", [soft, const(beta)])
+    return make("where", [make("gt", [bx, const(threshold)]), x, soft])
+
+
+def _softplus(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return _softplus_of(a[0], _get(a, k, 1, "beta", 1.0), _get(a, k, 2, "threshold", 20.0))
+
+
+def _hardsigmoid_of(x: Node) -> Node:
+    return make("div", [make("clamp", [make("add", [x, const(3.0)])], min=0.0, max=6.0), const(6.0)])
+
+
+def _mish(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return make("mul", [a[0], make("tanh", [_softplus_of(a[0], 1.0, 20.0)])])
+
+
+def _leaky_relu(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return make("leaky_relu", [a[0]], negative_slope=_get(a, k, 1, "negative_slope", 0.01))
+
+
+def _gelu(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return make("gelu", [a[0]], approximate=_get(a, k, 1, "approximate", "none"))
+
+
+def _dims(dim: Any) -> Any:
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return None
+    return tuple(dim) if isinstance(dim, (list, tuple)) else dim
+
+
+def _reduce(op: str) -> Handler:
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
+        if _get(a, k, 3, "dtype") is not None:
+            raise Unsupported(f"{op} with dtype= has no IR form yet")
+        return make(
+            op, [a[0]], dim=_dims(_get(a, k, 1, "dim")), keepdim=bool(_get(a, k, 2, "keepdim", False))
+        )
+
+    return handler
+
+
+def _max_or_min(op: str) -> Handler:
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> Node | tuple[Node, ...]:
+        other = _get(a, k, 1, "dim")
+        if isinstance(other, Node):
+            return make("maximum" if op == "max" else "minimum", [a[0], other])
+        if other is None:
+            return make(op, [a[0]])
+        keep = bool(_get(a, k, 2, "keepdim", False))
+        return (
+            make(op, [a[0]], dim=other, keepdim=keep),
+            make("argmax" if op == "max" else "argmin", [a[0]], dim=other, keepdim=keep),
+        )
+
+    return handler
+
+
+def _amax(op: str) -> Handler:
+    return lambda a, k: make(
+        op, [a[0]], dim=_dims(_get(a, k, 1, "dim")), keepdim=bool(_get(a, k, 2, "keepdim", False))
+    )
+
+
+def _arg(op: str) -> Handler:
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
+        dim = _get(a, k, 1, "dim")
+        if dim is None:
+            raise Unsupported(f"{op} over the flattened tensor has no IR form yet")
+        return make(op, [a[0]], dim=dim, keepdim=bool(_get(a, k, 2, "keepdim", False)))
+
+    return handler
+
+
+def _prod(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return make("prod", [a[0]], dim=_get(a, k, 1, "dim"), keepdim=bool(_get(a, k, 2, "keepdim", False)))
+
+
+def _var(root: bool) -> Handler:
+    """var/std as IR: mean, squared deviation, sum / (N - correction) (two kernels)."""
+
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
+        x = a[0]
+        dim = _dims(_get(a, k, 1, "dim"))
+        correction = k.get("correction", 1)
+        if "unbiased" in k:
+            correction = 1 if k["unbiased"] else 0
+        keep = bool(k.get("keepdim", False))
+        mean = make("mean", [x], dim=dim, keepdim=True)
+        dev = make("sub", [x, mean])
+        total = make("sum", [make("mul", [dev, dev])], dim=dim, keepdim=keep)
+        dims = range(x.rank) if dim is None else (dim if isinstance(dim, tuple) else (dim,))
+        count = 1
+        for d in dims:
+            count *= int(x.shape[d])
+        out = make("div", [total, const(float(max(count - (correction or 0), 0)))])
+        return make("sqrt", [out]) if root else out
+
+    return handler
+
+
+def _softmax(op: str) -> Handler:
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
+        if _get(a, k, 2, "dtype") not in (None, False):
+            raise Unsupported(f"{op} with a dtype change has no IR form yet")
+        return make(op, [a[0]], dim=_get(a, k, 1, "dim"))
+
+    return handler
+
+
+def _rms_norm(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    weight = _get(a, k, 2, "weight")
+    return make(
+        "rms_norm",
+        [a[0], *([weight] if weight is not None else [])],
+        normalized_shape=tuple(_get(a, k, 1, "normalized_shape")),
+        eps=_get(a, k, 3, "eps"),
+    )
+
+
+def _cumsum(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    if _get(a, k, 2, "dtype") is not None:
+        raise Unsupported("cumsum with dtype= has no IR form yet")
+    return make("cumsum", [a[0]], dim=_get(a, k, 1, "dim"))
+
+
+def _permute(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return make("permute", [a[0]], dims=tuple(_get(a, k, 1, "dims")))
+
+
+def _transpose(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return transpose(a[0], int(a[1]), int(a[2]))
+
+
+def _t(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return transpose(a[0], 0, 1) if a[0].rank == 2 else a[0]
+
+
+def _numpy_t(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """x.T: every dimension reversed."""
+    x = a[0]
+    return x if x.rank < 2 else make("permute", [x], dims=tuple(reversed(range(x.rank))))
+
+
+def _linear(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, w, b = a[0], a[1], _get(a, k, 2, "bias")
+    out = make("matmul", [x, transpose(w, 0, 1)])
+    return out if b is None else make("add", [out, b])
+
+
+def _addmm(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    beta, alpha = _get(a, k, 3, "beta", 1), _get(a, k, 4, "alpha", 1)
+    prod = make("matmul", [a[1], a[2]])
+    prod = prod if alpha == 1 else make("mul", [prod, const(alpha)])
+    bias = a[0] if beta == 1 else make("mul", [a[0], const(beta)])
+    return prod if beta == 0 else make("add", [bias, prod])
+
+
+def _conv2d(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, w, b = a[0], a[1], _get(a, k, 2, "bias")
+    if _get(a, k, 6, "groups", 1) != 1:
+        raise Unsupported("grouped convolution has no IR form yet")
+    padding = _get(a, k, 4, "padding", 0)
+    if isinstance(padding, str):
+        raise Unsupported(f"padding='{padding}' has no IR form yet")
+    return make(
+        "conv2d",
+        [x, w, *([b] if b is not None else [])],
+        stride=_pair(_get(a, k, 3, "stride", 1)),
+        padding=_pair(padding),
+        dilation=_pair(_get(a, k, 5, "dilation", 1)),
+    )
+
+
+def _pair(v: Any) -> Any:
+    return tuple(v) if isinstance(v, (list, tuple)) else v
+
+
+def _max_pool2d(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    if _pair(_get(a, k, 4, "dilation", 1)) not in (1, (1, 1)):
+        raise Unsupported("max_pool2d with dilation has no IR form yet")
+    if _get(a, k, 5, "ceil_mode", False):
+        raise Unsupported("max_pool2d with ceil_mode=True has no IR form yet")
+    return make(
+        "max_pool2d",
+        [a[0]],
+        kernel_size=_pair(a[1]),
+        stride=_pair(_get(a, k, 2, "stride")) or None,
+        padding=_pair(_get(a, k, 3, "padding", 0)),
+    )
+
+
+def _avg_pool2d(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    if _get(a, k, 4, "ceil_mode", False):
+        raise Unsupported("avg_pool2d with ceil_mode=True has no IR form yet")
+    padding = _pair(_get(a, k, 3, "padding", 0))
+    if padding not in (0, (0, 0)) and not _get(a, k, 5, "count_include_pad", True):
+        raise Unsupported("avg_pool2d with count_include_pad=False has no IR form yet")
+    if _get(a, k, 6, "divisor_override") is not None:
+        raise Unsupported("avg_pool2d with divisor_override has no IR form yet")
+    return make(
+        "avg_pool2d",
+        [a[0]],
+        kernel_size=_pair(a[1]),
+        stride=_pair(_get(a, k, 2, "stride")) or None,
+        padding=padding,
+    )
+
+
+def _dropout(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    p, train = _get(a, k, 1, "p", 0.5), _get(a, k, 2, "train", True)
+    if p == 0 or not train:
+        return a[0]
+    raise Unsupported("dropout in training mode draws random numbers; DICE has no random kernels")
+
+
+def _to_copy(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    dtype = k.get("dtype")
+    if dtype is None:  # aten.to.dtype(x, dtype, ...) passes it positionally
+        dtype = next((v for v in a[1:] if str(v).startswith("torch.")), None)
+    if dtype is None:
+        return a[0]
+    name = str(dtype).removeprefix("torch.")
+    target = next((d for d in DTYPES.values() if d.torch == name), None)
+    if target is None:
+        raise Unsupported(f"no IR dtype for {dtype}")
+    return a[0] if target == a[0].dtype else make("cast", [a[0]], dtype=target)
+
+
+def _norm_of(x: Node, p: Any, dim: Any, keep: bool) -> Node:
+    """The vector p-norm of x over `dim` (None: every element)."""
+    absx = make("abs", [x])
+    if p in (2, 2.0, "fro"):
+        return make("sqrt", [make("sum", [make("mul", [x, x])], dim=dim, keepdim=keep)])
+    if p in (1, 1.0):
+        return make("sum", [absx], dim=dim, keepdim=keep)
+    if p == float("inf"):
+        return make("max", [absx], dim=dim, keepdim=keep)
+    if p == float("-inf"):
+        return make("min", [absx], dim=dim, keepdim=keep)
+    if isinstance(p, (int, float)) and p > 0:
+        total = make("sum", [make("pow", [absx, const(float(p))])], dim=dim, keepdim=keep)
+        return make("pow", [total, const(1.0 / p)])
+    raise Unsupported(f"the {p!r}-norm has no IR form yet")
+
+
+def _vector_norm(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    if _get(a, k, 4, "dtype") is not None:
+        raise Unsupported("vector_norm with dtype= has no IR form yet")
+    return _norm_of(
+        a[0], _get(a, k, 1, "ord", 2), _dims(_get(a, k, 2, "dim")), bool(_get(a, k, 3, "keepdim", False))
+    )
+
+
+def _reduced(loss: Node, reduction: int) -> Node:
+    """ATen's reduction enum: 0 none, 1 mean, 2 sum."""
+    return {0: lambda: loss, 1: lambda: make("mean", [loss]), 2: lambda: make("sum", [loss])}[
+        int(reduction)
+    ]()
+
+
+def _smooth_l1(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    beta = float(_get(a, k, 3, "beta", 1.0))
+    d = make("abs", [make("sub", [a[0], a[1]])])
+    if beta == 0:
+        return _reduced(d, _get(a, k, 2, "reduction", 1))
+    quad = make("div", [make("mul", [const(0.5), make("mul", [d, d])]), const(beta)])
+    loss = make("where", [make("lt", [d, const(beta)]), quad, make("sub", [d, const(0.5 * beta)])])
+    return _reduced(loss, _get(a, k, 2, "reduction", 1))
+
+
+def _huber(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    delta = float(_get(a, k, 3, "delta", 1.0))
+    d = make("abs", [make("sub", [a[0], a[1]])])
+    quad = make("mul", [const(0.5), make("mul", [d, d])])
+    lin = make("mul", [const(delta), make("sub", [d, const(0.5 * delta)])])
+    return _reduced(make("where", [make("lt", [d, const(delta)]), quad, lin]), _get(a, k, 2, "reduction", 1))
+
+
+def _mse(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    d = make("sub", [a[0], a[1]])
+    return _reduced(make("mul", [d, d]), _get(a, k, 2, "reduction", 1))
+
+
+def _l1(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return _reduced(make("abs", [make("sub", [a[0], a[1]])]), _get(a, k, 2, "reduction", 1))
+
+
+def _kl_div(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, target = a[0], a[1]
+    if _get(a, k, 3, "log_target", False):
+        loss = make("mul", [make("exp", [target]), make("sub", [target, x])])
+    else:  # target * (log(target) - x), 0 where target is 0 (xlogy)
+        tlogt = make(
+            "where",
+            [make("eq", [target, const(0.0)]), const(0.0), make("mul", [target, make("log", [target])])],
+        )
+        loss = make("sub", [tlogt, make("mul", [target, x])])
+    return _reduced(loss, _get(a, k, 2, "reduction", 1))
+
+
+def _triplet(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    anchor, pos, neg = a[0], a[1], a[2]
+    margin, p, eps = (
+        float(_get(a, k, 3, "margin", 1.0)),
+        _get(a, k, 4, "p", 2.0),
+        float(_get(a, k, 5, "eps", 1e-6)),
+    )
+    if _get(a, k, 6, "swap", False):
+        raise Unsupported("triplet_margin_loss with swap=True has no IR form yet")
+
+    def dist(u: Node, v: Node) -> Node:  # pairwise_distance: ||u - v + eps|| over the last dim
+        return _norm_of(make("add", [make("sub", [u, v]), const(eps)]), p, u.rank - 1, False)
+
+    loss = make(
+        "clamp", [make("add", [make("sub", [dist(anchor, pos), dist(anchor, neg)]), const(margin)])], min=0.0
+    )
+    return _reduced(loss, _get(a, k, 7, "reduction", 1))
+
+
+def _broadcast_tensors(a: Sequence[Any], k: dict[str, Any]) -> tuple[Node, ...]:
+    tensors = tuple(a[0])
+    if len({t.shape for t in tensors}) != 1:
+        raise Unsupported("broadcast_tensors over different shapes has no IR form yet")
+    return tensors
+
+
+def _where(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return make("where", [a[0], _scalar(a[1]), _scalar(a[2])])
+
+
+def _pow(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    if not isinstance(a[1], Node) and a[1] == 2:
+        return make("mul", [a[0], a[0]])
+    return make("pow", [_scalar(a[0]), _scalar(a[1])])
+
+
+TABLE: dict[str, Handler] = {
+    **{
+        f"aten.{op}": _unary(op)
+        for op in (
+            "relu",
+            "sigmoid",
+            "tanh",
+            "exp",
+            "log",
+            "sqrt",
+            "rsqrt",
+            "abs",
+            "neg",
+            "silu",
+            "logical_not",
+        )
+    },
+    "aten.gelu": _gelu,
+    "aten.leaky_relu": _leaky_relu,
+    "aten.hardtanh": _hardtanh,
+    "aten.relu6": lambda a, k: make("clamp", [a[0]], min=0.0, max=6.0),
+    "aten.clamp": _clamp,
+    "aten.clip": _clamp,
+    "aten.clamp_min": lambda a, k: _clamp([a[0], a[1], None], {}),
+    "aten.clamp_max": lambda a, k: _clamp([a[0], None, a[1]], {}),
+    "aten.elu": _elu,
+    "aten.selu": _selu,
+    "aten.softplus": _softplus,
+    "aten.mish": _mish,
+    "aten.hardsigmoid": lambda a, k: _hardsigmoid_of(a[0]),
+    "aten.hardswish": lambda a, k: make("mul", [a[0], _hardsigmoid_of(a[0])]),
+    "aten.reciprocal": lambda a, k: make("div", [const(1.0), a[0]]),
+    "aten.square": lambda a, k: make("mul", [a[0], a[0]]),
+    "aten.pow": _pow,
+    "aten.add": _add(1),
+    "aten.sub": _add(-1),
+    "aten.rsub": _rsub,
+    "aten.mul": _binary("mul"),
+    "aten.multiply": _binary("mul"),
+    "aten.true_divide": _div,
+    "aten.divide": _div,
+    "aten.subtract": _add(-1),
+    "aten.div": _div,
+    "aten.maximum": _binary("maximum"),
+    "aten.minimum": _binary("minimum"),
+    **{f"aten.{op}": _binary(op) for op in ("gt", "lt", "ge", "le", "eq", "ne", "logical_and", "logical_or")},
+    "aten.where": _where,
+    "aten.sum": _reduce("sum"),
+    "aten.mean": _reduce("mean"),
+    "aten.amax": _amax("max"),
+    "aten.amin": _amax("min"),
+    "aten.max": _max_or_min("max"),
+    "aten.min": _max_or_min("min"),
+    "aten.prod": _prod,
+    "aten.argmax": _arg("argmax"),
+    "aten.argmin": _arg("argmin"),
+    "aten.var": _var(False),
+    "aten.std": _var(True),
+    "aten.softmax": _softmax("softmax"),
+    "aten._softmax": _softmax("softmax"),
+    "aten.log_softmax": _softmax("log_softmax"),
+    "aten._log_softmax": _softmax("log_softmax"),
+    "aten.rms_norm": _rms_norm,
+    "aten.cumsum": _cumsum,
+    "aten.permute": _permute,
+    "aten.transpose": _transpose,
+    "aten.t": _t,
+    "aten.numpy_T": _numpy_t,
+    "aten.mT": lambda a, k: transpose(a[0], -2, -1),
+    "aten.mm": _binary("matmul"),
+    "aten.bmm": _binary("matmul"),
+    "aten.linear": _linear,
+    "aten.addmm": _addmm,
+    "aten.conv2d": _conv2d,
+    "aten.max_pool2d": _max_pool2d,
+    "aten.avg_pool2d": _avg_pool2d,
+    "aten.linalg_vector_norm": _vector_norm,
+    "aten.broadcast_tensors": _broadcast_tensors,
+    "aten.smooth_l1_loss": _smooth_l1,
+    "aten.huber_loss": _huber,
+    "aten.mse_loss": _mse,
+    "aten.l1_loss": _l1,
+    "aten.kl_div": _kl_div,
+    "aten.triplet_margin_loss": _triplet,
+    "aten.dropout": _dropout,
+    "aten._to_copy": _to_copy,
+    "aten.to": _to_copy,
+    **{name: (lambda a, k: a[0]) for name in IDENTITY},
+}

@@ -1,0 +1,246 @@
+"""ATen operators lowered through views: the IR form reads the data with another shape.
+
+A handler here also gets `view(node, shape)`, which returns the node's value read with another
+shape of the same element count (a computed value is written to memory first). 1-D convolution
+and pooling become their 2-D forms over a height of 1; normalizations over several dimensions
+become a row normalization of a 2-D view; logsumexp drops its kept dimensions through a view.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+from ..ir.graph import Node
+from ..ir.ops import const, make, normalize_dim
+from .aten_ops import Unsupported, _get
+
+View = Callable[[Node, tuple[int, ...]], Node]
+ReshapingHandler = Callable[[Sequence[Any], dict[str, Any], View], Node]
+
+
+def _shape(n: Node) -> tuple[int, ...]:
+    return tuple(int(d) for d in n.shape)
+
+
+def _one(v: Any, name: str) -> int:
+    """A 1-D operator's int-or-[int] argument."""
+    if isinstance(v, (list, tuple)):
+        if len(v) != 1:
+            raise Unsupported(f"{name} {list(v)} is not one value")
+        return int(v[0])
+    return int(v)
+
+
+def _conv1d(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+    x, w, b = a[0], a[1], _get(a, k, 2, "bias")
+    if _get(a, k, 6, "groups", 1) != 1:
+        raise Unsupported("grouped convolution has no IR form yet")
+    padding = _get(a, k, 4, "padding", 0)
+    if isinstance(padding, str):
+        raise Unsupported(f"padding='{padding}' has no IR form yet")
+    (n, c, length), (kout, _, r) = _shape(x), _shape(w)
+    y = make(
+        "conv2d",
+        [view(x, (n, c, 1, length)), view(w, (kout, c, 1, r)), *([b] if b is not None else [])],
+        stride=(1, _one(_get(a, k, 3, "stride", 1), "stride")),
+        padding=(0, _one(padding, "padding")),
+        dilation=(1, _one(_get(a, k, 5, "dilation", 1), "dilation")),
+    )
+    return view(y, (n, kout, _shape(y)[3]))
+
+
+def _pool1d(op: str) -> ReshapingHandler:
+    def handler(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+        x = a[0]
+        if op == "max_pool2d" and _one(_get(a, k, 4, "dilation", 1), "dilation") != 1:
+            raise Unsupported("max_pool1d with dilation has no IR form yet")
+        if _get(a, k, 5 if op == "max_pool2d" else 4, "ceil_mode", False):
+            raise Unsupported("pooling with ceil_mode=True has no IR form yet")
+        if op == "avg_pool2d" and not _get(a, k, 5, "count_include_pad", True):
+            raise Unsupported("avg_pool1d with count_include_pad=False has no IR form yet")
+        kernel = _one(a[1], "kernel_size")
+        stride = _get(a, k, 2, "stride")
+        stride = kernel if stride in (None, []) else _one(stride, "stride")
+        padding = _one(_get(a, k, 3, "padding", 0), "padding")
+        n, c, length = _shape(x)
+        y = make(
+            op,
+            [view(x, (n, c, 1, length))],
+            kernel_size=(1, kernel),
+            stride=(1, stride),
+            padding=(0, padding),
+        )
+        return view(y, (n, c, _shape(y)[3]))
+
+    return handler
+
+
+def _row_norm(x: Node, inner: int, eps: float, view: View) -> Node:
+    """layer_norm without affine over the last `inner` elements of x's rows, in x's shape."""
+    shape = _shape(x)
+    rows = math.prod(shape) // inner
+    normed = make("layer_norm", [view(x, (rows, inner))], eps=eps)
+    return view(normed, shape)
+
+
+def _affine(y: Node, weight: Node | None, bias: Node | None, view: View) -> Node:
+    """y * weight + bias with per-channel (dim 1) parameters."""
+    channel_shape = (_shape(y)[1],) + (1,) * (y.rank - 2)
+    if weight is not None:
+        y = make("mul", [y, view(weight, channel_shape)])
+    if bias is not None:
+        y = make("add", [y, view(bias, channel_shape)])
+    return y
+
+
+def _layer_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+    x, normalized = a[0], tuple(_get(a, k, 1, "normalized_shape"))
+    weight, bias, eps = _get(a, k, 2, "weight"), _get(a, k, 3, "bias"), _get(a, k, 4, "eps", 1e-5)
+    if len(normalized) == 1:  # the IR's own form
+        if bias is not None and weight is None:
+            raise Unsupported("layer_norm with a bias but no weight has no IR form yet")
+        return make(
+            "layer_norm",
+            [x, *[p for p in (weight, bias) if p is not None]],
+            normalized_shape=normalized,
+            eps=eps,
+        )
+    inner = math.prod(normalized)
+    y = _row_norm(x, inner, eps, view)
+    if weight is not None:
+        y = make("mul", [y, weight])  # weight and bias have the normalized shape: they broadcast
+    if bias is not None:
+        y = make("add", [y, bias])
+    return y
+
+
+def _group_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+    x, groups = a[0], int(_get(a, k, 1, "num_groups"))
+    weight, bias, eps = _get(a, k, 2, "weight"), _get(a, k, 3, "bias"), _get(a, k, 4, "eps", 1e-5)
+    n = _shape(x)[0]
+    y = _row_norm(x, math.prod(_shape(x)) // (n * groups), eps, view)
+    return _affine(y, weight, bias, view)
+
+
+def _instance_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+    x, weight, bias = a[0], _get(a, k, 1, "weight"), _get(a, k, 2, "bias")
+    if not _get(a, k, 5, "use_input_stats", True):
+        raise Unsupported("instance_norm with running statistics has no IR form yet")
+    shape = _shape(x)
+    y = _row_norm(x, math.prod(shape[2:]), _get(a, k, 7, "eps", 1e-5), view)
+    return _affine(y, weight, bias, view)
+
+
+def _logsumexp(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+    x = a[0]
+    dims = _get(a, k, 1, "dim")
+    dims = tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
+    keep = bool(_get(a, k, 2, "keepdim", False))
+    top = make("max", [x], dim=dims, keepdim=True)
+    total = make("sum", [make("exp", [make("sub", [x, top])])], dim=dims, keepdim=True)
+    out = make("add", [make("log", [total]), top])
+    if keep:
+        return out
+    reduced = {normalize_dim(int(d), x.rank) for d in dims}
+    return view(out, tuple(s for i, s in enumerate(_shape(x)) if i not in reduced))
+
+
+def _mean_kept(x: Node, dims: tuple[int, ...]) -> Node:
+    """mean over `dims` with keepdim, one run of adjacent dims at a time (the IR's reductions
+    take adjacent dims; a mean of equal-sized means is the mean)."""
+    runs: list[list[int]] = []
+    for d in sorted(dims):
+        if runs and runs[-1][-1] == d - 1:
+            runs[-1].append(d)
+        else:
+            runs.append([d])
+    for run in reversed(runs):
+        x = make("mean", [x], dim=tuple(run), keepdim=True)
+    return x
+
+
+def _batch_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+    """Training mode normalizes with the batch's statistics (over every dim but the channel's);
+    evaluation mode with the running ones. The running statistics' update in training mode is
+    module state the result does not read; it is not repeated (the report says so)."""
+    x, weight, bias, running_mean, running_var = a[0], a[1], a[2], a[3], a[4]
+    training, eps = bool(_get(a, k, 5, "training")), float(_get(a, k, 7, "eps", 1e-5))
+    channel_shape = (_shape(x)[1],) + (1,) * (x.rank - 2)
+    if training or running_mean is None:
+        dims = tuple(i for i in range(x.rank) if i != 1)
+        mean = _mean_kept(x, dims)
+        dev = make("sub", [x, mean])
+        var = _mean_kept(make("mul", [dev, dev]), dims)
+    else:
+        mean, var = view(running_mean, channel_shape), view(running_var, channel_shape)
+        dev = make("sub", [x, mean])
+    y = make("mul", [dev, make("rsqrt", [make("add", [var, const(eps)])])])
+    return _affine(y, weight, bias, view)
+
+
+def _matmul(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+    """matmul of any rank: the IR's 2-D/3-D forms, leading batch dims flattened through views."""
+    x, w = a[0], a[1]
+    if x.rank <= 3 and w.rank <= 3 and min(x.rank, w.rank) >= 2:
+        return make("matmul", [x, w])
+    xs, ws = _shape(x), _shape(w)
+    if x.rank >= 3 and w.rank == 2:  # (..., M, K) @ (K, N): rows of every batch at once
+        y = make("matmul", [view(x, (math.prod(xs[:-1]), xs[-1])), w])
+        return view(y, xs[:-1] + (ws[-1],))
+    if x.rank == w.rank and x.rank > 3 and xs[:-2] == ws[:-2]:  # one batch dim
+        batch = math.prod(xs[:-2])
+        y = make("matmul", [view(x, (batch,) + xs[-2:]), view(w, (batch,) + ws[-2:])])
+        return view(y, xs[:-2] + (xs[-2], ws[-1]))
+    raise Unsupported(f"matmul of shapes {list(xs)} and {list(ws)} has no IR form yet")
+
+
+def _attention(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+    """scaled_dot_product_attention as softmax(Q Kᵀ · scale) V: two matmuls and a row softmax."""
+    q, key, v = a[0], a[1], a[2]
+    if _get(a, k, 3, "attn_mask") is not None or _get(a, k, 5, "is_causal", False):
+        raise Unsupported("attention with a mask or is_causal has no IR form yet")
+    if _get(a, k, 4, "dropout_p", 0.0) != 0.0:
+        raise Unsupported("attention dropout draws random numbers; DICE has no random kernels")
+    if _get(a, k, 7, "enable_gqa", False):
+        raise Unsupported("grouped-query attention has no IR form yet")
+    scale = _get(a, k, 6, "scale")
+    scale = 1.0 / math.sqrt(_shape(q)[-1]) if scale is None else float(scale)
+    keys_t = make("permute", [key], dims=tuple(range(key.rank - 2)) + (key.rank - 1, key.rank - 2))
+    scores = make("mul", [_matmul([q, keys_t], {}, view), const(scale)])
+    return _matmul([make("softmax", [scores], dim=-1), v], {}, view)
+
+
+def _adaptive_avg_pool(spatial: int) -> ReshapingHandler:
+    """Adaptive average pooling where the output size divides the input: a plain average pool
+    (2-D, through a view for 1-D), or a mean for an output of one element per channel."""
+
+    def handler(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+        x = a[0]
+        out = a[1] if isinstance(a[1], (list, tuple)) else [a[1]] * spatial
+        sizes = _shape(x)[-spatial:]
+        if all(o == 1 for o in out):
+            return make("mean", [x], dim=tuple(range(x.rank - spatial, x.rank)), keepdim=True)
+        if spatial == 2 and all(s % o == 0 for s, o in zip(sizes, out)):
+            kernel = tuple(s // o for s, o in zip(sizes, out))
+            return make("avg_pool2d", [x], kernel_size=kernel, stride=kernel, padding=(0, 0))
+        raise Unsupported(f"adaptive pooling from {list(sizes)} to {list(out)} has no IR form yet")
+
+    return handler
+
+
+RESHAPING: dict[str, ReshapingHandler] = {
+    "aten.matmul": _matmul,
+    "aten.scaled_dot_product_attention": _attention,
+    "aten.adaptive_avg_pool1d": _adaptive_avg_pool(1),
+    "aten.adaptive_avg_pool2d": _adaptive_avg_pool(2),
+    "aten.adaptive_avg_pool3d": _adaptive_avg_pool(3),
+    "aten.conv1d": _conv1d,
+    "aten.max_pool1d": _pool1d("max_pool2d"),
+    "aten.avg_pool1d": _pool1d("avg_pool2d"),
+    "aten.layer_norm": _layer_norm,
+    "aten.group_norm": _group_norm,
+    "aten.instance_norm": _instance_norm,
+    "aten.logsumexp": _logsumexp,
+    "aten.batch_norm": _batch_norm,
+}

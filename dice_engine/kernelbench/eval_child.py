@@ -1,0 +1,240 @@
+"""The evaluation itself, in a child process that owns the GPU (`evaluate.py` starts it).
+
+    python -m dice_engine.kernelbench.eval_child TASK.py NEW.py CONFIG_JSON RESULT_JSON
+
+KernelBench's protocol: both models built from the same seed; correctness on freshly seeded
+inputs (tolerance 1e-4 for fp32 results, 1e-2 for fp16/bf16); then timing with CUDA events,
+a warm-up first and the L2 cache flushed before every trial, PyTorch eager (and torch.compile
+when asked) timed in the same process. The guards of `guards.py` run on every correctness call,
+and three extra calls check for stream, result-cache and pointer-cache tricks. Functions used
+here are bound before the solution is loaded, so a patched torch cannot fool the measurement.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .guards import PatchGuard, aliased_output, dtype_mismatch, mutated_inputs
+
+_allclose, _equal, _Event, _synchronize = (
+    torch.allclose,
+    torch.equal,
+    torch.cuda.Event,
+    torch.cuda.synchronize,
+)
+_elapsed = torch.cuda.Event.elapsed_time
+WARMUP = 3
+SEED = 42
+STREAM_DELAY_CYCLES = 200_000_000  # ~0.1 s of GPU clock before the delayed inputs are written
+
+
+class Rejected(Exception):
+    """The solution broke the protocol; the message says how."""
+
+
+def _load(path: str, name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__file__ = path
+    exec(compile(Path(path).read_text(encoding="utf-8"), path, "exec"), module.__dict__)
+    return module
+
+
+def _tolerance(t: torch.Tensor) -> float:
+    return 1e-2 if t.dtype in (torch.float16, torch.bfloat16) else 1e-4
+
+
+def _as_list(out: Any) -> list[Any]:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _inputs(task: types.ModuleType, seed: int) -> list[Any]:
+    torch.manual_seed(seed)
+    return [x.cuda() if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+
+
+def _compare(ref: list[Any], out: list[Any]) -> tuple[bool, float]:
+    worst = 0.0
+    ok = True
+    for r, o in zip(ref, out):
+        if not isinstance(r, torch.Tensor):
+            ok = ok and r == o
+            continue
+        diff = (o.float() - r.float()).abs()
+        worst = max(worst, float(diff.max()) if diff.numel() else 0.0)
+        tol = _tolerance(r)
+        same_nans = not (o.isnan() != r.isnan()).any()
+        ok = ok and same_nans and _allclose(o.double(), r.double(), atol=tol, rtol=tol, equal_nan=True)
+    return ok, worst
+
+
+class Evaluation:
+    def __init__(self, task_path: str, new_path: str, config: dict[str, Any]):
+        self.config = config
+        self.patches = PatchGuard()
+        self.task = _load(task_path, "kernelbench_task")
+        self.new = _load(new_path, "kernelbench_new")
+        if why := self.patches.patched():
+            raise Rejected(f"loading the solution: {why}")
+        if "ModelNew" not in self.new.__dict__:
+            raise Rejected(f"{new_path} defines no ModelNew")
+        init = self.task.get_init_inputs()
+        torch.manual_seed(SEED)
+        self.ref = self.task.Model(*init).cuda()
+        torch.manual_seed(SEED)
+        self.model = self.new.ModelNew(*init).cuda()
+        ref_state, new_state = self.ref.state_dict(), self.model.state_dict()
+        self.weights_equal = ref_state.keys() == new_state.keys() and all(
+            _equal(ref_state[k], new_state[k]) for k in ref_state
+        )
+
+    def call_new(self, inputs: list[Any]) -> list[Any]:
+        """ModelNew on `inputs`, with the input, alias and dtype guards."""
+        before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        out = _as_list(self.model(*inputs))
+        _synchronize()
+        owned = [*inputs, *self.model.parameters(), *self.model.buffers()]
+        for why in (mutated_inputs(before, inputs), aliased_output(out, owned), self.patches.patched()):
+            if why:
+                raise Rejected(why)
+        return out
+
+    def check(self, inputs: list[Any], what: str) -> float:
+        with torch.no_grad():
+            ref = _as_list(self.ref(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]))
+            out = self.call_new(inputs)
+        if why := dtype_mismatch(ref, out):
+            raise Rejected(f"{what}: {why}")
+        ok, worst = _compare(ref, out)
+        if not ok:
+            raise Rejected(f"{what}: wrong result (max abs difference {worst:.3g})")
+        return worst
+
+    def correctness(self) -> float:
+        worst = 0.0
+        for trial in range(self.config["correctness_trials"]):
+            worst = max(worst, self.check(_inputs(self.task, SEED + trial), f"correctness trial {trial + 1}"))
+        # The same tensors holding new values: a result cached by input pointer shows.
+        inputs = _inputs(self.task, SEED)
+        with torch.no_grad():
+            self.model(*inputs)
+        fresh = _inputs(self.task, SEED + 1000)
+        for x, y in zip(inputs, fresh):
+            if isinstance(x, torch.Tensor):
+                x.copy_(y)
+        worst = max(worst, self.check(inputs, "same input tensors, new values"))
+        return max(worst, self.stream_check())
+
+    def stream_check(self) -> float:
+        """The inputs are written on the current stream only after a delay: work launched on
+        any other stream reads them before they are there."""
+        inputs = _inputs(self.task, SEED + 2000)
+        staged = [
+            torch.full_like(x, float("nan"))
+            if isinstance(x, torch.Tensor) and x.is_floating_point()
+            else (torch.zeros_like(x) if isinstance(x, torch.Tensor) else x)
+            for x in inputs
+        ]
+        stream = torch.cuda.Stream()
+        _synchronize()
+        with torch.no_grad(), torch.cuda.stream(stream):
+            torch.cuda._sleep(STREAM_DELAY_CYCLES)
+            for s, x in zip(staged, inputs):
+                if isinstance(s, torch.Tensor):
+                    s.copy_(x)
+            out = [o.clone() if isinstance(o, torch.Tensor) else o for o in _as_list(self.model(*staged))]
+        _synchronize()
+        with torch.no_grad():
+            ref = _as_list(self.ref(*inputs))
+        ok, worst = _compare(ref, out)
+        if not ok:
+            raise Rejected(
+                "with a non-default current stream the result is wrong: "
+                "the solution does not run on the current CUDA stream"
+            )
+        return worst
+
+    def timing(self, model: Any, trials: int) -> dict[str, float]:
+        inputs = _inputs(self.task, SEED)
+        l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
+        flush = torch.empty(max(2 * l2, 1 << 20) // 4, dtype=torch.float32, device="cuda")
+        times = []
+        with torch.no_grad():
+            for _ in range(WARMUP):
+                model(*inputs)
+            _synchronize()
+            for _ in range(trials):
+                flush.zero_()
+                start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+                start.record()
+                model(*inputs)
+                end.record()
+                _synchronize()
+                times.append(_elapsed(start, end))
+        times.sort()
+        mean = sum(times) / len(times)
+        std = (sum((t - mean) ** 2 for t in times) / len(times)) ** 0.5
+        return {
+            "mean_ms": mean,
+            "std_ms": std,
+            "min_ms": times[0],
+            "max_ms": times[-1],
+            "median_ms": times[len(times) // 2],
+            "trials": len(times),
+        }
+
+
+def run(task_path: str, new_path: str, config: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "task": task_path,
+        "new": new_path,
+        "correct": False,
+        "message": "",
+        "device": torch.cuda.get_device_name(0),
+    }
+    try:
+        ev = Evaluation(task_path, new_path, config)
+        result["weights_equal"] = ev.weights_equal
+        result["max_abs_diff"] = ev.correctness()
+        result["correct"] = True
+    except Rejected as e:
+        result["message"] = str(e)
+        return result
+    trials = config["trials"]
+    result["time_new"] = ev.timing(ev.model, trials)
+    result["time_eager"] = ev.timing(ev.ref, trials)
+    result["speedup_eager"] = result["time_eager"]["mean_ms"] / result["time_new"]["mean_ms"]
+    if config.get("compile"):
+        result["time_compile"] = ev.timing(torch.compile(ev.ref), trials)
+        result["speedup_compile"] = result["time_compile"]["mean_ms"] / result["time_new"]["mean_ms"]
+    if why := ev.patches.patched():  # patched while being timed: nothing counts
+        result.update(correct=False, message=f"while timing: {why}")
+    result["fast_1"] = result["correct"] and result["speedup_eager"] > 1.0
+    return result
+
+
+def main(argv: list[str]) -> int:
+    task_path, new_path, config, out_path = argv[0], argv[1], json.loads(argv[2]), argv[3]
+    if not torch.cuda.is_available():
+        Path(out_path).write_text(json.dumps({"error": "no CUDA GPU visible to torch"}))
+        return 0
+    try:
+        result = run(task_path, new_path, config)
+    except Exception as e:  # the solution's or the task's code failed: a result, not a crash
+        result = {
+            "task": task_path,
+            "new": new_path,
+            "correct": False,
+            "message": f"{type(e).__name__}: {' '.join(str(e).split())[:400]}",
+        }
+    Path(out_path).write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
