@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dice_engine.api import CUDAGenerator
-from dice_engine.bench.torch_program import torch_function
+from dice_engine.runner.torch_program import torch_function
 from dice_engine.arch import ARCHS
 from dice_engine.intent import parse_intent
 from dice_engine.ir import reference

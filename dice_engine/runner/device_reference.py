@@ -165,10 +165,11 @@ class _Evaluator:
     def norm(self, args: list[Tensor], node: Node) -> Tensor:
         x = self.float_(args[0])
         eps = node.attr("eps")
+        axes = tuple(range(-node.attr("axes", 1), 0))    # the normalised trailing axes
         if node.op == "layer_norm":
-            mean = self.mean_(x, -1, True)
+            mean = self.mean_(x, axes, True)
             centred = x - mean
-            y = centred / torch.sqrt(self.mean_(centred * centred, -1, True) + eps)
+            y = centred / torch.sqrt(self.mean_(centred * centred, axes, True) + eps)
             if len(args) > 1:
                 y = y * args[1]
             if len(args) > 2:
@@ -176,7 +177,7 @@ class _Evaluator:
             return y
         if eps is None:   # torch.nn.functional.rms_norm: the input dtype's machine epsilon
             eps = torch.finfo(torch_dtype(node.args[0].dtype)).eps
-        y = x / torch.sqrt(self.mean_(x * x, -1, True) + eps)
+        y = x / torch.sqrt(self.mean_(x * x, axes, True) + eps)
         return y * args[1] if len(args) > 1 else y
 
     def cumsum(self, x: Tensor, dim: int) -> Tensor:
