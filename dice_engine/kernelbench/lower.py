@@ -17,10 +17,18 @@ from typing import Any, Callable
 from ..ir.dtypes import DTYPES, DType
 from ..ir.graph import Node
 from ..ir.ops import HEAVY, OpError, const, input_tensor, make
+from .aten_composed import COMPOSED, COMPOSED_RESHAPING
+from .aten_einsum import EINSUM
 from .aten_ops import TABLE, VIEWS, Unsupported
-from .aten_reshaping import RESHAPING
+from .aten_reshaping import RESHAPING, ReshapingHandler
+from .aten_windows import WINDOWS
 from .plan import Buffer, KernelPlan, Origin, heavy_in, is_layout_view, substitute
 from .trace import Traced
+
+
+# Every mapped operator: handlers that read values through other shapes get `view_as` too.
+HANDLERS = {**TABLE, **WINDOWS, **COMPOSED}
+RESHAPING_HANDLERS: dict[str, ReshapingHandler] = {**RESHAPING, **COMPOSED_RESHAPING, **EINSUM}
 
 
 class Unmapped(Exception):
@@ -193,10 +201,10 @@ class Lowering:
             return args[0]
         self.current = Origin(name, line)
         try:
-            if name in RESHAPING:
-                result = RESHAPING[name](args, kwargs, self.view_as)
-            elif name in TABLE:
-                result = TABLE[name](args, kwargs)
+            if name in RESHAPING_HANDLERS:
+                result = RESHAPING_HANDLERS[name](args, kwargs, self.view_as)
+            elif name in HANDLERS:
+                result = HANDLERS[name](args, kwargs)
             else:
                 raise Unmapped(name, line, code, "this operator has no mapping to DICE's IR yet")
         except (Unsupported, OpError) as e:
