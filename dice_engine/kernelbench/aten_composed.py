@@ -37,11 +37,13 @@ def _nll(logp: Node, target: Node, reduction: int, ignore_index: int, view: View
     if target.dtype.is_float or _shape(target) != (rows,):
         raise Unsupported(f"target must be class indices of shape [{rows}], got {target.dtype}{list(target.shape)}")
     hit = make("eq", [index(logp.shape, 1), view(target, (rows, 1))])
-    loss = make("neg", [make("sum", [make("where", [hit, logp, const(0.0)])], dim=1)])
+    picked = make("sum", [make("where", [hit, logp, const(0.0)])], dim=1)
+    kept = make("ne", [target, const(int(ignore_index))])  # an ignore_index may be a class
+    loss = make("where", [kept, make("neg", [picked]), const(0.0)])
     if int(reduction) != 1:
         return _reduced(loss, reduction)
-    counted = make("cast", [make("ne", [target, const(int(ignore_index))])], dtype=logp.dtype)
-    return make("div", [make("sum", [loss]), make("sum", [counted])])
+    counted = make("sum", [make("cast", [kept], dtype=logp.dtype)])
+    return make("div", [make("sum", [loss]), counted])
 
 
 def _no_weight(a: Sequence[Any], k: dict[str, Any], name: str) -> None:
@@ -59,7 +61,7 @@ def _cross_entropy(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
 
 
 def _nll_loss(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
-    """aten.nll_loss(input, target, weight, reduction, ignore_index)."""
+    """aten.nll_loss / nll_loss_nd(input, target, weight, reduction, ignore_index)."""
     _no_weight(a, k, "nll_loss")
     return _nll(a[0], a[1], _get(a, k, 3, "reduction", 1), _get(a, k, 4, "ignore_index", -100), view)
 
@@ -73,4 +75,5 @@ COMPOSED: dict[str, Handler] = {
 COMPOSED_RESHAPING: dict[str, ReshapingHandler] = {
     "aten.cross_entropy_loss": _cross_entropy,
     "aten.nll_loss": _nll_loss,
+    "aten.nll_loss_nd": _nll_loss,
 }

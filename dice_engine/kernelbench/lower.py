@@ -87,7 +87,9 @@ class Lowering:
         return input_tensor(name, dtype, shape)
 
     def temp(self, dtype: DType, shape: tuple[int, ...]) -> Node:
-        name = f"t{self.temps}"
+        # not t0/v0/f0/m0: the general lowering names its C locals so, and a tensor parameter of
+        # the same name would be shadowed inside the kernel
+        name = f"tmp{self.temps}"
         self.temps += 1
         return self.add_buffer(name, dtype, shape, name, "temp")
 
