@@ -282,9 +282,11 @@ def _split_point(expr: Node) -> list[Node]:
 
 def _scalar_constant(value: Any) -> float | int | bool | None:
     """The number a one-element constant tensor holds (None for anything else)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
     numel = getattr(value, "numel", None)
-    if numel is None or numel() != 1 or value.device.type == "meta":
-        return None
+    if numel is None or numel() != 1 or isinstance(value, FakeTensor) or value.device.type == "meta":
+        return None  # a fake tensor (a module attribute built with the model) holds no value
     return value.item()
 
 

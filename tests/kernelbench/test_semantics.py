@@ -58,6 +58,7 @@ def run_plans(stem: str, seed: int = 0) -> tuple[list[np.ndarray], list[torch.Te
         "batched_shapes",
         "scalar_input",
         "constant_tensor",
+        "constant_on_input_device",
         "attention",
         "conv_windows",
         "conv_depthwise_pools",
