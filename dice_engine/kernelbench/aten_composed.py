@@ -35,7 +35,9 @@ def _nll(logp: Node, target: Node, reduction: int, ignore_index: int, view: View
         raise Unsupported(f"a class dimension after dim 1 (input of rank {logp.rank}) has no IR form yet")
     rows = _shape(logp)[0]
     if target.dtype.is_float or _shape(target) != (rows,):
-        raise Unsupported(f"target must be class indices of shape [{rows}], got {target.dtype}{list(target.shape)}")
+        raise Unsupported(
+            f"target must be class indices of shape [{rows}], got {target.dtype}{list(target.shape)}"
+        )
     hit = make("eq", [index(logp.shape, 1), view(target, (rows, 1))])
     picked = make("sum", [make("where", [hit, logp, const(0.0)])], dim=1)
     kept = make("ne", [target, const(int(ignore_index))])  # an ignore_index may be a class

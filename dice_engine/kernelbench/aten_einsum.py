@@ -64,13 +64,17 @@ def _einsum(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
             raise Unsupported(f"einsum term '{term}' has {len(term)} letters for a tensor of rank {x.rank}")
         for c, s in zip(term, _shape(x)):
             if sizes.setdefault(c, s) != s:
-                raise Unsupported(f"einsum letter '{c}' has sizes {sizes[c]} and {s} (broadcasting has no IR form yet)")
+                raise Unsupported(
+                    f"einsum letter '{c}' has sizes {sizes[c]} and {s} (broadcasting has no IR form yet)"
+                )
     if len(operands) == 1:
         x, term = _sum_out(operands[0], terms[0], set(out))
         return _permuted(x, term, out)
     if len(operands) != 2:
         raise Unsupported(f"einsum of {len(operands)} operands has no IR form yet")
-    (x, tx), (y, ty) = (_sum_out(o, t, set(out) | set(u)) for o, t, u in zip(operands, terms, reversed(terms)))
+    (x, tx), (y, ty) = (
+        _sum_out(o, t, set(out) | set(u)) for o, t, u in zip(operands, terms, reversed(terms))
+    )
     batch = "".join(c for c in out if c in tx and c in ty)
     left = "".join(c for c in out if c in tx and c not in ty)
     right = "".join(c for c in out if c in ty and c not in tx)

@@ -27,7 +27,9 @@ def same_padding(weight: Node, spatial: int, dilation: Any, stride: Any) -> tupl
     for k, d in zip(weight.shape[2:], dil):
         total = int(d) * (int(k) - 1)
         if total % 2:
-            raise Unsupported("padding='same' with an even extent of the dilated kernel pads unevenly; no IR form yet")
+            raise Unsupported(
+                "padding='same' with an even extent of the dilated kernel pads unevenly; no IR form yet"
+            )
         pads.append(total // 2)
     return tuple(pads)
 

@@ -3,9 +3,10 @@
 The model is built from `get_init_inputs()` and the inputs from `get_inputs()` as fake tensors
 (PyTorch's FakeTensorMode), so parameters and inputs have shapes, dtypes and a real device but no
 storage (KernelBench's tensors can be gigabytes). Unlike the meta device, a constant forward makes
-on its input's device (`torch.tensor(0.0, device=x.device)`) keeps its value. `torch.export` then records the forward as ATen operators; Python scalars and
-module attributes are folded into the operators' arguments, parameters and buffers become
-placeholders named by their state-dict keys.
+on its input's device (`torch.tensor(0.0, device=x.device)`) keeps its value. `torch.export`
+then records the forward as ATen operators; Python scalars and module attributes are folded into
+the operators' arguments, parameters and buffers become placeholders named by their state-dict
+keys.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ PyTorch in test_semantics.py."""
 from __future__ import annotations
 
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
