@@ -274,57 +274,6 @@ def _addmm(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return prod if beta == 0 else make("add", [bias, prod])
 
 
-def _conv2d(a: Sequence[Any], k: dict[str, Any]) -> Node:
-    x, w, b = a[0], a[1], _get(a, k, 2, "bias")
-    if _get(a, k, 6, "groups", 1) != 1:
-        raise Unsupported("grouped convolution has no IR form yet")
-    padding = _get(a, k, 4, "padding", 0)
-    if isinstance(padding, str):
-        raise Unsupported(f"padding='{padding}' has no IR form yet")
-    return make(
-        "conv2d",
-        [x, w, *([b] if b is not None else [])],
-        stride=_pair(_get(a, k, 3, "stride", 1)),
-        padding=_pair(padding),
-        dilation=_pair(_get(a, k, 5, "dilation", 1)),
-    )
-
-
-def _pair(v: Any) -> Any:
-    return tuple(v) if isinstance(v, (list, tuple)) else v
-
-
-def _max_pool2d(a: Sequence[Any], k: dict[str, Any]) -> Node:
-    if _pair(_get(a, k, 4, "dilation", 1)) not in (1, (1, 1)):
-        raise Unsupported("max_pool2d with dilation has no IR form yet")
-    if _get(a, k, 5, "ceil_mode", False):
-        raise Unsupported("max_pool2d with ceil_mode=True has no IR form yet")
-    return make(
-        "max_pool2d",
-        [a[0]],
-        kernel_size=_pair(a[1]),
-        stride=_pair(_get(a, k, 2, "stride")) or None,
-        padding=_pair(_get(a, k, 3, "padding", 0)),
-    )
-
-
-def _avg_pool2d(a: Sequence[Any], k: dict[str, Any]) -> Node:
-    if _get(a, k, 4, "ceil_mode", False):
-        raise Unsupported("avg_pool2d with ceil_mode=True has no IR form yet")
-    padding = _pair(_get(a, k, 3, "padding", 0))
-    if padding not in (0, (0, 0)) and not _get(a, k, 5, "count_include_pad", True):
-        raise Unsupported("avg_pool2d with count_include_pad=False has no IR form yet")
-    if _get(a, k, 6, "divisor_override") is not None:
-        raise Unsupported("avg_pool2d with divisor_override has no IR form yet")
-    return make(
-        "avg_pool2d",
-        [a[0]],
-        kernel_size=_pair(a[1]),
-        stride=_pair(_get(a, k, 2, "stride")) or None,
-        padding=padding,
-    )
-
-
 def _dropout(a: Sequence[Any], k: dict[str, Any]) -> Node:
     p, train = _get(a, k, 1, "p", 0.5), _get(a, k, 2, "train", True)
     if p == 0 or not train:
@@ -526,9 +475,6 @@ TABLE: dict[str, Handler] = {
     "aten.bmm": _binary("matmul"),
     "aten.linear": _linear,
     "aten.addmm": _addmm,
-    "aten.conv2d": _conv2d,
-    "aten.max_pool2d": _max_pool2d,
-    "aten.avg_pool2d": _avg_pool2d,
     "aten.linalg_vector_norm": _vector_norm,
     "aten.broadcast_tensors": _broadcast_tensors,
     "aten.smooth_l1_loss": _smooth_l1,

@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 from ..ir.graph import Node
 from ..ir.ops import const, make, normalize_dim
 from .aten_ops import Unsupported, _get
+from .aten_windows import conv_padding
 
 View = Callable[[Node, tuple[int, ...]], Node]
 ReshapingHandler = Callable[[Sequence[Any], dict[str, Any], View], Node]
@@ -34,35 +35,42 @@ def _one(v: Any, name: str) -> int:
 
 def _conv1d(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     x, w, b = a[0], a[1], _get(a, k, 2, "bias")
-    if _get(a, k, 6, "groups", 1) != 1:
-        raise Unsupported("grouped convolution has no IR form yet")
-    padding = _get(a, k, 4, "padding", 0)
-    if isinstance(padding, str):
-        raise Unsupported(f"padding='{padding}' has no IR form yet")
-    (n, c, length), (kout, _, r) = _shape(x), _shape(w)
+    (n, c, length), (kout, cin_per_group, r) = _shape(x), _shape(w)
+    stride = _one(_get(a, k, 3, "stride", 1), "stride")
+    dilation = _one(_get(a, k, 5, "dilation", 1), "dilation")
+    padding = conv_padding(_get(a, k, 4, "padding", 0), w, 1, (dilation,), stride)
     y = make(
         "conv2d",
-        [view(x, (n, c, 1, length)), view(w, (kout, c, 1, r)), *([b] if b is not None else [])],
-        stride=(1, _one(_get(a, k, 3, "stride", 1), "stride")),
+        [view(x, (n, c, 1, length)), view(w, (kout, cin_per_group, 1, r)), *([b] if b is not None else [])],
+        stride=(1, stride),
         padding=(0, _one(padding, "padding")),
-        dilation=(1, _one(_get(a, k, 5, "dilation", 1), "dilation")),
+        dilation=(1, dilation),
+        groups=int(_get(a, k, 6, "groups", 1)),
     )
     return view(y, (n, kout, _shape(y)[3]))
 
 
 def _pool1d(op: str) -> ReshapingHandler:
+    """max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode) and
+    avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad) as their
+    2-D forms over a height of 1."""
+
     def handler(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
         x = a[0]
-        if op == "max_pool2d" and _one(_get(a, k, 4, "dilation", 1), "dilation") != 1:
-            raise Unsupported("max_pool1d with dilation has no IR form yet")
-        if _get(a, k, 5 if op == "max_pool2d" else 4, "ceil_mode", False):
-            raise Unsupported("pooling with ceil_mode=True has no IR form yet")
-        if op == "avg_pool2d" and not _get(a, k, 5, "count_include_pad", True):
-            raise Unsupported("avg_pool1d with count_include_pad=False has no IR form yet")
         kernel = _one(a[1], "kernel_size")
         stride = _get(a, k, 2, "stride")
-        stride = kernel if stride in (None, []) else _one(stride, "stride")
+        stride = kernel if stride in (None, [], ()) else _one(stride, "stride")
         padding = _one(_get(a, k, 3, "padding", 0), "padding")
+        if op == "max_pool2d":
+            extra: dict[str, Any] = {
+                "dilation": (1, _one(_get(a, k, 4, "dilation", 1), "dilation")),
+                "ceil_mode": bool(_get(a, k, 5, "ceil_mode", False)),
+            }
+        else:
+            extra = {
+                "ceil_mode": bool(_get(a, k, 4, "ceil_mode", False)),
+                "count_include_pad": bool(_get(a, k, 5, "count_include_pad", True)),
+            }
         n, c, length = _shape(x)
         y = make(
             op,
@@ -70,6 +78,7 @@ def _pool1d(op: str) -> ReshapingHandler:
             kernel_size=(1, kernel),
             stride=(1, stride),
             padding=(0, padding),
+            **extra,
         )
         return view(y, (n, c, _shape(y)[3]))
 

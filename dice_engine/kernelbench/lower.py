@@ -17,10 +17,18 @@ from typing import Any, Callable
 from ..ir.dtypes import DTYPES, DType
 from ..ir.graph import Node
 from ..ir.ops import HEAVY, OpError, const, input_tensor, make
+from .aten_composed import COMPOSED, COMPOSED_RESHAPING
+from .aten_einsum import EINSUM
 from .aten_ops import TABLE, VIEWS, Unsupported
-from .aten_reshaping import RESHAPING
+from .aten_reshaping import RESHAPING, ReshapingHandler
+from .aten_windows import WINDOWS
 from .plan import Buffer, KernelPlan, Origin, heavy_in, is_layout_view, substitute
 from .trace import Traced
+
+
+# Every mapped operator: handlers that read values through other shapes get `view_as` too.
+HANDLERS = {**TABLE, **WINDOWS, **COMPOSED}
+RESHAPING_HANDLERS: dict[str, ReshapingHandler] = {**RESHAPING, **COMPOSED_RESHAPING, **EINSUM}
 
 
 class Unmapped(Exception):
@@ -79,7 +87,9 @@ class Lowering:
         return input_tensor(name, dtype, shape)
 
     def temp(self, dtype: DType, shape: tuple[int, ...]) -> Node:
-        name = f"t{self.temps}"
+        # not t0/v0/f0/m0: the general lowering names its C locals so, and a tensor parameter of
+        # the same name would be shadowed inside the kernel
+        name = f"tmp{self.temps}"
         self.temps += 1
         return self.add_buffer(name, dtype, shape, name, "temp")
 
@@ -193,10 +203,10 @@ class Lowering:
             return args[0]
         self.current = Origin(name, line)
         try:
-            if name in RESHAPING:
-                result = RESHAPING[name](args, kwargs, self.view_as)
-            elif name in TABLE:
-                result = TABLE[name](args, kwargs)
+            if name in RESHAPING_HANDLERS:
+                result = RESHAPING_HANDLERS[name](args, kwargs, self.view_as)
+            elif name in HANDLERS:
+                result = HANDLERS[name](args, kwargs)
             else:
                 raise Unmapped(name, line, code, "this operator has no mapping to DICE's IR yet")
         except (Unsupported, OpError) as e:
@@ -272,9 +282,11 @@ def _split_point(expr: Node) -> list[Node]:
 
 def _scalar_constant(value: Any) -> float | int | bool | None:
     """The number a one-element constant tensor holds (None for anything else)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
     numel = getattr(value, "numel", None)
-    if numel is None or numel() != 1 or value.device.type == "meta":
-        return None
+    if numel is None or numel() != 1 or isinstance(value, FakeTensor) or value.device.type == "meta":
+        return None  # a fake tensor (a module attribute built with the model) holds no value
     return value.item()
 
 

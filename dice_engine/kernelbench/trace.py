@@ -1,10 +1,12 @@
 """Trace a task's `Model.forward` into an ATen graph without touching memory.
 
-The model is built from `get_init_inputs()` and the inputs from `get_inputs()` under the meta
-device, so parameters and inputs have shapes and dtypes but no storage (KernelBench's tensors
-can be gigabytes). `torch.export` then records the forward as ATen operators; Python scalars and
-module attributes are folded into the operators' arguments, parameters and buffers become
-placeholders named by their state-dict keys.
+The model is built from `get_init_inputs()` and the inputs from `get_inputs()` as fake tensors
+(PyTorch's FakeTensorMode), so parameters and inputs have shapes, dtypes and a real device but no
+storage (KernelBench's tensors can be gigabytes). Unlike the meta device, a constant forward makes
+on its input's device (`torch.tensor(0.0, device=x.device)`) keeps its value. `torch.export`
+then records the forward as ATen operators; Python scalars and module attributes are folded into
+the operators' arguments, parameters and buffers become placeholders named by their state-dict
+keys.
 """
 
 from __future__ import annotations
@@ -57,9 +59,10 @@ _KINDS = {"USER_INPUT": "input", "PARAMETER": "parameter", "BUFFER": "buffer", "
 
 def trace_task(task: Task) -> Traced:
     import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
 
     try:
-        with torch.device("meta"):
+        with FakeTensorMode(allow_non_fake_inputs=True):
             init = list(task.get_init_inputs())
             model = task.model_class(*init)
             inputs = list(task.get_inputs())

@@ -97,6 +97,11 @@ def test_eval_accepts_the_honest_control():
         "variance_rows",
         "attention",
         "norms_and_pools",
+        "conv_windows",
+        "conv_depthwise_pools",
+        "scans_masks_einsum",
+        "class_losses",
+        "constant_on_input_device",
     ],
 )
 def test_generated_model_new_passes_the_protocol(stem, translations):

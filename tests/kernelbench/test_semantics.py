@@ -58,7 +58,12 @@ def run_plans(stem: str, seed: int = 0) -> tuple[list[np.ndarray], list[torch.Te
         "batched_shapes",
         "scalar_input",
         "constant_tensor",
+        "constant_on_input_device",
         "attention",
+        "conv_windows",
+        "conv_depthwise_pools",
+        "scans_masks_einsum",
+        "class_losses",
     ],
 )
 def test_plans_compute_what_the_model_computes(stem):
@@ -80,3 +85,21 @@ def test_view_lowered_operators_are_all_served():
         "aten.logsumexp",
     ):
         assert op in ops
+
+
+@pytest.mark.parametrize(
+    "stem, mapped",
+    [
+        ("conv_windows", ["aten.conv3d", "aten.conv_transpose3d", "aten.conv_transpose1d",
+                          "aten.max_pool3d", "aten.avg_pool3d"]),
+        ("conv_depthwise_pools", ["aten.conv2d", "aten.conv_transpose2d", "aten.avg_pool2d",
+                                  "aten.conv1d", "aten.max_pool1d"]),
+        ("scans_masks_einsum", ["aten.cumprod", "aten.flip", "aten.triu", "aten.tril", "aten.einsum"]),
+        ("class_losses", ["aten.cross_entropy_loss", "aten.nll_loss_nd"]),
+    ],
+)
+def test_new_operators_are_lowered_by_their_own_mapping(stem, mapped):
+    """The operators reach the IR through their handlers (not decomposed by the tracer first)."""
+    _, _, ops = run_plans(stem)
+    for op in mapped:
+        assert op in ops, op

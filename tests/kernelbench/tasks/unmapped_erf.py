@@ -8,7 +8,7 @@ class Model(nn.Module):
 
     def forward(self, x):
         y = torch.relu(x)
-        return torch.cumprod(y, dim=1)
+        return torch.erf(y)
 
 
 def get_inputs():
