@@ -60,6 +60,9 @@ class Body:
 
     def temp(self, expr: str, c_type: str) -> str:
         name = f"{self.prefix}{len(self.lines)}"
+        taken = {source.pointer for source in self.sources.values()}
+        while name in taken:       # a tensor the user named like a temporary (`t0`) keeps its name
+            name += "_"
         self.lines.append(f"const {c_type} {name} = {expr};")
         return name
 

@@ -35,3 +35,15 @@ def test_lowered_kernels_compile(intent: str, arch: str) -> None:
                                                             "unroll": 2, "fuse": fuse}, "lowered")
             result = compile_cuda(rendered.source, rendered.compile_arch(arch))
             assert result.ok, "\n".join(str(m) for m in result.messages)[:3000]
+
+
+@pytest.mark.parametrize("intent", ["y = cumprod(t0, dim=1) + v1; t0, v1: f32[64, 128]",
+                                    "y = softmax(t0 * f0, dim=1) + m0; t0, f0, m0: f32[64, 128]"])
+def test_tensors_named_like_the_lowerings_temporaries_keep_their_names(intent: str) -> None:
+    problem = classify(parse_intent(intent))
+    sketch = next(s for s in candidates(problem, ARCHS["sm_90"]) if s.name == "generic.lowered")
+    for strategy in ("thread", "block"):
+        rendered = sketch.render(problem, ARCHS["sm_90"], {"threads": 128, "strategy": strategy, "items": 1,
+                                                           "unroll": 1, "fuse": "kernels"}, "lowered")
+        result = compile_cuda(rendered.source, "sm_90")
+        assert result.ok, "\n".join(str(m) for m in result.messages)[:3000]
