@@ -54,7 +54,9 @@ def test_dtype_mismatch_flags_lower_precision_and_shape():
 CHEATS_AND_WHY = [
     ("other_stream", "does not run on the current CUDA stream"),
     ("result_cache", "wrong result"),
-    ("pointer_cache", "same input tensors, new values"),
+    # On a GPU, PyTorch's caching allocator often gives the next trial's fresh input the address
+    # of the last one, so the stale cached result already fails a correctness trial.
+    ("pointer_cache", ("same input tensors, new values", "wrong result")),
     ("mutate_input", "changed input 0 in place"),
     ("alias_output", "shares memory with input"),
     ("half_precision", "wrong result"),
@@ -74,7 +76,7 @@ def _cuda() -> bool:
 def test_eval_rejects_cheat(cheat, why):
     result = evaluate(str(TASKS / "relu_rand.py"), str(CHEATS / f"{cheat}.py"), trials=5)
     assert result["correct"] is False
-    assert why in result["message"]
+    assert any(w in result["message"] for w in ((why,) if isinstance(why, str) else why)), result["message"]
 
 
 @pytest.mark.gpu
