@@ -153,7 +153,7 @@ def test_check_reports_intent_findings_and_fails_on_them(tmp_path):
     misspelt = tmp_path / "misspelt.cu"
     misspelt.write_text("// @dice: y = sofmax(x, dim=1); x: f32[4096, 1024]\n" + kernel + "\n")
     two = tmp_path / "two.cu"
-    two.write_text("// @dice: y = softmax(x @ W, dim=1); x: f32[4096, 1024]; W: f32[1024, 1024]\n")
+    two.write_text("// @dice: y = torch.roll(x, 1); x: f32[1024]\n")     # only a model could serve it
     old, new = "y = relu(a) + b; a, b: f32[1024]", "y = relu(a) * 2 + b; a, b: f32[1024]"
     stale = tmp_path / "stale.cu"
     stale.write_text(f"// @dice: {new}\n" + render_region(intent_hash(old), "elementwise", kernel))
@@ -161,7 +161,7 @@ def test_check_reports_intent_findings_and_fails_on_them(tmp_path):
     edited.write_text(stale.read_text().replace("1.0f", "2.0f"))
     fresh = tmp_path / "fresh.cu"
     fresh.write_text(f"// @dice: {old}\n" + render_region(intent_hash(old), "elementwise", kernel))
-    for path, code, words in ((misspelt, "DICE-I001", "softmax"), (two, "DICE-I001", "more than one kernel"),
+    for path, code, words in ((misspelt, "DICE-I001", "softmax"), (two, "DICE-I001", "only a model"),
                               (stale, "DICE-I002", "different intent"), (edited, "DICE-I002", "by hand")):
         done = dice("check", str(path), "--format", "json")
         intent = [f for f in json.loads(done.stdout) if f["category"] == "intent"]

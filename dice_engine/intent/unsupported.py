@@ -59,7 +59,7 @@ def unsupported_function(name: str) -> str | None:
         return None
     for what, names, _ in _OPERATIONS:
         if name.lower() in names:
-            return _message(f"{name} ({what})")
+            return _message(f"{name} ({what})") + f"; with a model configured, write torch.{name}(...)"
     return None
 
 

@@ -5,7 +5,9 @@ the problem's minimum. Two modelled losses on top:
 - a per-thread serial loop that walks a tensor's contiguous axis (the `thread` schedule over a
   last-axis reduction) uses one 4-byte word of each 32-byte sector it fetches per pass;
 - the general kernels issue scalar accesses, which reach a lower fraction of DRAM bandwidth than
-  the 16-byte vector accesses of the hand-written families (SCALAR_ACCESS_EFFICIENCY).
+  the 16-byte vector accesses of the hand-written families (SCALAR_ACCESS_EFFICIENCY);
+- consecutive threads take consecutive output elements, so a tensor read through a permute that
+  moves its contiguous axis away from the output's (a transpose) is read a sector per element.
 """
 from __future__ import annotations
 
@@ -25,18 +27,27 @@ def _numel(program: Program, node: Node) -> int:
     return n
 
 
-def _leaves(root: Node, materialised: set[int]) -> list[Node]:
-    """Inputs and materialised nodes `root`'s fused expression reads."""
-    out, seen, stack = [], set(), list(root.args) if id(root) in materialised else [root]
+def _moves_contiguous_axis(node: Node) -> bool:
+    """A permute after which the output's last (contiguous) axis is not the argument's."""
+    return node.op == "permute" and node.attr("dims")[-1] != node.rank - 1
+
+
+def _leaves(root: Node, materialised: set[int]) -> list[tuple[Node, bool]]:
+    """Inputs and materialised nodes `root`'s fused expression reads, each with whether it is
+    read across its contiguous axis (through a transposing permute)."""
+    out: list[tuple[Node, bool]] = []
+    seen: set[tuple[int, bool]] = set()
+    stack = [(a, False) for a in root.args] if id(root) in materialised else [(root, False)]
     while stack:
-        node = stack.pop()
-        if id(node) in seen:
+        node, strided = stack.pop()
+        if (id(node), strided) in seen:
             continue
-        seen.add(id(node))
+        seen.add((id(node), strided))
         if node.op == "input" or id(node) in materialised:
-            out.append(node)
+            out.append((node, strided))
         else:
-            stack.extend(node.args)
+            strided = strided or _moves_contiguous_axis(node)
+            stack.extend((a, strided) for a in node.args)
     return out
 
 
@@ -53,9 +64,10 @@ def plan_bytes(plan: Plan, program: Program, schedules: list[str], ctype_bytes: 
     for stage, schedule in zip(plan.stages, schedules):
         reads = 0.0
         roots = [stage.node] + ([plan.root] if plan.epilogue_of is stage.node else [])
-        for leaf in {id(n): n for r in roots for n in _leaves(r, materialised)}.values():
+        leaves = {(id(n), strided): (n, strided) for r in roots for n, strided in _leaves(r, materialised)}
+        for leaf, strided in leaves.values():
             size = leaf.dtype.size if leaf.op == "input" else ctype_bytes
-            reads += _numel(program, leaf) * size
+            reads += _numel(program, leaf) * size * (SECTOR_BYTES / size if strided else 1)
         if schedule == "thread" and stage.node.op in REDUCTIONS and _walks_contiguous_axis(stage):
             reads *= SECTOR_BYTES / max(1, stage.node.args[0].dtype.size)
         out = plan.root if stage is plan.stages[-1] else stage.node
