@@ -18,6 +18,7 @@ from .version import VERSION
 from .documents import Documents
 from .features.settings import Settings
 from .jobs import Debouncer, Workers
+from .kernel_cache import KernelCache
 from .sync import synced
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ class DiceServer(LanguageServer):
         self.workers = Workers()
         self._cancel_hooks: dict[Any, Callable[[], None]] = {}
         self.streams: dict[tuple[str, str], Any] = {}   # (uri, intent hash) -> generate.Stream
+        self.kernels = KernelCache()                    # finished kernels, for willSaveWaitUntil
         self.gpu_probe: bool | None = None              # see gpu.py
         self.gpu_runner: Any | None = None
 

@@ -1,9 +1,12 @@
-"""Streaming generation: the `dice.generate` command runs `CUDAGenerator.stream` on a worker
-thread and applies each better kernel with workspace/applyEdit as a versioned TextDocumentEdit
-of the region alone, reporting each round through work-done progress.
+"""Generation: the `dice.generate` command runs `CUDAGenerator.stream` on a worker thread and
+reports each better kernel as a round of work-done progress. The region is written once, when
+the search ends or the user accepts the best kernel so far (`dice.accept`), with
+workspace/applyEdit as one versioned TextDocumentEdit of the region alone: one generation is
+one undo step in the editor. With `dice.streamEdits` each better kernel is written as it is found.
 
-Stops: $/cancelRequest or the progress token's cancel, a newer generate for the same intent,
-the user editing the region (or the intent) while it streams, or the client refusing an edit."""
+Stops: $/cancelRequest or the progress token's cancel (nothing more is written), a newer
+generate for the same intent, the user editing the region (or the intent) while it runs, or
+the client refusing an edit."""
 from __future__ import annotations
 
 import asyncio
@@ -31,6 +34,9 @@ log = logging.getLogger(__name__)
 
 COMMAND = "dice.generate"
 GENERATE_AT_COMMAND = "dice.generateAt"
+ACCEPT_COMMAND = "dice.accept"
+ACCEPTED = "accepted"          # the cancel reason of a run the user accepted early
+_WRITE_ATTEMPTS = 3            # a kernel refused for a stale version is computed again this often
 
 
 @dataclass(frozen=True)
@@ -70,12 +76,14 @@ class Outcome:
     body: str | None = None
     summary: str = ""
     applied: int = 0
+    version: int | None = None     # the document's version after the last kernel written
     stopped: str | None = None     # reason, when it did not run to the end
+    accepted: bool = False         # the user took the best kernel before the search ended
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"applied": self.applied, "stopped": self.stopped, "error": self.error,
-                "result": self.figures}
+        return {"applied": self.applied, "stopped": self.stopped, "accepted": self.accepted,
+                "error": self.error, "result": self.figures}
 
 
 def figures_of(result: GenerationResult) -> dict[str, Any]:
@@ -134,26 +142,35 @@ def region_text_edit(server: "DiceServer", uri: str, site: IntentSite, body: str
 
 
 async def _apply(server: "DiceServer", stream: Stream, body: str, summary: str) -> str | None:
-    """Apply one kernel; returns why streaming must stop, or None."""
+    """Apply one kernel; returns why writing must stop, or None. An edit the client refuses
+    because the user typed just before it arrived is computed again for the new text (a few
+    times), unless that typing touched the region or the intent."""
     uri, intent_hash = stream.request.uri, stream.request.hash
-    site = find_site(server, uri, intent_hash)
-    if site is None:
-        return "the intent changed while generating"
-    if server.documents.get(uri).unpaired(site):
-        return "the region's // @dice-end line went missing while generating; kept your text"
-    doc = server.workspace.get_text_document(uri)
-    before = doc.version
-    change = region_text_edit(server, uri, site, body, summary)
-    result = await server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
-        edit=types.WorkspaceEdit(document_changes=[change]), label="DICE: generate kernel"))
-    if not result.applied:
-        return f"the editor did not apply the kernel ({result.failure_reason or 'document changed'})"
-    # The client's didChange for this edit may trail its reply; the next edit needs that text.
-    for _ in range(200):
-        if server.workspace.get_text_document(uri).version != before:
-            break
-        await asyncio.sleep(0.005)
+    for attempt in range(_WRITE_ATTEMPTS):
+        site = find_site(server, uri, intent_hash)
+        if site is None:
+            return "the intent changed while generating"
+        if server.documents.get(uri).unpaired(site):
+            return "the region's // @dice-end line went missing while generating; kept your text"
+        before = server.workspace.get_text_document(uri).version
+        change = region_text_edit(server, uri, site, body, summary)
+        result = await server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
+            edit=types.WorkspaceEdit(document_changes=[change]), label="DICE: generate kernel"))
+        # The client's didChange for this edit (or for the user's typing that made it refuse
+        # the edit) may trail its reply; the next step needs that text.
+        await _version_after(server, uri, before)
+        if result.applied:
+            return None
+        if stream.cancel.reason not in (None, ACCEPTED) or attempt + 1 == _WRITE_ATTEMPTS:
+            return f"the editor did not apply the kernel ({result.failure_reason or 'document changed'})"
     return None
+
+
+async def _version_after(server: "DiceServer", uri: str, before: int | None, timeout_s: float = 1.0) -> None:
+    for _ in range(int(timeout_s / 0.005)):
+        if server.workspace.get_text_document(uri).version != before:
+            return
+        await asyncio.sleep(0.005)
 
 
 # --- running ----------------------------------------------------------------------------------
@@ -204,7 +221,10 @@ async def run(server: "DiceServer", stream: Stream, *, apply: bool,
         log.exception("generation failed")
         outcome.error = f"generation failed: {exc}"
     finally:
-        outcome.stopped = outcome.stopped or stream.cancel.reason
+        if stream.cancel.reason == ACCEPTED:
+            outcome.accepted = True
+        else:
+            outcome.stopped = outcome.stopped or stream.cancel.reason
         log.info("generation ended in %s after %.1f s: %s", request.uri, time.monotonic() - started,
                  _end_message(outcome))
         if began:
@@ -232,6 +252,18 @@ async def _consume(server: "DiceServer", stream: Stream, intent: str, outcome: O
     def tell(line: str) -> None:         # on the generating thread
         loop.call_soon_threadsafe(report, line)
 
+    async def write(body: str, summary: str) -> bool:
+        stop = await _apply(server, stream, body, summary)
+        if stop is not None:
+            outcome.stopped = stop
+            stream.cancel.cancel(stop)
+            return False
+        stream.written = True
+        outcome.applied += 1
+        outcome.version = server.workspace.get_text_document(stream.request.uri).version
+        return True
+
+    each_round = server.settings.stream_edits
     results = server.workers.stream(
         lambda: _results(server, intent, stream.request.arch, stream.cancel, tell), stream.cancel.stopped)
     async for result, fig in results:
@@ -243,13 +275,15 @@ async def _consume(server: "DiceServer", stream: Stream, intent: str, outcome: O
             server.work_done_progress.report(progress, types.WorkDoneProgressReport(
                 message=progress_line(fig), cancellable=True))
         status.send(server, progress_line(fig))
-        if apply:
-            stop = await _apply(server, stream, result.source, result.summary)
-            if stop is not None:
-                stream.cancel.cancel(stop)
-                break
-            stream.written = True
-            outcome.applied += 1
+        if apply and each_round and not await write(result.source, result.summary):
+            break
+    finished = not stream.cancel.cancelled
+    if finished and outcome.body is not None:
+        key = (stream.request.hash, stream.request.arch or server.settings.arch, server.settings.budget)
+        server.kernels.put(key, outcome.body, outcome.summary)
+    # Written once: when the search ran to its end or the user accepted the best so far.
+    if apply and not each_round and outcome.body is not None and (finished or stream.cancel.reason == ACCEPTED):
+        await write(outcome.body, outcome.summary)
 
 
 def _end_message(outcome: Outcome) -> str:
@@ -258,8 +292,18 @@ def _end_message(outcome: Outcome) -> str:
     if outcome.stopped:
         return f"stopped: {outcome.stopped}"
     if outcome.figures:
-        return f"done: {progress_line(outcome.figures)}"
+        return f"done{' (accepted)' if outcome.accepted else ''}: {progress_line(outcome.figures)}"
     return "done: no kernel"
+
+
+def accept(server: "DiceServer", uri: str, intent_hash: str | None = None) -> int:
+    """Stop the running generations of `uri` (or of one intent) and have each write the best
+    kernel found so far; returns how many were running."""
+    running = [s for (u, h), s in server.streams.items()
+               if u == uri and (intent_hash is None or h == intent_hash) and not s.cancel.cancelled]
+    for stream in running:
+        stream.cancel.cancel(ACCEPTED)
+    return len(running)
 
 
 def stop_streams_edited_by_user(server: "DiceServer", uri: str) -> None:
@@ -314,6 +358,11 @@ def register(server: "DiceServer") -> None:
     @server.command(COMMAND)
     async def generate(ls: "DiceServer", raw: dict) -> dict[str, Any]:
         return await execute(ls, GenerateRequest.from_json(raw))
+
+    @server.command(ACCEPT_COMMAND)
+    async def accept_command(ls: "DiceServer", raw: dict) -> dict[str, Any]:
+        """{uri, hash?}: take the best kernel so far of the running generation(s) and stop."""
+        return {"accepted": accept(ls, raw["uri"], raw.get("hash"))}
 
     @server.command(GENERATE_AT_COMMAND)
     async def generate_at(ls: "DiceServer", raw: dict) -> dict[str, Any]:

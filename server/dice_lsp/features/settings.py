@@ -26,6 +26,9 @@ class Settings:
     gpu_enabled: bool = False          # the only switch that lets the server run code on a GPU
     budget: int = 24                   # evaluations per generation
     regenerate_on_save: bool = True
+    # Write each better kernel into the region as it is found (one undo step per round) instead
+    # of once when the search ends (one undo step per generation; rounds show as progress).
+    stream_edits: bool = False
     compile_on_change: bool = True     # background nvcc job after edits
     compile_debounce_ms: int = 800
     # dice.llm.* as the client sent them (camelCase keys below "llm."); read by `llm_config`. The
@@ -37,7 +40,7 @@ class Settings:
 _KEYS = {
     "arch": "arch", "nvccPath": "nvcc_path", "nvccFlags": "nvcc_flags",
     "includePaths": "include_paths", "gpu.enabled": "gpu_enabled", "budget": "budget",
-    "regenerateOnSave": "regenerate_on_save", "compileOnChange": "compile_on_change",
+    "regenerateOnSave": "regenerate_on_save", "streamEdits": "stream_edits", "compileOnChange": "compile_on_change",
     "compileDebounceMs": "compile_debounce_ms",
 }
 
@@ -59,7 +62,7 @@ def _coerce(field_name: str, value: Any) -> Any:
         if isinstance(value, str):
             value = value.split()
         return tuple(str(v) for v in value)
-    if field_name in ("gpu_enabled", "regenerate_on_save", "compile_on_change"):
+    if field_name in ("gpu_enabled", "regenerate_on_save", "stream_edits", "compile_on_change"):
         return bool(value)
     if field_name in ("budget", "compile_debounce_ms"):
         return max(1 if field_name == "budget" else 0, int(value))
