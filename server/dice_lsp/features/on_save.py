@@ -20,11 +20,13 @@ from dice_engine.api import RegionCheck, verify_file
 from dice_engine.intent import find_intents, region_edit
 
 from ..convert import Positions
+from ..current import current_sites, current_version, snapshot
 from ..documents import Findings
+from ..generation import Outcome, run
 from ..gpu import gpu_runner
 from ..server import DiceServer
-from .diagnostics import current_sites, current_version, publish, schedule
-from .generate import GenerateRequest, Outcome, Stream, run
+from ..streams import GenerateRequest, Stream
+from .diagnostics import publish, schedule
 from .intents import edited_region_note
 
 log = logging.getLogger(__name__)
@@ -136,14 +138,14 @@ def gpu_pass(server: "DiceServer", text: str, path: str) -> list[RegionCheck] | 
 
 async def run_gpu_checks(server: "DiceServer", uri: str) -> None:
     """Check the saved text on the GPU; results for a version the document has left are dropped."""
-    doc = server.workspace.get_text_document(uri)
-    version, text = doc.version, doc.source
+    snap = snapshot(server, uri)
+    version = snap.version
     state = server.documents.get(uri)
-    checks = await server.workers.in_background(gpu_pass, server, text, state.path)
+    checks = await server.workers.in_background(gpu_pass, server, snap.text, state.path)
     if checks is None:
         log.info("GPU checks on save skipped for %s: no GPU runner", state.path)
         return
-    if current_version(server, uri) != version or server.documents.find(uri) is not state:
+    if not snap.current() or server.documents.find(uri) is not state:
         return
     for check in checks:
         said = ([check.message] if check.status != "verified" else []) + check.notes
@@ -170,13 +172,13 @@ def register(server: "DiceServer") -> None:
             return []
         return await known_kernel_edits(ls, params.text_document.uri)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    async def did_save(ls: "DiceServer", params: types.DidSaveTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        schedule(ls, uri, compile_now=True)
-        check_on_save(ls, uri)
-        if ls.settings.regenerate_on_save:
-            await regenerate_stale(ls, uri, then_save=True)
+    async def saved(uri: str) -> None:
+        schedule(server, uri, compile_now=True)
+        check_on_save(server, uri)
+        if server.settings.regenerate_on_save:
+            await regenerate_stale(server, uri, then_save=True)
+
+    server.events.on("save", saved)
 
     @server.command(REGENERATE_STALE_COMMAND)
     async def regenerate_stale_command(ls: "DiceServer", raw: dict) -> dict:
