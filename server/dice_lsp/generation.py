@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -26,7 +25,7 @@ from . import status
 from .convert import Positions
 from .gpu import gpu_runner
 from .jobs import CancelScope
-from .server import DiceServer, command_work_done_token
+from .server import DiceServer
 from .settings import llm_config
 from .streams import GenerateRequest, Stream
 
@@ -249,7 +248,8 @@ async def _consume(server: "DiceServer", stream: Stream, intent: str, outcome: O
         key = (stream.request.hash, stream.request.arch or server.settings.arch, server.settings.budget)
         server.kernels.put(key, outcome.body, outcome.summary)
     # Written once: when the search ran to its end or the user accepted the best so far.
-    if apply and not each_round and outcome.body is not None and (finished or stream.cancel.reason == ACCEPTED):
+    accepted = stream.cancel.reason == ACCEPTED
+    if apply and not each_round and outcome.body is not None and (finished or accepted):
         await write(outcome.body, outcome.summary)
 
 

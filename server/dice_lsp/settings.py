@@ -37,7 +37,8 @@ class Settings:
 _KEYS = {
     "arch": "arch", "nvccPath": "nvcc_path", "nvccFlags": "nvcc_flags",
     "includePaths": "include_paths", "gpu.enabled": "gpu_enabled", "budget": "budget",
-    "regenerateOnSave": "regenerate_on_save", "streamEdits": "stream_edits", "compileOnChange": "compile_on_change",
+    "regenerateOnSave": "regenerate_on_save", "streamEdits": "stream_edits",
+    "compileOnChange": "compile_on_change",
     "compileDebounceMs": "compile_debounce_ms",
 }
 

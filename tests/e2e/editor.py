@@ -44,7 +44,8 @@ def capabilities(*, apply_edit: bool = True, progress: bool = True,
                                                         document_changes=True)),
         window=types.WindowClientCapabilities(work_done_progress=progress),
         text_document=types.TextDocumentClientCapabilities(
-            synchronization=types.TextDocumentSyncClientCapabilities(did_save=True, will_save_wait_until=True),
+            synchronization=types.TextDocumentSyncClientCapabilities(did_save=True,
+                                                                     will_save_wait_until=True),
             publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
             code_action=types.CodeActionClientCapabilities(
                 resolve_support=types.ClientCodeActionResolveOptions(properties=["edit", "command"])

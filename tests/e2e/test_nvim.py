@@ -148,8 +148,10 @@ def nvim_session(tmp_path, source: str, lua: str) -> dict:
     cu = tmp_path / "k.cu"
     cu.write_text(source, encoding="utf-8")
     env = environment() | {
-        "DICE_LSP_CMD": json.dumps([sys.executable, "-m", "dice_lsp", "--log-file", str(tmp_path / "lsp.log")]),
-        "DICE_FILE": str(cu), "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_DATA_HOME": str(tmp_path / "data"),
+        "DICE_LSP_CMD": json.dumps([sys.executable, "-m", "dice_lsp",
+                                    "--log-file", str(tmp_path / "lsp.log")]),
+        "DICE_FILE": str(cu), "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
     }
     return run_lua(tmp_path, ATTACH + lua, env=env, timeout=300)
 
