@@ -169,6 +169,9 @@ async def run(server: "DiceServer", stream: Stream, *, apply: bool,
             outcome.error = ("the region was edited by hand; use “DICE: Regenerate kernel (replace your "
                              "edits in the region)” to overwrite it")
             return outcome
+        if site.region is not None and request.force:
+            lines = server.workspace.get_text_document(request.uri).lines
+            stream.replaces = list(lines[site.region.begin_line:site.region.end_line + 1])
         log.info("generation started in %s (arch %s): %s", request.uri, request.arch or server.settings.arch,
                  " ".join(site.text.split())[:120])
         if progress is not None:
@@ -278,13 +281,14 @@ def stop_streams_edited_by_user(server: "DiceServer", uri: str) -> None:
     active = [s for (u, _h), s in server.streams.items() if u == uri and not s.cancel.cancelled]
     if not active:
         return
-    sites = {s.hash: s for s in find_intents(server.workspace.get_text_document(uri).source)}
+    doc = server.workspace.get_text_document(uri)
+    sites = {s.hash: s for s in find_intents(doc.source)}
     for stream in active:
         site = sites.get(stream.request.hash)
         if site is None:
             stream.cancel.cancel("the intent was edited while generating")
-        elif stream.region_is_users(site):
-            stream.cancel.cancel("you edited the region while it was streaming; kept your text")
+        elif stream.region_is_users(site, doc.lines):
+            stream.cancel.cancel("you edited the region while it was generating; kept your text")
 
 
 async def final_edit(server: "DiceServer", request: GenerateRequest) -> types.WorkspaceEdit | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from dice_engine.intent import IntentSite
 
@@ -33,9 +33,16 @@ class Stream:
     cancel: CancelScope = field(default_factory=CancelScope)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     written: bool = False          # a kernel of this stream is in the document
+    # A forced regeneration's region as it was when the run began (the user's edits it replaces).
+    replaces: list[str] | None = None
 
-    def region_is_users(self, site: IntentSite) -> bool:
-        """Whether the region now holds text the user wrote. A forced regeneration may replace a
-        hand-edited region until its first kernel lands; after that, any edit is the user's."""
-        edited = site.region is not None and site.region.edited
-        return edited and (self.written or not self.request.force)
+    def region_is_users(self, site: IntentSite, lines: Sequence[str]) -> bool:
+        """Whether the region (of the text `lines`) now holds text the user wrote. A forced
+        regeneration may replace the hand-edited region it began with, but not edits made after
+        it began or after its first kernel landed."""
+        region = site.region
+        if region is None or not region.edited:
+            return False
+        if self.written or not self.request.force:
+            return True
+        return list(lines[region.begin_line:region.end_line + 1]) != self.replaces

@@ -9,8 +9,8 @@ import asyncio
 from lsprotocol import types
 
 from .editor import needs_nvcc
-from .test_lsp import (INTENT_FILE, INTENT_LINE, ended, generate_command, only_site, outside_region,
-                       progress_of)
+from .test_lsp import (INTENT_FILE, INTENT_LINE, change_settings, ended, generate_command, only_site,
+                       outside_region, progress_of)
 
 ROUND_REPORTS = lambda editor: [v for values in progress_of(editor) for v in values  # noqa: E731
                                 if isinstance(v, types.WorkDoneProgressReport)
@@ -126,3 +126,21 @@ async def test_will_save_writes_a_kernel_already_generated_for_the_intent(sessio
     editor.apply_text_edits(uri, edits)
     assert editor.text(uri) == first
     assert INTENT_LINE == only_site(first).line
+
+
+@needs_nvcc
+async def test_a_forced_regeneration_keeps_edits_made_while_it_runs(session):
+    editor = await session()
+    uri = editor.open("fused.cu", INTENT_FILE)
+    assert (await editor.execute(await generate_command(editor, uri)))["applied"] == 1
+    region = only_site(editor.text(uri)).region
+    editor.type(uri, region.begin_line + 1, 0, region.begin_line + 1, 0, "// tuned by hand\n")
+    await change_settings(editor, {"budget": 400})
+    command = await editor.action_command(uri, INTENT_LINE, "DICE: Regenerate kernel (replace your edits")
+    rounds = len(ROUND_REPORTS(editor))
+    _msg_id, pending = editor.execute_later(command)
+    await editor.wait_for(lambda: len(ROUND_REPORTS(editor)) > rounds)     # the forced run is under way
+    editor.type(uri, region.begin_line + 1, 0, region.begin_line + 1, 0, "// and more, while it ran\n")
+    result = await asyncio.wait_for(pending, 30)
+    assert result["applied"] == 0 and "you edited the region" in result["stopped"], result
+    assert "// and more, while it ran\n// tuned by hand\n" in editor.text(uri)
