@@ -20,13 +20,17 @@ class DocumentEvents:
     def __init__(self) -> None:
         self._listeners: dict[Event, list[Listener]] = {"open": [], "change": [], "save": [], "close": []}
         self._running: set[asyncio.Future[Any]] = set()     # strong references to listener tasks
+        self._closed = False
 
     def on(self, event: Event, listener: Listener) -> None:
         """Call `listener(uri)` on each `event`."""
         self._listeners[event].append(listener)
 
     def emit(self, event: Event, uri: str) -> None:
-        """Every listener runs; one failing is logged and never stops the others."""
+        """Every listener runs; one failing is logged and never stops the others. Nothing runs
+        once the server is shutting down."""
+        if self._closed:
+            return
         for listener in self._listeners[event]:
             try:
                 result = listener(uri)
@@ -37,6 +41,16 @@ class DocumentEvents:
                 task = asyncio.ensure_future(result)
                 self._running.add(task)
                 task.add_done_callback(self._ended)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """At shutdown: stop the listener tasks still running and start no more."""
+        self._closed = True
+        for task in list(self._running):
+            task.cancel()
 
     def _ended(self, task: asyncio.Future[Any]) -> None:
         self._running.discard(task)

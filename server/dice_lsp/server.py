@@ -90,6 +90,7 @@ class DiceServer(LanguageServer):
 
         Streams are awaited so that their commands answer before pygls cancels what is still
         pending (pygls mutates its request table while cancelling executeCommand futures)."""
+        self.events.close()
         streams = list(self.streams.values())
         for stream in streams:
             stream.cancel.cancel("the server is shutting down")

@@ -104,3 +104,21 @@ def test_the_kernel_cache_keeps_the_latest_and_forgets_the_least_recently_used()
     cache.put(("c", "sm_90", 24), "C", "sc")
     assert cache.get(("b", "sm_90", 24)) is None and cache.get(("a", "sm_90", 24)) is not None
     assert cache.get(("a", "sm_80", 24)) is None            # another target is another kernel
+
+
+async def test_closed_events_cancel_running_listeners_and_start_no_more():
+    events, seen = DocumentEvents(), []
+    started = asyncio.Event()
+
+    async def slow(uri: str) -> None:
+        started.set()
+        await asyncio.sleep(10)
+        seen.append(uri)
+
+    events.on("save", slow)
+    events.emit("save", URI)
+    await started.wait()
+    events.close()
+    events.emit("save", URI)
+    await asyncio.sleep(0.01)
+    assert seen == [] and not events._running

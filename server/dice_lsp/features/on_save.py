@@ -65,8 +65,9 @@ async def _save_when_written(server: "DiceServer", uri: str, saved: str, tasks: 
     they wrote something and the text outside the regions is still the text that was saved
     (the user typed nothing since, so saving writes only DICE's kernels)."""
     outcomes = [o for o in await asyncio.gather(*tasks, return_exceptions=True) if isinstance(o, Outcome)]
-    if not any(o.applied for o in outcomes) or server.workspace.text_documents.get(uri) is None:
-        return
+    if (server.events.closed or not any(o.applied for o in outcomes)
+            or server.workspace.text_documents.get(uri) is None):
+        return          # shutting down, nothing written, or the document closed
     doc = server.workspace.get_text_document(uri)
     version, now = doc.version, doc.source
     same = await server.workers.in_thread(lambda: outside_regions(saved) == outside_regions(now))
