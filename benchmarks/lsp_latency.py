@@ -115,7 +115,9 @@ class Bench:
         feature = self.client.feature
         feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(lambda params: self.on_publish(params))
         feature(types.WORKSPACE_APPLY_EDIT)(lambda params: self.on_apply_edit(params))
-        feature(types.WORKSPACE_CONFIGURATION)(lambda params: [{"budget": 4} for _ in params.items])
+        # streamEdits: time the first kernel written, as before generations were written once.
+        feature(types.WORKSPACE_CONFIGURATION)(lambda params: [{"budget": 4, "streamEdits": True}
+                                                               for _ in params.items])
         feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)(lambda params: None)
 
     def on_publish(self, params: types.PublishDiagnosticsParams) -> None:

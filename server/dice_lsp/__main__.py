@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .cleanup import install, own_temp_dir
     from .log import setup_file_logging
-    from .server import create_server
+    from .app import create_server
 
     install(own_temp_dir())
     # Background threads (static pass, intent checks) run pure Python for up to seconds on big

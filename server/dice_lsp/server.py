@@ -1,11 +1,11 @@
-"""The language server object and its wiring: shared state (settings, documents, background
-workers) and the registration of every feature module."""
+"""The language server object: shared state (settings, documents, document events, background
+workers, running generations, finished kernels). It knows no feature; app.py registers them."""
 from __future__ import annotations
 
 import asyncio
 import logging
 from contextvars import ContextVar
-from typing import Any, Callable, Generator
+from typing import TYPE_CHECKING, Any, Callable, Generator
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -14,11 +14,17 @@ from pygls.protocol.language_server import lsp_method
 
 from dice_engine.compile.processes import stop_all
 
-from .version import VERSION
 from .documents import Documents
-from .features.settings import Settings
+from .events import DocumentEvents
 from .jobs import Debouncer, Workers
+from .kernel_cache import KernelCache
+from .settings import Settings
+from .streams import Stream
 from .sync import synced
+from .version import VERSION
+
+if TYPE_CHECKING:
+    from dice_engine.runner import GpuRunner
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +64,11 @@ class DiceServer(LanguageServer):
         self.debouncer = Debouncer()
         self.workers = Workers()
         self._cancel_hooks: dict[Any, Callable[[], None]] = {}
-        self.streams: dict[tuple[str, str], Any] = {}   # (uri, intent hash) -> generate.Stream
-        self.gpu_probe: bool | None = None              # see gpu.py
-        self.gpu_runner: Any | None = None
+        self.events = DocumentEvents()                      # features listen to open/change/save/close
+        self.streams: dict[tuple[str, str], Stream] = {}    # (uri, intent hash) -> running generation
+        self.kernels = KernelCache()                        # finished kernels, for willSaveWaitUntil
+        self.gpu_probe: bool | None = None                  # see gpu.py
+        self.gpu_runner: GpuRunner | None = None
 
     # --- $/cancelRequest -------------------------------------------------------------------
     def on_cancel_request(self, msg_id: Any, hook: Callable[[], None]) -> Callable[[], None]:
@@ -82,6 +90,7 @@ class DiceServer(LanguageServer):
 
         Streams are awaited so that their commands answer before pygls cancels what is still
         pending (pygls mutates its request table while cancelling executeCommand futures)."""
+        self.events.close()
         streams = list(self.streams.values())
         for stream in streams:
             stream.cancel.cancel("the server is shutting down")
@@ -114,18 +123,3 @@ class DiceServer(LanguageServer):
         ca = td.code_action if td else None
         support = ca.resolve_support if ca else None
         return bool(support and prop in support.properties)
-
-
-def create_server() -> DiceServer:
-    from .features import code_actions, code_lens, diagnostics, generate, hover, on_save, settings
-
-    server = DiceServer()
-    for feature in (settings, diagnostics, code_actions, generate, hover, code_lens, on_save):
-        feature.register(server)
-
-    @server.feature(types.SHUTDOWN)
-    async def on_shutdown(ls: DiceServer, _params: None) -> None:
-        log.info("shutting down: cancelling background work")
-        await ls.shutdown_work()
-
-    return server

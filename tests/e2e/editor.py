@@ -44,7 +44,8 @@ def capabilities(*, apply_edit: bool = True, progress: bool = True,
                                                         document_changes=True)),
         window=types.WindowClientCapabilities(work_done_progress=progress),
         text_document=types.TextDocumentClientCapabilities(
-            synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
+            synchronization=types.TextDocumentSyncClientCapabilities(did_save=True,
+                                                                     will_save_wait_until=True),
             publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
             code_action=types.CodeActionClientCapabilities(
                 resolve_support=types.ClientCodeActionResolveOptions(properties=["edit", "command"])
@@ -102,6 +103,7 @@ class Editor:
         self.applied: list[types.ApplyWorkspaceEditParams] = []
         self.rejected: list[types.ApplyWorkspaceEditParams] = []
         self.hold_edits: asyncio.Event | None = None   # when set to a cleared Event, edits wait for it
+        self.save_requests: list[dict[str, Any]] = []  # the server's dice/saveDocument notifications
         self._changed = asyncio.Condition()
 
     # --- handlers the server calls ------------------------------------------------------
@@ -155,6 +157,17 @@ class Editor:
         start = doc.client_position_at_offset(offset)
         end = doc.client_position_at_offset(offset + len(old))
         return self.type(uri, start.line, start.character, end.line, end.character, new)
+
+    async def will_save_wait_until(self, uri: str) -> list[types.TextEdit]:
+        params = types.WillSaveTextDocumentParams(types.TextDocumentIdentifier(uri),
+                                                  types.TextDocumentSaveReason.Manual)
+        edits = await asyncio.wait_for(self.client.text_document_will_save_wait_until_async(params), TIMEOUT)
+        return list(edits or [])
+
+    def apply_text_edits(self, uri: str, edits: list[types.TextEdit]) -> None:
+        """Edits computed for the current text, applied bottom-up as an editor does."""
+        for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+            self._change(uri, edit.range, edit.new_text)
 
     def save(self, uri: str) -> None:
         Path(self.docs[uri].path).write_text(self.text(uri), encoding="utf-8")
@@ -275,6 +288,10 @@ def make_client_factory(editor_slot: list[Editor], root: Path, editor_class: typ
         @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         async def publish(params: types.PublishDiagnosticsParams) -> None:
             await editor.on_publish(params)
+
+        @client.feature("dice/saveDocument")
+        def save_document(params: Any) -> None:
+            editor.save_requests.append({"uri": params.uri, "version": params.version})
 
         editor_slot.append(editor)
         return client

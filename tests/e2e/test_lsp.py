@@ -138,7 +138,7 @@ async def test_words_intents_never_get_a_guessed_size(session):
 
 @needs_nvcc
 async def test_generate_streams_edits_with_progress(session, tmp_path: Path):
-    editor = await session(settings={"budget": 8})
+    editor = await session(settings={"budget": 8, "streamEdits": True})
     uri = editor.open("fused.cu", INTENT_FILE)
     before, after = outside_region(INTENT_FILE)
 
@@ -169,7 +169,7 @@ async def test_generate_streams_edits_with_progress(session, tmp_path: Path):
 
 @needs_nvcc
 async def test_cancel_request_stops_the_stream(session):
-    editor = await session(settings={"budget": 400})
+    editor = await session(settings={"budget": 400, "streamEdits": True})
     uri = editor.open("fused.cu", INTENT_FILE)
     msg_id, pending = editor.execute_later(await generate_command(editor, uri))
     await editor.wait_for(lambda: editor.applied)
@@ -186,7 +186,7 @@ async def test_cancel_request_stops_the_stream(session):
 
 @needs_nvcc
 async def test_progress_cancel_stops_the_stream(session):
-    editor = await session(settings={"budget": 400})
+    editor = await session(settings={"budget": 400, "streamEdits": True})
     uri = editor.open("fused.cu", INTENT_FILE)
     _msg_id, pending = editor.execute_later(await generate_command(editor, uri))
     await editor.wait_for(lambda: editor.applied)
@@ -200,7 +200,7 @@ async def test_progress_cancel_stops_the_stream(session):
 
 @needs_nvcc
 async def test_second_generate_supersedes_the_first(session):
-    editor = await session(settings={"budget": 400})
+    editor = await session(settings={"budget": 400, "streamEdits": True})
     uri = editor.open("fused.cu", INTENT_FILE)
     command = await generate_command(editor, uri)
     _first_id, first = editor.execute_later(command)
@@ -220,7 +220,7 @@ async def test_second_generate_supersedes_the_first(session):
 
 @needs_nvcc
 async def test_user_edit_inside_the_region_stops_the_stream(session):
-    editor = await session(settings={"budget": 400})
+    editor = await session(settings={"budget": 400, "streamEdits": True})
     uri = editor.open("fused.cu", INTENT_FILE)
     _msg_id, pending = editor.execute_later(await generate_command(editor, uri))
     await editor.wait_for(lambda: editor.applied)

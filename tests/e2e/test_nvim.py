@@ -57,7 +57,7 @@ def test_neovim_gets_diagnostics_a_streamed_kernel_and_a_hover(tmp_path):
     assert f"servers: {tmp_path}" in status and f"log: {tmp_path / 'lsp.log'}" in status
 
 
-def run_lua(tmp_path, lua: str, env: dict[str, str] | None = None) -> dict:
+def run_lua(tmp_path, lua: str, env: dict[str, str] | None = None, timeout: float = 120) -> dict:
     """Run `lua` in headless Neovim with editors/nvim on the runtime path; it fills `out`."""
     script = tmp_path / "script.lua"
     result = tmp_path / "result.json"
@@ -69,7 +69,7 @@ def run_lua(tmp_path, lua: str, env: dict[str, str] | None = None) -> dict:
         f"vim.fn.writefile({{ vim.fn.json_encode(out) }}, {json.dumps(str(result))})\n"
         "vim.cmd('qall!')\n", encoding="utf-8")
     proc = subprocess.run([NVIM, "--headless", "--clean", "-c", f"luafile {script}"], capture_output=True,
-                          text=True, timeout=120, cwd=tmp_path, env={**os.environ, **(env or {})})
+                          text=True, timeout=timeout, cwd=tmp_path, env={**os.environ, **(env or {})})
     assert result.exists(), proc.stderr
     out = json.loads(result.read_text())
     assert "lua_error" not in out, out["lua_error"]
@@ -115,3 +115,100 @@ def test_checkhealth_dice_reports_the_server_nvcc_and_the_log(tmp_path):
     assert f"log file: {tmp_path / 'lsp.log'}" in out["good"]
     assert "ERROR: language server" in out["bad"] and "pip install -e ." in out["bad"]
     assert "generation: none yet" in out["status"] and "servers: none running" in out["status"]
+
+
+# --- issue 18: undo, save, cursor --------------------------------------------------------------
+
+ATTACH = """
+  local dice = require("dice")
+  dice.setup({ cmd = vim.fn.json_decode(os.getenv("DICE_LSP_CMD")),
+               settings = { dice = { budget = 4, compileDebounceMs = 200 } } })
+  vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("DICE_FILE")))
+  local bufnr = vim.api.nvim_get_current_buf()
+  local function text() return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\\n") end
+  assert(vim.wait(60000, function()
+    for _, c in pairs(vim.lsp.buf_get_clients(bufnr)) do
+      if c.name == "dice" and next(c.server_capabilities or {}) ~= nil then return true end
+    end
+    return false
+  end, 50), "the server did not start")
+  local function generate_at(line)
+    local done = false
+    dice.generate({ bufnr = bufnr, line = line, on_done = function(e, result)
+      out.generate_error = e and (e.message or vim.inspect(e)) or vim.NIL
+      out.generate_result = result or vim.NIL
+      done = true
+    end })
+    assert(vim.wait(120000, function() return done end, 50), "the generation did not finish")
+  end
+"""
+
+
+def nvim_session(tmp_path, source: str, lua: str) -> dict:
+    cu = tmp_path / "k.cu"
+    cu.write_text(source, encoding="utf-8")
+    env = environment() | {
+        "DICE_LSP_CMD": json.dumps([sys.executable, "-m", "dice_lsp",
+                                    "--log-file", str(tmp_path / "lsp.log")]),
+        "DICE_FILE": str(cu), "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    return run_lua(tmp_path, ATTACH + lua, env=env, timeout=300)
+
+
+@needs_nvcc
+@needs_nvim
+def test_one_u_after_a_generation_restores_the_text_exactly(tmp_path):
+    out = nvim_session(tmp_path, SOURCE, f"""
+      vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, {{ "// a line the user typed first" }})
+      vim.cmd("let &undolevels = &undolevels")      -- what leaving insert mode does: a new undo step
+      out.before = text()
+      generate_at({INTENT_LINE + 1})
+      out.generated = text()
+      vim.cmd("silent undo")
+      out.undone_once = text()""")
+    assert out["generate_error"] is None and out["generate_result"]["applied"] == 1, out
+    assert "@dice-begin" in out["generated"] and "__global__" in out["generated"]
+    assert out["undone_once"] == out["before"]
+    assert out["before"].startswith("// a line the user typed first\n")
+
+
+@needs_nvcc
+@needs_nvim
+def test_w_after_changing_an_intent_leaves_the_regenerated_kernel_on_disk(tmp_path):
+    out = nvim_session(tmp_path, SOURCE, f"""
+      generate_at({INTENT_LINE})
+      vim.cmd("silent write")
+      local function begin_line(s) return s:match("// @dice%-begin %S+") end
+      local generated = begin_line(text())
+      local line = vim.api.nvim_buf_get_lines(bufnr, {INTENT_LINE}, {INTENT_LINE + 1}, false)[1]
+      vim.api.nvim_buf_set_lines(bufnr, {INTENT_LINE}, {INTENT_LINE + 1}, false,
+                                 {{ (line:gsub("1048576", "2097152")) }})
+      vim.cmd("silent write")
+      out.saved_again = vim.wait(120000, function()
+        local disk = table.concat(vim.fn.readfile(os.getenv("DICE_FILE")), "\\n")
+        return not vim.bo[bufnr].modified and disk:find("2097152") ~= nil and disk == text()
+               and begin_line(disk) ~= nil and begin_line(disk) ~= generated
+      end, 100)
+      out.modified = vim.bo[bufnr].modified""")
+    assert out["saved_again"], out
+    (site,) = find_intents((tmp_path / "k.cu").read_text(encoding="utf-8"))
+    assert "2097152" in site.text and site.region is not None
+    assert site.region.recorded_hash == site.hash and not site.region.edited
+
+
+@needs_nvcc
+@needs_nvim
+def test_the_cursor_stays_on_an_intent_that_is_the_last_line(tmp_path):
+    source = STATIC_FILE + INTENT + "\n"
+    last = source.splitlines().index(INTENT)
+    out = nvim_session(tmp_path, source, f"""
+      for _, col in ipairs({{ 0, 20 }}) do
+        vim.api.nvim_win_set_cursor(0, {{ {last + 1}, col }})
+        generate_at({last})
+        out["cursor_" .. col] = vim.api.nvim_win_get_cursor(0)
+        vim.cmd("silent undo")
+      end
+      out.text = text()""")
+    assert out["cursor_0"] == [last + 1, 0] and out["cursor_20"] == [last + 1, 20], out
+    assert out["text"] + "\n" == source

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from dice_engine.llm import ConfigError, LLMConfig, from_environment, from_settings
-from dice_lsp.features.settings import Settings, llm_config, merge, model_active
+from dice_lsp.settings import Settings, llm_config, merge, model_active
 
 
 def test_editor_settings_fill_the_config_and_the_environment_fills_gaps(monkeypatch):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from types import SimpleNamespace
 
-from dice_lsp.features.settings import Settings
+from dice_lsp.settings import Settings
 from dice_lsp.gpu import gpu_runner
 
 

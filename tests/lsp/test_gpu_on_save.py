@@ -16,9 +16,9 @@ from dice_engine.analysis.findings import Finding
 from dice_engine.intent import intent_hash, render_region
 from dice_engine.runner import RunReport, regions
 from dice_lsp.documents import Documents, Findings
-from dice_lsp.features.hover import check_lines
+from dice_lsp.kernel_info import check_lines
 from dice_lsp.features.on_save import check_on_save, run_gpu_checks
-from dice_lsp.features.settings import Settings
+from dice_lsp.settings import Settings
 from dice_lsp.jobs import Debouncer, Workers
 
 URI = "file:///work/k.cu"

@@ -1,7 +1,7 @@
 """dice.* settings as clients send them (nested, dotted, wrapped in "dice", partly wrong)."""
 from __future__ import annotations
 
-from dice_lsp.features.settings import Settings, merge
+from dice_lsp.settings import Settings, merge
 
 
 def test_defaults_keep_gpu_runs_off():

@@ -15,12 +15,18 @@ interface ServerStatus {
   progress?: string | null;
 }
 
+/** The server asks for a second save once the kernels a save regenerated are written. */
+interface SaveDocument {
+  uri: string;
+  version: number;
+}
+
 /** The part of a language client the extension uses; tests substitute a fake. */
 export interface DiceClient {
   start(): Promise<void>;
   stop(): Promise<void>;
   restart(): Promise<void>;
-  onNotification(method: string, handler: (params: ServerStatus) => void): unknown;
+  onNotification(method: string, handler: (params: never) => void): unknown;
   sendRequest(method: string, params: unknown): Promise<unknown>;
   sendNotification(method: string, params: unknown): Promise<void>;
 }
@@ -107,6 +113,7 @@ export async function activateWith(context: vscode.ExtensionContext, deps: Deps)
       },
     };
     client = deps.createClient({ command: resolved.command, args: resolved.args }, clientOptions);
+    client.onNotification("dice/saveDocument", (p: SaveDocument) => void saveIfUnchanged(v, p));
     client.onNotification("dice/status", (s: ServerStatus) => {
       if (s.arch) {
         status.setArch(s.arch);
@@ -151,6 +158,16 @@ export async function activateWith(context: vscode.ExtensionContext, deps: Deps)
       arguments: [{ uri: editor.document.uri.toString(), line: editor.selection.active.line }],
     });
   });
+  register("dice.acceptGeneration", async () => {
+    const editor = v.window.activeTextEditor;
+    if (!editor || !client) {
+      return;
+    }
+    await client.sendRequest("workspace/executeCommand", {
+      command: "dice.accept",
+      arguments: [{ uri: editor.document.uri.toString() }],
+    });
+  });
   register("dice.regenerateStale", async () => {
     const editor = v.window.activeTextEditor;
     if (!editor || !client) {
@@ -180,6 +197,16 @@ export async function activateWith(context: vscode.ExtensionContext, deps: Deps)
   };
   context.subscriptions.push({ dispose: () => running?.dispose() });
   await startClient();
+}
+
+/** Save the document when it is still the version the server wrote its kernels into (the user
+ * typed nothing since) and has unsaved changes: regenerate-on-save then reaches the disk. */
+export async function saveIfUnchanged(v: typeof vscode, params: SaveDocument): Promise<boolean> {
+  const doc = v.workspace.textDocuments.find((d) => d.uri.toString() === params.uri);
+  if (!doc || doc.version !== params.version || !doc.isDirty) {
+    return false;
+  }
+  return doc.save();
 }
 
 /** The interpreter chosen in the Python extension, when it is installed. */

@@ -10,6 +10,8 @@ export interface DiceSettings {
   gpuEnabled: boolean;
   budget: number;
   regenerateOnSave: boolean;
+  /** Write each better kernel as it is found (one undo step per round) instead of once. */
+  streamEdits: boolean;
   /** dice.llm.* as the server reads them; `use` is "off" in an untrusted workspace. */
   llm: Record<string, unknown>;
 }
@@ -40,6 +42,7 @@ export function readSettings(get: SettingReader, trusted: boolean): DiceSettings
     gpuEnabled: trusted && get("gpu.enabled", false),
     budget: get("budget", 24),
     regenerateOnSave: trusted && get("regenerateOnSave", true),
+    streamEdits: get("streamEdits", false),
     llm: readModelSettings(get, trusted),
   };
 }
@@ -68,6 +71,7 @@ export function serverSection(s: DiceSettings): Record<string, unknown> {
     gpu: { enabled: s.gpuEnabled },
     budget: s.budget,
     regenerateOnSave: s.regenerateOnSave,
+    streamEdits: s.streamEdits,
     llm: s.llm,
   };
 }

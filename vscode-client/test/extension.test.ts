@@ -121,6 +121,7 @@ test("untrusted workspaces never enable GPU runs, regenerate-on-save or a model"
     gpu: { enabled: false },
     budget: 8,
     regenerateOnSave: false,
+    streamEdits: false,
     llm: { baseUrl: "http://127.0.0.1:8000/v1", model: "qwen", use: "off" },
   });
 });
@@ -150,6 +151,7 @@ test("activation registers the commands and starts the server with trusted setti
   const clients: FakeClient[] = [];
   await activateWith(context(), deps(env([], undefined, ["/venv/bin/python"]), clients));
   assert.deepEqual([...mock.state.commands.keys()].sort(), [
+    "dice.acceptGeneration",
     "dice.generateAtCursor",
     "dice.regenerateStale",
     "dice.restartServer",
@@ -171,6 +173,24 @@ test("activation registers the commands and starts the server with trusted setti
   await mock.state.commands.get("dice.restartServer")!();
   assert.equal(client.stopped, 1);
   assert.equal(clients.length, 2);
+});
+
+test("dice/saveDocument saves the document only at the version the server wrote", async () => {
+  const clients: FakeClient[] = [];
+  await activateWith(context(), deps(env([], "/bin/dice-lsp", []), clients));
+  const uri = { toString: () => "file:///p/k.cu" };
+  const doc = new mock.MockDocument(uri, 7, true);
+  mock.state.textDocuments.push(doc);
+  const saveDocument = clients[0].handlers.get("dice/saveDocument")!;
+  saveDocument({ uri: "file:///p/k.cu", version: 6 } as never); // the user typed since: no save
+  await new Promise((r) => setImmediate(r));
+  assert.equal(doc.saves, 0);
+  saveDocument({ uri: "file:///p/k.cu", version: 7 } as never);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(doc.saves, 1);
+  saveDocument({ uri: "file:///p/k.cu", version: 7 } as never); // saved already: not dirty
+  await new Promise((r) => setImmediate(r));
+  assert.equal(doc.saves, 1);
 });
 
 test("in an untrusted workspace the server is told: no GPU, no regenerate-on-save", async () => {

@@ -11,8 +11,10 @@ from dice_engine.arch import resolve as resolve_arch
 from dice_engine.intent import IntentSite
 
 from ..convert import Positions
-from .diagnostics import current_sites
-from .generate import COMMAND, GenerateRequest, final_edit
+from ..current import current_sites, snapshot
+from ..generation import final_edit
+from ..streams import GenerateRequest
+from .generate import COMMAND
 
 if TYPE_CHECKING:
     from ..server import DiceServer
@@ -79,12 +81,12 @@ def register(server: "DiceServer") -> None:
         code_action_kinds=[GENERATE_KIND, types.CodeActionKind.QuickFix], resolve_provider=True))
     async def code_action(ls: "DiceServer", params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
-        doc = ls.workspace.get_text_document(uri)
-        positions = Positions(doc)
+        snap = snapshot(ls, uri)
+        positions = Positions(ls.workspace.get_text_document(uri))
         first, _ = positions.server_position(params.range.start)
         last, _ = positions.server_position(params.range.end)
         sites = await current_sites(ls, uri)
-        if doc.version != ls.workspace.get_text_document(uri).version:
+        if not snap.current():
             return []          # the document moved on while the intents were found
         actions: list[types.CodeAction] = []
         for site in sites:

@@ -6,11 +6,12 @@ from lsprotocol import types
 from dice_engine.arch import resolve as resolve_arch
 
 from ..convert import Positions
+from ..current import current_outline, current_sites, snapshot
 from ..documents import DocumentState
+from ..kernel_facts import kernel_occupancy, region_site
+from ..kernel_info import hover_lines
 from ..outline import Kernel, Outline
 from ..server import DiceServer
-from .diagnostics import current_outline, current_sites
-from .hover import hover_lines, kernel_occupancy, region_site
 
 SHOW_HOVER_COMMAND = "dice.showKernelInfo"
 
@@ -47,13 +48,13 @@ def register(server: "DiceServer") -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     async def code_lens(ls: "DiceServer", params: types.CodeLensParams) -> list[types.CodeLens]:
         uri = params.text_document.uri
-        doc = ls.workspace.get_text_document(uri)
+        snap = snapshot(ls, uri)
         state = ls.documents.get(uri)
         outline = await current_outline(ls, uri)
         sites = await current_sites(ls, uri)
-        if doc.version != ls.workspace.get_text_document(uri).version:
+        if not snap.current():
             return []          # the document moved on while they were computed
-        positions = Positions(doc)
+        positions = Positions(ls.workspace.get_text_document(uri))
         lenses = []
         for kernel in outline.kernels:
             site = region_site(sites, kernel.line)

@@ -18,22 +18,20 @@ from dice_engine.analysis.budget import OverBudget, over_budget
 from dice_engine.analysis.codes import CODES
 from dice_engine.analysis.findings import Finding
 from dice_engine.compile import NvccNotFound, compile_cuda
-from dice_engine.intent import Intents, IntentSite, find_intents
+from dice_engine.intent import Intents, find_intents
 from dice_engine.intent.regions import dominant_newline, split_lines
 
 from ..convert import Positions
+from ..current import snapshot
 from ..documents import DocumentState, Findings
 from ..jobs import CancelFlag
-from ..outline import Outline
-from ..shift import EditLog
+from ..settings import model_active
 from .intents import intent_findings, pairing_findings, still_true
-from .settings import model_active
 
 if TYPE_CHECKING:
     from ..server import DiceServer
 
 log = logging.getLogger(__name__)
-_WAIT_FOR_PASS_STEPS = 50       # × 10 ms: how long a request waits for the static pass's intents
 SKIPPED = "DICE-A001"     # the input is over the analysis budget
 FAILED = "DICE-A002"      # one part of the analysis failed
 
@@ -111,11 +109,6 @@ def warm_up_worker() -> None:
 
 # --- scheduling -------------------------------------------------------------------------------
 
-def current_version(server: "DiceServer", uri: str) -> int | None:
-    doc = server.workspace.text_documents.get(uri)
-    return doc.version if doc is not None else None
-
-
 def schedule(server: "DiceServer", uri: str, *, compile_now: bool = False) -> None:
     settings = server.settings
     request_static(server, uri)
@@ -150,12 +143,12 @@ async def _static_passes(server: "DiceServer", uri: str, state: DocumentState) -
 
 
 async def run_static(server: "DiceServer", uri: str) -> None:
-    doc = server.workspace.get_text_document(uri)
-    version, text = doc.version, doc.source
+    snap = snapshot(server, uri)
+    version, text = snap.version, snap.text
     state = server.documents.get(uri)
     sites, findings = await server.workers.in_thread(static_pass, state, text, version, server.settings.arch,
                                                      model_active(server.settings))
-    if current_version(server, uri) != version:
+    if not snap.current():
         return
     state.sites, state.sites_version = sites, version
     if state.edits is not None:
@@ -169,8 +162,8 @@ async def run_static(server: "DiceServer", uri: str) -> None:
 
 
 async def run_compile(server: "DiceServer", uri: str) -> None:
-    doc = server.workspace.get_text_document(uri)
-    version, text = doc.version, doc.source
+    snap = snapshot(server, uri)
+    version, text = snap.version, snap.text
     state = server.documents.get(uri)
     s = server.settings
     flag = CancelFlag()
@@ -181,7 +174,7 @@ async def run_compile(server: "DiceServer", uri: str) -> None:
         flag.set()
         log.info("compile of %s version %s stopped: a newer version superseded it", state.path, version)
         raise
-    if current_version(server, uri) != version or server.documents.find(uri) is not state:
+    if not snap.current() or server.documents.find(uri) is not state:
         return
     state.compiler = Findings(version, findings)
     state.resources, state.resources_arch = resources, s.arch
@@ -199,66 +192,19 @@ def publish(server: "DiceServer", uri: str) -> None:
         types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version))
 
 
-async def current_sites(server: "DiceServer", uri: str) -> list[IntentSite]:
-    """The intents of the document as it is now (recomputed on a thread when the static pass
-    lags: finding them parses the file)."""
-    state = server.documents.get(uri)
-    doc = server.workspace.get_text_document(uri)
-    version = doc.version
-    if state.sites_version == version:
-        return state.sites
-    # A static pass under way finds them first (tenths of a second on a big file): waiting for
-    # it beats a second search competing with it for the GIL.
-    for _ in range(_WAIT_FOR_PASS_STEPS):
-        found_version, found = state.found_sites
-        if found_version == version:
-            return found
-        if state.static_task is None or state.static_task.done():
-            break
-        await asyncio.sleep(0.01)
-    sites = await server.workers.in_thread(find_intents, doc.source)
-    if current_version(server, uri) == version:
-        state.sites, state.sites_version = sites, version
-    return sites
-
-
-async def current_outline(server: "DiceServer", uri: str) -> Outline:
-    """The kernels and launches of the document as it is now (a parse: on a thread)."""
-    doc = server.workspace.get_text_document(uri)
-    return await server.workers.in_thread(server.documents.get(uri).outline, doc.version, doc.source)
-
-
 # --- wiring -----------------------------------------------------------------------------------
 
 def register(server: "DiceServer") -> None:
-    from .generate import stop_streams_edited_by_user
+    def opened(uri: str) -> None:
+        schedule(server, uri, compile_now=True)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: "DiceServer", params: types.DidOpenTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        ls.documents.get(uri).edits = EditLog(params.text_document.version,
-                                             len(ls.workspace.get_text_document(uri).lines))
-        schedule(ls, uri, compile_now=True)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: "DiceServer", params: types.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        state = ls.documents.get(uri)
-        if state.edits is not None:
-            state.edits.record(params.text_document.version, list(params.content_changes),
-                               len(ls.workspace.get_text_document(uri).lines))
-        stop_streams_edited_by_user(ls, uri)
-        schedule(ls, uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: "DiceServer", params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        ls.debouncer.cancel_matching(lambda key: isinstance(key, tuple) and key[-1] == uri)
-        state = ls.documents.find(uri)
+    def closed(uri: str) -> None:
+        server.debouncer.cancel_matching(lambda key: isinstance(key, tuple) and key[-1] == uri)
+        state = server.documents.find(uri)
         if state is not None and state.static_task is not None:
             state.static_task.cancel()
-        for (stream_uri, _hash), stream in list(ls.streams.items()):
-            if stream_uri == uri:
-                stream.cancel.cancel("the document was closed")
-        ls.documents.close(uri)
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    server.events.on("open", opened)
+    server.events.on("change", lambda uri: schedule(server, uri))
+    server.events.on("close", closed)

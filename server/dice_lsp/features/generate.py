@@ -1,297 +1,23 @@
-"""Streaming generation: the `dice.generate` command runs `CUDAGenerator.stream` on a worker
-thread and applies each better kernel with workspace/applyEdit as a versioned TextDocumentEdit
-of the region alone, reporting each round through work-done progress.
-
-Stops: $/cancelRequest or the progress token's cancel, a newer generate for the same intent,
-the user editing the region (or the intent) while it streams, or the client refusing an edit."""
+"""The generate commands: `dice.generate` (a code action's), `dice.generateAt` (an intent at a
+line: VS Code's key binding) and `dice.accept` (write the best kernel so far and stop); and the
+generation's document listeners: an edit of a running region or intent stops it, closing the
+document stops its generations."""
 from __future__ import annotations
 
-import asyncio
-import logging
-import time
 import uuid
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from lsprotocol import types
 
-from dice_engine.api import CUDAGenerator, GenerationError, GenerationResult
-from dice_engine.intent import IntentError, IntentSite, find_intents, region_edit
-from dice_engine.llm import ConfigError
-
-from ..convert import Positions
-from ..gpu import gpu_runner
-from ..jobs import CancelScope
+from ..current import current_sites
+from ..generation import Outcome, accept, run, stop_streams_edited_by_user
 from ..server import DiceServer, command_work_done_token
-from . import status
-from .diagnostics import current_sites
-from .settings import llm_config
-
-log = logging.getLogger(__name__)
+from ..streams import GenerateRequest, Stream
 
 COMMAND = "dice.generate"
 GENERATE_AT_COMMAND = "dice.generateAt"
+ACCEPT_COMMAND = "dice.accept"
 
-
-@dataclass(frozen=True)
-class GenerateRequest:
-    """The command's one argument (a JSON object)."""
-    uri: str
-    hash: str                      # the intent's hash when the action was offered
-    arch: str | None = None        # "Tune for <arch>"; None: the dice.arch setting
-    force: bool = False            # overwrite a region the user edited by hand
-
-    @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> "GenerateRequest":
-        return cls(uri=raw["uri"], hash=raw["hash"], arch=raw.get("arch"), force=bool(raw.get("force")))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"uri": self.uri, "hash": self.hash, "arch": self.arch, "force": self.force}
-
-
-@dataclass
-class Stream:
-    request: GenerateRequest
-    cancel: CancelScope = field(default_factory=CancelScope)
-    finished: asyncio.Event = field(default_factory=asyncio.Event)
-    written: bool = False          # a kernel of this stream is in the document
-
-    def region_is_users(self, site: IntentSite) -> bool:
-        """Whether the region now holds text the user wrote. A forced regeneration may replace a
-        hand-edited region until its first kernel lands; after that, any edit is the user's."""
-        edited = site.region is not None and site.region.edited
-        return edited and (self.written or not self.request.force)
-
-
-@dataclass
-class Outcome:
-    """What a generation run produced: the best result's figures, edits applied, why it stopped."""
-    figures: dict[str, Any] | None = None
-    body: str | None = None
-    summary: str = ""
-    applied: int = 0
-    stopped: str | None = None     # reason, when it did not run to the end
-    error: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"applied": self.applied, "stopped": self.stopped, "error": self.error,
-                "result": self.figures}
-
-
-def figures_of(result: GenerationResult) -> dict[str, Any]:
-    """The plain figures of a GenerationResult that hover, code lens and progress show."""
-    return {"name": result.name, "arch": result.arch, "gpu": result.gpu, "sketch": result.sketch,
-            "tokens": dict(result.tokens), "resources": dict(result.resources), "verified": result.verified,
-            "time_us": result.time_us, "reference_time_us": result.reference_time_us, "gbps": result.gbps,
-            "tflops": result.tflops, "roofline_fraction": result.roofline_fraction,
-            "cost_us": result.cost_us, "round": result.round, "rounds": result.rounds,
-            "summary": result.summary}
-
-
-def progress_line(fig: dict[str, Any]) -> str:
-    tokens = ", ".join(f"{k}={v}" for k, v in list(fig["tokens"].items())[:4])
-    if fig["time_us"] is not None:
-        speed = f"{fig['time_us']:.1f} µs measured"
-    elif fig["sketch"].startswith("model:"):
-        speed = "written by a model, not verified (no GPU)"
-    else:
-        speed = f"~{fig['cost_us']:.1f} µs estimated"
-    return f"round {fig['round']}/{fig['rounds']}: {fig['sketch']} ({tokens}) — {speed}"
-
-
-# --- the engine, on a worker thread ------------------------------------------------------------
-
-def _results(server: "DiceServer", intent: str, arch: str | None, cancel: CancelScope,
-             on_progress: Callable[[str], None] | None = None
-             ) -> Iterator[tuple[GenerationResult, dict[str, Any]]]:
-    settings = server.settings
-    try:
-        llm = llm_config(settings)
-    except ConfigError as exc:
-        raise GenerationError(f"dice.llm settings: {exc}") from None
-    # default_shape=None: the editor never assumes a size the intent does not give.
-    generator = CUDAGenerator(arch=settings.arch, budget=settings.budget, runner=gpu_runner(server),
-                              default_shape=None, llm=llm, on_progress=on_progress)
-    overrides = {"arch": arch} if arch else {}
-    for result in generator.stream(intent, cancel=cancel.event, **overrides):
-        yield result, figures_of(result)
-
-
-# --- edits ------------------------------------------------------------------------------------
-
-def find_site(server: "DiceServer", uri: str, intent_hash: str) -> IntentSite | None:
-    doc = server.workspace.get_text_document(uri)
-    return next((s for s in find_intents(doc.source) if s.hash == intent_hash), None)
-
-
-def region_text_edit(server: "DiceServer", uri: str, site: IntentSite, body: str,
-                     summary: str) -> types.TextDocumentEdit:
-    doc = server.workspace.get_text_document(uri)
-    edit = Positions(doc).text_edit(region_edit(doc.source, site, body, summary))
-    return types.TextDocumentEdit(
-        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=doc.version),
-        edits=[edit])
-
-
-async def _apply(server: "DiceServer", stream: Stream, body: str, summary: str) -> str | None:
-    """Apply one kernel; returns why streaming must stop, or None."""
-    uri, intent_hash = stream.request.uri, stream.request.hash
-    site = find_site(server, uri, intent_hash)
-    if site is None:
-        return "the intent changed while generating"
-    if server.documents.get(uri).unpaired(site):
-        return "the region's // @dice-end line went missing while generating; kept your text"
-    doc = server.workspace.get_text_document(uri)
-    before = doc.version
-    change = region_text_edit(server, uri, site, body, summary)
-    result = await server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
-        edit=types.WorkspaceEdit(document_changes=[change]), label="DICE: generate kernel"))
-    if not result.applied:
-        return f"the editor did not apply the kernel ({result.failure_reason or 'document changed'})"
-    # The client's didChange for this edit may trail its reply; the next edit needs that text.
-    for _ in range(200):
-        if server.workspace.get_text_document(uri).version != before:
-            break
-        await asyncio.sleep(0.005)
-    return None
-
-
-# --- running ----------------------------------------------------------------------------------
-
-async def run(server: "DiceServer", stream: Stream, *, apply: bool,
-              progress: types.ProgressToken | None = None) -> Outcome:
-    """Generate for the intent of `stream.request`; with `apply`, stream each better kernel into
-    the document. One stream per intent: a newer run supersedes an older one."""
-    request = stream.request
-    key = (request.uri, request.hash)
-    previous = server.streams.get(key)
-    server.streams[key] = stream
-    if previous is not None:
-        previous.cancel.cancel("superseded by a newer generate")
-        await previous.finished.wait()
-    outcome = Outcome()
-    began = False
-    started = time.monotonic()
-    try:
-        site = find_site(server, request.uri, request.hash)
-        if site is None:
-            outcome.error = "the intent is no longer in the document"
-            return outcome
-        if server.documents.get(request.uri).unpaired(site):
-            outcome.error = ("the region's own // @dice-end line is missing, so its markers no longer "
-                             "pair up; DICE will not write over the code below the kernel: restore "
-                             "the marker first (see the diagnostic on the @dice-begin line)")
-            return outcome
-        if site.region is not None and site.region.edited and not request.force:
-            outcome.error = ("the region was edited by hand; use “DICE: Regenerate kernel (replace your "
-                             "edits in the region)” to overwrite it")
-            return outcome
-        log.info("generation started in %s (arch %s): %s", request.uri, request.arch or server.settings.arch,
-                 " ".join(site.text.split())[:120])
-        if progress is not None:
-            server.work_done_progress.begin(progress, types.WorkDoneProgressBegin(
-                title="DICE: generating kernel", cancellable=True, message=site.text[:80]))
-            began = True
-            cancelled = server.work_done_progress.tokens.get(progress)
-            if cancelled is not None:
-                cancelled.add_done_callback(lambda _f: stream.cancel.cancel("cancelled"))
-        await _consume(server, stream, site.text, outcome, apply=apply, progress=progress)
-    except IntentError as exc:
-        outcome.error = exc.message
-    except (GenerationError, KeyError) as exc:
-        outcome.error = str(exc.args[0]) if exc.args else type(exc).__name__
-    except Exception as exc:
-        log.exception("generation failed")
-        outcome.error = f"generation failed: {exc}"
-    finally:
-        outcome.stopped = outcome.stopped or stream.cancel.reason
-        log.info("generation ended in %s after %.1f s: %s", request.uri, time.monotonic() - started,
-                 _end_message(outcome))
-        if began:
-            server.work_done_progress.end(progress, types.WorkDoneProgressEnd(message=_end_message(outcome)))
-        stream.finished.set()
-        if server.streams.get(key) is stream:
-            del server.streams[key]
-        status.send(server, None)
-    return outcome
-
-
-async def _consume(server: "DiceServer", stream: Stream, intent: str, outcome: Outcome, *,
-                   apply: bool, progress: types.ProgressToken | None) -> None:
-    state = server.documents.get(stream.request.uri)
-    loop = asyncio.get_running_loop()
-
-    def report(line: str) -> None:       # on the loop: a model round's line
-        if stream.cancel.cancelled:
-            return
-        if progress is not None:
-            server.work_done_progress.report(progress, types.WorkDoneProgressReport(message=line,
-                                                                                    cancellable=True))
-        status.send(server, line)
-
-    def tell(line: str) -> None:         # on the generating thread
-        loop.call_soon_threadsafe(report, line)
-
-    results = server.workers.stream(
-        lambda: _results(server, intent, stream.request.arch, stream.cancel, tell), stream.cancel.stopped)
-    async for result, fig in results:
-        if stream.cancel.cancelled:
-            break
-        outcome.figures, outcome.body, outcome.summary = fig, result.source, result.summary
-        state.generated[stream.request.hash] = fig
-        if progress is not None:
-            server.work_done_progress.report(progress, types.WorkDoneProgressReport(
-                message=progress_line(fig), cancellable=True))
-        status.send(server, progress_line(fig))
-        if apply:
-            stop = await _apply(server, stream, result.source, result.summary)
-            if stop is not None:
-                stream.cancel.cancel(stop)
-                break
-            stream.written = True
-            outcome.applied += 1
-
-
-def _end_message(outcome: Outcome) -> str:
-    if outcome.error:
-        return f"failed: {outcome.error}"
-    if outcome.stopped:
-        return f"stopped: {outcome.stopped}"
-    if outcome.figures:
-        return f"done: {progress_line(outcome.figures)}"
-    return "done: no kernel"
-
-
-def stop_streams_edited_by_user(server: "DiceServer", uri: str) -> None:
-    """After a change: stop any stream whose region (or intent) the user has just edited."""
-    active = [s for (u, _h), s in server.streams.items() if u == uri and not s.cancel.cancelled]
-    if not active:
-        return
-    sites = {s.hash: s for s in find_intents(server.workspace.get_text_document(uri).source)}
-    for stream in active:
-        site = sites.get(stream.request.hash)
-        if site is None:
-            stream.cancel.cancel("the intent was edited while generating")
-        elif stream.region_is_users(site):
-            stream.cancel.cancel("you edited the region while it was streaming; kept your text")
-
-
-async def final_edit(server: "DiceServer", request: GenerateRequest) -> types.WorkspaceEdit | None:
-    """For clients that cannot take streamed edits: generate to the end, return one edit."""
-    outcome = await run(server, Stream(request), apply=False)
-    if outcome.body is None:
-        if outcome.error:
-            server.window_show_message(types.ShowMessageParams(types.MessageType.Error,
-                                                               f"DICE: {outcome.error}"))
-        return None
-    site = find_site(server, request.uri, request.hash)
-    if site is None:
-        return None
-    return types.WorkspaceEdit(document_changes=[
-        region_text_edit(server, request.uri, site, outcome.body, outcome.summary)])
-
-
-# --- wiring -----------------------------------------------------------------------------------
 
 async def execute(server: "DiceServer", request: GenerateRequest) -> dict[str, Any]:
     """The body of the generate commands: progress, $/cancelRequest hook, streaming."""
@@ -311,9 +37,22 @@ async def execute(server: "DiceServer", request: GenerateRequest) -> dict[str, A
 
 
 def register(server: "DiceServer") -> None:
+    def closed(uri: str) -> None:
+        for (stream_uri, _hash), stream in list(server.streams.items()):
+            if stream_uri == uri:
+                stream.cancel.cancel("the document was closed")
+
+    server.events.on("change", lambda uri: stop_streams_edited_by_user(server, uri))
+    server.events.on("close", closed)
+
     @server.command(COMMAND)
     async def generate(ls: "DiceServer", raw: dict) -> dict[str, Any]:
         return await execute(ls, GenerateRequest.from_json(raw))
+
+    @server.command(ACCEPT_COMMAND)
+    async def accept_command(ls: "DiceServer", raw: dict) -> dict[str, Any]:
+        """{uri, hash?}: take the best kernel so far of the running generation(s) and stop."""
+        return {"accepted": accept(ls, raw["uri"], raw.get("hash"))}
 
     @server.command(GENERATE_AT_COMMAND)
     async def generate_at(ls: "DiceServer", raw: dict) -> dict[str, Any]:

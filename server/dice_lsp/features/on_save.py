@@ -1,5 +1,9 @@
 """On save: recompile at once, regenerate the regions whose intent changed
 (dice.regenerateOnSave), never one the user edited by hand (a diagnostic says so instead), and,
+so that the regenerated kernels reach the disk without a second save: before the save
+(willSaveWaitUntil) the stale regions whose kernel is already known are written into the text
+being saved; after it, once the regenerations it started have written their regions, the client
+is asked to save again (`dice/saveDocument`, only while the user has not typed since). Also,
 when the user allows GPU runs (dice.gpu.enabled) and a GPU answers, check the file's generated
 regions on it in the background (`dice_engine.api.verify_file`: verification, timing, sanitizer
 and profiler) → their findings merged with the static ones, their figures for hover."""
@@ -8,27 +12,34 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from typing import Any, Coroutine, TypeVar
 
 from lsprotocol import types
 
 from dice_engine.api import RegionCheck, verify_file
+from dice_engine.intent import find_intents, region_edit
 
+from ..convert import Positions
+from ..current import current_sites, current_version, snapshot
 from ..documents import Findings
+from ..generation import Outcome, run
 from ..gpu import gpu_runner
 from ..server import DiceServer
-from .diagnostics import current_sites, current_version, publish, schedule
-from .generate import GenerateRequest, Stream, run
+from ..streams import GenerateRequest, Stream
+from .diagnostics import publish, schedule
 from .intents import edited_region_note
 
 log = logging.getLogger(__name__)
 
 REGENERATE_STALE_COMMAND = "dice.regenerateStale"
+T = TypeVar("T")
+SAVE_DOCUMENT = "dice/saveDocument"     # server -> client: {uri, version}: save it again
 GPU_CHECKS = ("sanitize", "profile")
 GPU_TOOL_BUDGET_S = 120.0   # per sanitizer/profiler run on save: a slow kernel must not hold the GPU long
 _background: set[asyncio.Task] = set()   # strong references to running regenerations
 
 
-async def _regenerate(server: "DiceServer", request: GenerateRequest) -> None:
+async def _regenerate(server: "DiceServer", request: GenerateRequest) -> Outcome:
     token = None
     if server.client_shows_progress:
         token = str(uuid.uuid4())
@@ -36,16 +47,43 @@ async def _regenerate(server: "DiceServer", request: GenerateRequest) -> None:
     outcome = await run(server, Stream(request), apply=server.client_applies_edits, progress=token)
     if outcome.error:
         log.warning("regeneration of %s failed: %s", request.uri, outcome.error)
+    return outcome
 
 
-async def regenerate_stale(server: "DiceServer", uri: str) -> int:
-    """Start regenerating every stale region of `uri` that was not edited by hand; returns how many."""
+def outside_regions(text: str) -> list[str]:
+    """The lines of `text` that lie outside every generated region (markers included)."""
+    lines = text.splitlines(keepends=True)
+    inside = set()
+    for site in find_intents(text):
+        if site.region is not None:
+            inside.update(range(site.region.begin_line, site.region.end_line + 1))
+    return [line for number, line in enumerate(lines) if number not in inside]
+
+
+async def _save_when_written(server: "DiceServer", uri: str, saved: str, tasks: list[asyncio.Task]) -> None:
+    """After the regenerations a save started: ask the client to save the document again when
+    they wrote something and the text outside the regions is still the text that was saved
+    (the user typed nothing since, so saving writes only DICE's kernels)."""
+    outcomes = [o for o in await asyncio.gather(*tasks, return_exceptions=True) if isinstance(o, Outcome)]
+    if (server.events.closed or not any(o.applied for o in outcomes)
+            or server.workspace.text_documents.get(uri) is None):
+        return          # shutting down, nothing written, or the document closed
+    doc = server.workspace.get_text_document(uri)
+    version, now = doc.version, doc.source
+    same = await server.workers.in_thread(lambda: outside_regions(saved) == outside_regions(now))
+    if same and current_version(server, uri) == version:
+        server.protocol.notify(SAVE_DOCUMENT, {"uri": uri, "version": version})
+
+
+async def regenerate_stale(server: "DiceServer", uri: str, *, then_save: bool = False) -> int:
+    """Start regenerating every stale region of `uri` that was not edited by hand; returns how
+    many. `then_save`: ask the client to save once they are written (a save started them)."""
     state = server.documents.get(uri)
     doc = server.workspace.get_text_document(uri)
     sites = await current_sites(server, uri)
     if doc.version != current_version(server, uri):
         return 0           # edited meanwhile: the next save decides
-    notes, started = [], 0
+    notes, tasks = [], []
     for site in sites:
         region = site.region
         if region is None or not region.stale or (uri, site.hash) in server.streams:
@@ -53,13 +91,41 @@ async def regenerate_stale(server: "DiceServer", uri: str) -> int:
         if region.edited:
             notes.append(edited_region_note(state.path, site, doc.lines))
             continue
-        task = asyncio.get_running_loop().create_task(_regenerate(server, GenerateRequest(uri, site.hash)))
-        _background.add(task)
-        task.add_done_callback(_background.discard)
-        started += 1
+        tasks.append(_in_background(_regenerate(server, GenerateRequest(uri, site.hash))))
     state.notes = Findings(doc.version, notes)
     publish(server, uri)
-    return started
+    if tasks and then_save:
+        _in_background(_save_when_written(server, uri, doc.source, tasks))
+    return len(tasks)
+
+
+def _in_background(work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    task = asyncio.get_running_loop().create_task(work)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    return task
+
+
+async def known_kernel_edits(server: "DiceServer", uri: str) -> list[types.TextEdit]:
+    """Before a save: the edits writing each stale, unedited region whose kernel a finished
+    generation already made for this intent, target and budget (none when the text moves on)."""
+    doc = server.workspace.get_text_document(uri)
+    version = doc.version
+    sites = await current_sites(server, uri)
+    if current_version(server, uri) != version:
+        return []
+    state, settings = server.documents.get(uri), server.settings
+    positions = Positions(doc)
+    edits = []
+    for site in sites:
+        region = site.region
+        if (region is None or not region.stale or region.edited or state.unpaired(site)
+                or (uri, site.hash) in server.streams):
+            continue
+        kernel = server.kernels.get((site.hash, settings.arch, settings.budget))
+        if kernel is not None:
+            edits.append(positions.text_edit(region_edit(doc.source, site, kernel.body, kernel.summary)))
+    return edits
 
 
 def gpu_pass(server: "DiceServer", text: str, path: str) -> list[RegionCheck] | None:
@@ -73,14 +139,14 @@ def gpu_pass(server: "DiceServer", text: str, path: str) -> list[RegionCheck] | 
 
 async def run_gpu_checks(server: "DiceServer", uri: str) -> None:
     """Check the saved text on the GPU; results for a version the document has left are dropped."""
-    doc = server.workspace.get_text_document(uri)
-    version, text = doc.version, doc.source
+    snap = snapshot(server, uri)
+    version = snap.version
     state = server.documents.get(uri)
-    checks = await server.workers.in_background(gpu_pass, server, text, state.path)
+    checks = await server.workers.in_background(gpu_pass, server, snap.text, state.path)
     if checks is None:
         log.info("GPU checks on save skipped for %s: no GPU runner", state.path)
         return
-    if current_version(server, uri) != version or server.documents.find(uri) is not state:
+    if not snap.current() or server.documents.find(uri) is not state:
         return
     for check in checks:
         said = ([check.message] if check.status != "verified" else []) + check.notes
@@ -100,13 +166,20 @@ def check_on_save(server: "DiceServer", uri: str) -> bool:
 
 
 def register(server: "DiceServer") -> None:
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    async def did_save(ls: "DiceServer", params: types.DidSaveTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        schedule(ls, uri, compile_now=True)
-        check_on_save(ls, uri)
-        if ls.settings.regenerate_on_save:
-            await regenerate_stale(ls, uri)
+    @server.feature(types.TEXT_DOCUMENT_WILL_SAVE_WAIT_UNTIL)
+    async def will_save_wait_until(ls: "DiceServer",
+                                   params: types.WillSaveTextDocumentParams) -> list[types.TextEdit]:
+        if not ls.settings.regenerate_on_save:
+            return []
+        return await known_kernel_edits(ls, params.text_document.uri)
+
+    async def saved(uri: str) -> None:
+        schedule(server, uri, compile_now=True)
+        check_on_save(server, uri)
+        if server.settings.regenerate_on_save:
+            await regenerate_stale(server, uri, then_save=True)
+
+    server.events.on("save", saved)
 
     @server.command(REGENERATE_STALE_COMMAND)
     async def regenerate_stale_command(ls: "DiceServer", raw: dict) -> dict:

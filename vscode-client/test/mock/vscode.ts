@@ -17,7 +17,19 @@ export const state = {
   configListeners: [] as Handler[],
   trustListeners: [] as Handler[],
   activeTextEditor: undefined as unknown,
+  textDocuments: [] as MockDocument[],
 };
+
+/** An open document: `save()` records the save and clears the dirty flag. */
+export class MockDocument {
+  saves = 0;
+  constructor(readonly uri: { toString(): string }, public version: number, public isDirty: boolean) {}
+  async save(): Promise<boolean> {
+    this.saves += 1;
+    this.isDirty = false;
+    return true;
+  }
+}
 
 export function reset(): void {
   state.settings.clear();
@@ -33,6 +45,7 @@ export function reset(): void {
   state.configListeners = [];
   state.trustListeners = [];
   state.activeTextEditor = undefined;
+  state.textDocuments = [];
 }
 
 export class MockStatusItem {
@@ -91,6 +104,9 @@ export const workspace = {
   }),
   get isTrusted() {
     return state.trusted;
+  },
+  get textDocuments() {
+    return state.textDocuments;
   },
   onDidChangeConfiguration: (fn: Handler) => {
     state.configListeners.push(fn);

@@ -18,8 +18,13 @@ M.defaults = {
       gpu = { enabled = false }, -- the only switch that lets DICE run kernels on your GPU
       budget = 24,
       regenerateOnSave = true,
+      -- false: a generation writes its region once, when the search ends (one `u` undoes it);
+      -- true: each better kernel is written as it is found (one undo step per round).
+      streamEdits = false,
     },
   },
+  -- How long a save waits for kernels the server already has for changed intents (ms).
+  save_wait_ms = 1500,
 }
 
 M.status = {} -- the last dice/status notification: { arch, gpu, progress }
@@ -96,6 +101,64 @@ local function on_progress(err, result, ctx, handler_config)
   end
 end
 
+-- The first line (0-based) each buffer's edits touch in a WorkspaceEdit.
+local function first_edited_lines(edit)
+  local first = {}
+  local function note(uri, edits)
+    local bufnr = vim.uri_to_bufnr(uri)
+    for _, e in ipairs(edits or {}) do
+      if e.range and (first[bufnr] == nil or e.range.start.line < first[bufnr]) then
+        first[bufnr] = e.range.start.line
+      end
+    end
+  end
+  for _, change in ipairs(edit.documentChanges or {}) do
+    if change.textDocument then
+      note(change.textDocument.uri, change.edits)
+    end
+  end
+  for uri, edits in pairs(edit.changes or {}) do
+    note(uri, edits)
+  end
+  return first
+end
+
+-- workspace/applyEdit, keeping each window's cursor where it was when the edit lies below the
+-- cursor's line: Neovim moves a cursor on the last line of the buffer to the end of text
+-- inserted after that line (an intent on the last line would send it to the end of the kernel).
+local function on_apply_edit(err, params, ctx, handler_config)
+  local first = params and params.edit and first_edited_lines(params.edit) or {}
+  local kept = {}
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    local bufnr = vim.api.nvim_win_get_buf(win)
+    local cursor = vim.api.nvim_win_get_cursor(win)
+    if first[bufnr] ~= nil and cursor[1] - 1 < first[bufnr] then
+      table.insert(kept, { win = win, cursor = cursor })
+    end
+  end
+  local result = vim.lsp.handlers["workspace/applyEdit"](err, params, ctx, handler_config)
+  for _, k in ipairs(kept) do
+    if vim.api.nvim_win_is_valid(k.win) then
+      pcall(vim.api.nvim_win_set_cursor, k.win, k.cursor)
+    end
+  end
+  return result
+end
+
+-- dice/saveDocument: a regeneration that a save started has written its kernels; save again
+-- so that they reach the disk, unless the buffer changed since the server wrote them.
+local function on_save_document(_, params)
+  local bufnr = params and params.uri and vim.uri_to_bufnr(params.uri)
+  if not bufnr or not vim.api.nvim_buf_is_loaded(bufnr) then
+    return
+  end
+  if vim.lsp.util.buf_versions[bufnr] == params.version and vim.bo[bufnr].modified then
+    vim.api.nvim_buf_call(bufnr, function()
+      vim.cmd("silent write")
+    end)
+  end
+end
+
 local function start(root)
   return vim.lsp.start_client({
     name = "dice",
@@ -108,6 +171,8 @@ local function start(root)
         M.status = result or {}
       end,
       ["$/progress"] = on_progress,
+      ["workspace/applyEdit"] = on_apply_edit,
+      ["dice/saveDocument"] = on_save_document,
     },
     on_init = function(client)
       client.notify("workspace/didChangeConfiguration", { settings = config.settings })
@@ -207,6 +272,37 @@ function M.generate(opts)
   end, bufnr)
 end
 
+--- Before a buffer is written: the kernels the server already has for changed intents go
+--- into the text being saved (textDocument/willSaveWaitUntil; Neovim 0.7 does not send it).
+function M.will_save(bufnr)
+  local client = client_for(bufnr)
+  local sync = client and client.server_capabilities and client.server_capabilities.textDocumentSync
+  if type(sync) ~= "table" or not sync.willSaveWaitUntil then
+    return
+  end
+  local params = { textDocument = vim.lsp.util.make_text_document_params(bufnr), reason = 1 }
+  local response = client.request_sync("textDocument/willSaveWaitUntil", params, config.save_wait_ms, bufnr)
+  local edits = response and response.result
+  if type(edits) == "table" and #edits > 0 then
+    vim.lsp.util.apply_text_edits(edits, bufnr, client.offset_encoding)
+  end
+end
+
+--- Take the best kernel found so far by the running generation(s) of the buffer, and stop.
+function M.accept(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local client = client_for(bufnr)
+  if client == nil then
+    return
+  end
+  local params = { command = "dice.accept", arguments = { { uri = vim.uri_from_bufnr(bufnr) } } }
+  client.request("workspace/executeCommand", params, function(err, result)
+    if err or not result or result.accepted == 0 then
+      vim.notify("DICE: no generation is running in this buffer", vim.log.levels.INFO)
+    end
+  end, bufnr)
+end
+
 --- The configuration setup() made (nil before it ran).
 function M.config()
   return config
@@ -242,12 +338,23 @@ function M.setup(opts)
       M.attach(args.buf)
     end,
   })
+  vim.api.nvim_create_autocmd("BufWritePre", {
+    group = group,
+    callback = function(args)
+      if client_for(args.buf) ~= nil then
+        M.will_save(args.buf)
+      end
+    end,
+  })
   vim.api.nvim_create_user_command("DiceGenerate", function()
     M.generate()
   end, { desc = "DICE: generate (or regenerate) the kernel of the intent at the cursor" })
   vim.api.nvim_create_user_command("DiceStatus", function()
     vim.api.nvim_echo({ { table.concat(M.status_lines(), "\n") } }, false, {})
   end, { desc = "DICE: target, GPU runs, the running or last generation, servers and log file" })
+  vim.api.nvim_create_user_command("DiceAccept", function()
+    M.accept()
+  end, { desc = "DICE: write the best kernel found so far and stop the running generation" })
   vim.api.nvim_create_user_command("DiceTune", function()
     M.generate({ title = "DICE: Tune for" })
   end, { desc = "DICE: tune the kernel of the intent at the cursor for the configured arch" })

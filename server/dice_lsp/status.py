@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..server import DiceServer
+    from .server import DiceServer
 
 METHOD = "dice/status"
 
