@@ -4,6 +4,8 @@ a save writes known kernels before it (willSaveWaitUntil) and asks for a second 
 regenerations it started have written their regions."""
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 
 from lsprotocol import types
