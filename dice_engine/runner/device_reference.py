@@ -218,18 +218,16 @@ class _Evaluator:
 
     def pool(self, x: Tensor, node: Node) -> Tensor:
         """1-3-D max / average pooling with PyTorch's own padding, dilation, ceil_mode and
-        count_include_pad rules (in float64: a window's mean is a short sum)."""
+        count_include_pad rules (averages in float64: a window's mean is a short sum)."""
         kernel = node.attr("kernel_size")
         pool = getattr(F, node.op)
-        x64 = x.to(torch.float64)
-        if node.op.startswith("max"):
-            out = pool(x64, kernel, node.attr("stride"), node.attr("padding"),
-                       dilation=node.attr("dilation") or (1,) * len(kernel),
-                       ceil_mode=node.attr("ceil_mode", False))
-        else:
-            out = pool(x64, kernel, node.attr("stride"), node.attr("padding"),
-                       ceil_mode=node.attr("ceil_mode", False),
-                       count_include_pad=node.attr("count_include_pad", True))
+        if node.op.startswith("max"):      # a maximum is exact in the work dtype: no float64 copy
+            return pool(self.float_(x), kernel, node.attr("stride"), node.attr("padding"),
+                        dilation=node.attr("dilation") or (1,) * len(kernel),
+                        ceil_mode=node.attr("ceil_mode", False))
+        out = pool(x.to(torch.float64), kernel, node.attr("stride"), node.attr("padding"),
+                   ceil_mode=node.attr("ceil_mode", False),
+                   count_include_pad=node.attr("count_include_pad", True))
         return out.to(self.work)
 
     @staticmethod
