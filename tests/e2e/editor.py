@@ -32,6 +32,38 @@ def _nvcc_missing() -> bool:
 
 # Generation compiles every candidate with nvcc; without one these tests cannot run.
 needs_nvcc = pytest.mark.skipif(_nvcc_missing(), reason="nvcc (CUDA toolkit) not found")
+
+
+class HeldCompiler:
+    """The real nvcc behind a gate the test holds, so that a generation is provably still
+    running when the test acts on it (no race with a search that ends early). The server gets
+    it through DICE_NVCC and a compile cache of its own (a warm cache would need no compile)."""
+
+    def __init__(self, root: Path) -> None:
+        self.hold = root / "nvcc.hold"            # while it exists, compiles wait
+        self.waiting = root / "nvcc.waiting"      # created by a compile that reached the gate
+        script = root / "nvcc-held"
+        script.write_text(
+            "#!/bin/sh\n"
+            f'case " $* " in *" --version "*) exec "{find_nvcc()}" "$@";; esac\n'
+            f'while [ -e "{self.hold}" ]; do touch "{self.waiting}"; sleep 0.02; done\n'
+            f'exec "{find_nvcc()}" "$@"\n')
+        script.chmod(0o755)
+        self.env = {"DICE_NVCC": str(script), "DICE_CACHE_DIR": str(root / "cache")}
+
+    def close_gate(self) -> None:
+        self.hold.touch()
+
+    def open_gate(self) -> None:
+        self.hold.unlink(missing_ok=True)
+
+    async def wait_until_held(self, timeout: float = 60.0) -> None:
+        """Until a compile is waiting at the gate: the search cannot end before the gate opens."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self.waiting.exists():
+            assert loop.time() < deadline, "no compile reached the gate: the search ended first"
+            await asyncio.sleep(0.02)
 TIMEOUT = 60.0
 
 
@@ -258,8 +290,8 @@ def server_command(log_file: Path) -> list[str]:
     return [sys.executable, "-m", "dice_lsp", "--log-file", str(log_file)]
 
 
-def environment(*, without_nvcc: bool = False) -> dict[str, str]:
-    env = dict(os.environ)
+def environment(*, without_nvcc: bool = False, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {**os.environ, **(extra or {})}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(REPO / "server"), env.get("PYTHONPATH", "")])
     if without_nvcc:
         env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
@@ -299,12 +331,13 @@ def make_client_factory(editor_slot: list[Editor], root: Path, editor_class: typ
 
 
 async def start(root: Path, *, settings: dict[str, Any] | None = None, without_nvcc: bool = False,
+                env: dict[str, str] | None = None,
                 caps: types.ClientCapabilities | None = None,
                 init_options: dict[str, Any] | None = None, editor_class: type[Editor] = Editor) -> Editor:
     slot: list[Editor] = []
     config = ClientServerConfig(server_command=server_command(root / "dice-lsp.log"),
                                 client_factory=make_client_factory(slot, root, editor_class),
-                                server_env=environment(without_nvcc=without_nvcc))
+                                server_env=environment(without_nvcc=without_nvcc, extra=env))
     client = await config.start()
     editor = slot[0]
     client.set_configuration({"dice": settings or {}})

@@ -4,13 +4,11 @@ a save writes known kernels before it (willSaveWaitUntil) and asks for a second 
 regenerations it started have written their regions."""
 from __future__ import annotations
 
-import pytest
-
 import asyncio
 
 from lsprotocol import types
 
-from .editor import needs_nvcc
+from .editor import HeldCompiler, needs_nvcc
 from .test_lsp import (INTENT_FILE, INTENT_LINE, change_settings, ended, generate_command, only_site,
                        outside_region, progress_of)
 
@@ -36,31 +34,41 @@ async def test_one_generation_is_one_edit_and_its_rounds_are_progress(session):
     assert ended(editor)[0].message.startswith("done: round")
 
 
-@needs_nvcc
-async def test_cancelling_writes_nothing(session):
-    editor = await session(settings={"budget": 400})
+async def _held_after_first_round(session, tmp_path):
+    """A session whose generation has reported a round and is then held in a compile."""
+    compiler = HeldCompiler(tmp_path)
+    editor = await session(settings={"budget": 400}, env=compiler.env)
     uri = editor.open("fused.cu", INTENT_FILE)
     _msg_id, pending = editor.execute_later(await generate_command(editor, uri))
     await editor.wait_for(lambda: ROUND_REPORTS(editor))
-    (token,) = editor.progress().keys()
-    editor.client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL,
-                                  types.WorkDoneProgressCancelParams(token=token))
-    result = await asyncio.wait_for(pending, 30)
+    compiler.close_gate()
+    await compiler.wait_until_held()
+    return compiler, editor, uri, pending
+
+
+@needs_nvcc
+async def test_cancelling_writes_nothing(session, tmp_path):
+    compiler, editor, uri, pending = await _held_after_first_round(session, tmp_path)
+    try:
+        (token,) = editor.progress().keys()
+        editor.client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL,
+                                      types.WorkDoneProgressCancelParams(token=token))
+        result = await asyncio.wait_for(pending, 30)
+    finally:
+        compiler.open_gate()
     assert result["stopped"] == "cancelled" and result["applied"] == 0
     assert editor.applied == [] and editor.text(uri) == INTENT_FILE
 
 
 @needs_nvcc
-@pytest.mark.skip(reason="timing-dependent: under load the accept can arrive after the search ended "
-                         "({'accepted': 0}); to be made deterministic (issue 18)")
-async def test_accepting_writes_the_best_kernel_so_far_once(session):
-    editor = await session(settings={"budget": 400})
-    uri = editor.open("fused.cu", INTENT_FILE)
-    _msg_id, pending = editor.execute_later(await generate_command(editor, uri))
-    await editor.wait_for(lambda: ROUND_REPORTS(editor))
-    accept = types.Command(title="", command="dice.accept", arguments=[{"uri": uri}])
-    assert await editor.execute(accept) == {"accepted": 1}
-    result = await asyncio.wait_for(pending, 30)
+async def test_accepting_writes_the_best_kernel_so_far_once(session, tmp_path):
+    compiler, editor, uri, pending = await _held_after_first_round(session, tmp_path)
+    try:
+        accept = types.Command(title="", command="dice.accept", arguments=[{"uri": uri}])
+        assert await editor.execute(accept) == {"accepted": 1}
+        result = await asyncio.wait_for(pending, 30)
+    finally:
+        compiler.open_gate()
     assert result["accepted"] and result["stopped"] is None and result["applied"] == 1
     assert len(editor.applied) == 1
     site = only_site(editor.text(uri))
@@ -133,8 +141,9 @@ async def test_will_save_writes_a_kernel_already_generated_for_the_intent(sessio
 
 
 @needs_nvcc
-async def test_a_forced_regeneration_keeps_edits_made_while_it_runs(session):
-    editor = await session()
+async def test_a_forced_regeneration_keeps_edits_made_while_it_runs(session, tmp_path):
+    compiler = HeldCompiler(tmp_path)
+    editor = await session(env=compiler.env)
     uri = editor.open("fused.cu", INTENT_FILE)
     assert (await editor.execute(await generate_command(editor, uri)))["applied"] == 1
     region = only_site(editor.text(uri)).region
@@ -144,7 +153,12 @@ async def test_a_forced_regeneration_keeps_edits_made_while_it_runs(session):
     rounds = len(ROUND_REPORTS(editor))
     _msg_id, pending = editor.execute_later(command)
     await editor.wait_for(lambda: len(ROUND_REPORTS(editor)) > rounds)     # the forced run is under way
-    editor.type(uri, region.begin_line + 1, 0, region.begin_line + 1, 0, "// and more, while it ran\n")
-    result = await asyncio.wait_for(pending, 30)
+    compiler.close_gate()
+    try:
+        await compiler.wait_until_held()
+        editor.type(uri, region.begin_line + 1, 0, region.begin_line + 1, 0, "// and more, while it ran\n")
+        result = await asyncio.wait_for(pending, 30)
+    finally:
+        compiler.open_gate()
     assert result["applied"] == 0 and "you edited the region" in result["stopped"], result
     assert "// and more, while it ran\n// tuned by hand\n" in editor.text(uri)
