@@ -20,13 +20,13 @@ from dice_engine.analysis.findings import Finding
 from dice_engine.compile import NvccNotFound, compile_cuda
 from dice_engine.intent import Intents, find_intents
 from dice_engine.intent.regions import dominant_newline, split_lines
+from dice_engine.intent_findings import intent_findings, pairing_findings, still_true
 
 from ..convert import Positions
 from ..current import snapshot
 from ..documents import DocumentState, Findings
 from ..jobs import CancelFlag
 from ..settings import model_active
-from .intents import intent_findings, pairing_findings, still_true
 
 if TYPE_CHECKING:
     from ..server import DiceServer

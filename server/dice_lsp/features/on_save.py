@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from dice_engine.api import RegionCheck, verify_file
 from dice_engine.intent import find_intents, region_edit
+from dice_engine.intent_findings import edited_region_note
 
 from ..convert import Positions
 from ..current import current_sites, current_version, snapshot
@@ -27,7 +28,6 @@ from ..gpu import gpu_runner
 from ..server import DiceServer
 from ..streams import GenerateRequest, Stream
 from .diagnostics import publish, schedule
-from .intents import edited_region_note
 
 log = logging.getLogger(__name__)
 
