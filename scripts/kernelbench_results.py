@@ -4,7 +4,9 @@
         [--stage all|translate|eval] [--budget 4] [--trials 100] [--compile] \
         [--out benchmarks/KERNELBENCH_RESULTS.md]
 
-`--stage translate` does steps 1-2 and keeps the rows in WORK/rows.json; `--stage eval` starts
+`--stage translate` does steps 1-2 (only 1 with `--skip-build`; `--stage build` does 2, so that
+translating on one machine and compiling on another with more cores is possible) and keeps the
+rows in WORK/rows.json; `--stage eval` starts
 from them and evaluates the tasks of the directories it is given, keeping earlier results of
 the others (so levels can be evaluated by separate commands where one would run over a time
 limit); the table always covers every row. Under a time limit, `--time-budget S` starts no new
@@ -176,23 +178,27 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--compile", action="store_true")
     parser.add_argument("--out", default="benchmarks/KERNELBENCH_RESULTS.md")
-    parser.add_argument("--stage", choices=("all", "translate", "eval"), default="all")
+    parser.add_argument("--stage", choices=("all", "translate", "build", "eval"), default="all")
+    parser.add_argument("--skip-build", action="store_true", help="translate only; --stage build later")
     parser.add_argument("--time-budget", type=float, default=None, help="start no evaluation after S seconds")
     parser.add_argument("--resume", action="store_true", help="skip rows that already have a result")
     args = parser.parse_args()
     tasks = [t for d in args.dirs for t in sorted(Path(d).glob("*.py"), key=lambda p: (len(p.name), p.name))]
     work = Path(args.work)
     saved = work / "rows.json"
-    if args.stage == "eval":
+    if args.stage in ("build", "eval"):
         rows = json.loads(saved.read_text())
     else:
         with ThreadPoolExecutor(args.jobs) as pool:
             rows = list(pool.map(lambda t: translate(t, work, args.budget), tasks))
-            print(f"translated {sum(r['translated'] for r in rows)} of {len(rows)}", flush=True)
+        print(f"translated {sum(r['translated'] for r in rows)} of {len(rows)}", flush=True)
+        saved.write_text(json.dumps(rows, indent=1))
+    if args.stage == "build" or (args.stage in ("all", "translate") and not args.skip_build):
+        with ThreadPoolExecutor(args.jobs) as pool:
             list(pool.map(build, [r for r in rows if r["translated"]]))
         saved.write_text(json.dumps(rows, indent=1))
-        if args.stage == "translate":
-            return 0
+    if args.stage in ("translate", "build"):
+        return 0
     by_name = {(t.parent.name, t.name): t for t in tasks}
     # only the tasks of the directories given (the others keep the results they have)
     todo = [
