@@ -22,6 +22,7 @@ import json
 import sys
 import types
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -37,6 +38,7 @@ _allclose, _equal, _Event, _synchronize = (
 _elapsed = torch.cuda.Event.elapsed_time
 WARMUP = 3
 SEED = 42
+CHUNK = 1 << 26  # elements compared at a time
 STREAM_DELAY_CYCLES = 200_000_000  # ~0.1 s of GPU clock before the delayed inputs are written
 
 
@@ -64,6 +66,14 @@ def _inputs(task: types.ModuleType, seed: int) -> list[Any]:
     return [x.cuda() if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
 
 
+def _chunks(*tensors: torch.Tensor) -> Iterator[tuple[torch.Tensor, ...]]:
+    """Matching slices of the flattened tensors, so that float64 copies of a tensor of 10^9
+    elements never coexist in GPU memory (KernelBench level 1 has 6 GB inputs)."""
+    flat = [t.reshape(-1) for t in tensors]
+    for start in range(0, flat[0].numel(), CHUNK):
+        yield tuple(f[start : start + CHUNK] for f in flat)
+
+
 def _compare(ref: list[Any], out: list[Any]) -> tuple[bool, float]:
     worst = 0.0
     ok = True
@@ -71,11 +81,13 @@ def _compare(ref: list[Any], out: list[Any]) -> tuple[bool, float]:
         if not isinstance(r, torch.Tensor):
             ok = ok and r == o
             continue
-        diff = (o.float() - r.float()).abs()
-        worst = max(worst, float(diff.max()) if diff.numel() else 0.0)
+        if o.shape != r.shape:
+            return False, float("inf")
         tol = _tolerance(r)
-        same_nans = not (o.isnan() != r.isnan()).any()
-        ok = ok and same_nans and _allclose(o.double(), r.double(), atol=tol, rtol=tol, equal_nan=True)
+        for rc, oc in _chunks(r, o):
+            worst = max(worst, float((oc.float() - rc.float()).abs().max()))
+            same_nans = not (oc.isnan() != rc.isnan()).any()
+            ok = ok and same_nans and _allclose(oc.double(), rc.double(), atol=tol, rtol=tol, equal_nan=True)
     return ok, worst
 
 
@@ -184,9 +196,10 @@ class Evaluation:
         for t, r, o in zip(truth, ref, out):
             if not (isinstance(t, torch.Tensor) and t.is_floating_point()):
                 continue
-            scale = 1.0 + t.abs()
-            err_new = max(err_new, float(((o.double() - t).abs() / scale).max()) if t.numel() else 0.0)
-            err_torch = max(err_torch, float(((r.double() - t).abs() / scale).max()) if t.numel() else 0.0)
+            for tc, rc, oc in _chunks(t, r, o):
+                scale = 1.0 + tc.abs()
+                err_new = max(err_new, float(((oc.double() - tc).abs() / scale).max()))
+                err_torch = max(err_torch, float(((rc.double() - tc).abs() / scale).max()))
             tol = max(tol, _tolerance(r))
         return {"err_new": err_new, "err_torch": err_torch, "ok": err_new <= max(tol, 2 * err_torch)}
 
@@ -237,6 +250,7 @@ def run(task_path: str, new_path: str, config: dict[str, Any]) -> dict[str, Any]
         result["message"] = str(e)
         return result
     if config.get("float64", True):
+        torch.cuda.empty_cache()
         try:
             result["float64"] = ev.float64_check()
         except (RuntimeError, TypeError) as e:  # an operator without a double kernel, or out of memory
