@@ -68,8 +68,8 @@ def _general_only(node: Node) -> bool:
                 or node.attr("count_include_pad", True) is False)
     if node.op in ("layer_norm", "rms_norm"):
         return node.attr("axes", 1) != 1
-    if node.op == "matmul":
-        return any(a.rank > 3 for a in node.args) or node.rank > 3
+    if node.op == "matmul":   # 4-D and up only against a 2-D right operand: a GEMM over flattened rows
+        return (any(a.rank > 3 for a in node.args) or node.rank > 3) and node.args[1].rank != 2
     return False
 
 

@@ -5,10 +5,12 @@ Conventions of the generated code: `A` is the logical M×K operand and `B` the K
 the inputs are called. An operand is "row" when its second logical index is the contiguous one
 (A: k, B: n) and "col" when it is the `.T` of an input (A: m, B: k contiguous). Kernels take the
 sizes as `int M, int N, int K` (block offsets into a matrix are formed in 64 bits) and the batch
-index is `blockIdx.z`.
+index is `blockIdx.z`. A product of rank 4 or more against a 2-D B is one GEMM whose M is the
+product of the left operand's leading extents (both A and C are contiguous over them).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..ir.dtypes import DType
@@ -127,6 +129,13 @@ def read_problem(problem: Problem) -> GemmProblem | str:
     M, N = mm.shape[-2], mm.shape[-1]
     K = a_node.shape[-1]
     batch: Dim = mm.shape[0] if batched else 1
+    if mm.rank > 3:   # [..., M, K] @ [K, N]: one GEMM over the rows of the contiguous leading dims
+        rows = mm.shape[:-1]
+        if a.layout != "row" or not all(isinstance(d, int) for d in rows):
+            return "a product of rank 4 or more needs a stored, literal-shaped left operand to flatten"
+        if any(n.op == "input" and n.rank > 1 for n in epilogue_nodes(problem.output, mm)):
+            return "a product of rank 4 or more fuses only per-column epilogue inputs (rank 1)"
+        M = math.prod(int(d) for d in rows)
     if any(isinstance(d, int) and d >= 2**31 for d in (M, N, K)):
         return "matrix extents of 2^31 or more are not supported (sizes are passed as int)"
     if isinstance(M, int) and M > _MAX_GRID_Y * 64:
