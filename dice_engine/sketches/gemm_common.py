@@ -120,6 +120,8 @@ def read_problem(problem: Problem) -> GemmProblem | str:
     if accumulate not in ("f32", "fp32", "float", "float32") and mm.dtype.name != "f64":
         return f"accumulate={accumulate} is not supported (GEMMs accumulate in f32)"
     for n in epilogue_nodes(problem.output, mm):
+        if n.op == "index" and n.shape == mm.shape:   # an output position (triu/tril masks)
+            continue
         if n.op not in ("input", "const") and n.op not in ELEMENTWISE:
             return f"the epilogue applies '{n.op}' to a matmul operand; only elementwise epilogues fuse"
         if n.op == "input" and n.rank > mm.rank:
@@ -306,6 +308,9 @@ def render_epilogue(gp: GemmProblem) -> str:
         c = compute_type(n.dtype)
         value = load_as_compute(n.dtype, f"{param_name(n.name or '')}[{_leaf_offset(n, gp.anchor.rank)}]")
         leaves[id(n)] = value if c == ctype else f"({ctype})({value})"
+    for n in epilogue_nodes(gp.problem.output, gp.anchor):   # output positions
+        if n.op == "index":
+            leaves[id(n)] = ["batch", "row", "col"][n.attr("dim") - n.rank]
     for n in gp.anchor.walk():   # expr.emit visits the matmul's operands; they are never read
         leaves.setdefault(id(n), "0")
     code = expr.emit(gp.problem.output, leaves, ctype)
