@@ -39,6 +39,7 @@ SPILL_PENALTY_PER_128B = 0.5    # relative slowdown per 128 bytes spilled per th
 MAX_SPILL_PENALTY = 3.0
 _TENSOR_CORE_CODE = re.compile(r"\bwmma::|\bmma_sync\b|\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
 _WARPGROUP_MMA = re.compile(r"\bwgmma\b")
+_TF32_MMA = re.compile(r"\.tf32\.tf32\.")
 # On sm_90 the dense tensor-core peak is reached only through wgmma; warp-level mma.sync/wmma
 # reach about a third of it (measured on an H200, 4096³ f16: DICE's mma.sync sketch 327 TFLOP/s
 # GPU-tuned and 225 TFLOP/s at its default point, of a 989 TFLOP/s peak; its wgmma sketch 558).
@@ -71,9 +72,10 @@ def uses_tensor_cores(source: str) -> bool:
 def compute_rate_tflops(problem: Problem, arch: ArchSpec, source: str) -> float:
     dtype = problem.output.dtype if problem.anchor is None else problem.anchor.args[0].dtype
     if uses_tensor_cores(source) and arch.has_tensor_cores:
+        rate = arch.fp16_tc_tflops / (2 if _TF32_MMA.search(source) else 1)   # TF32: half the f16 rate
         if not arch.warp_mma_full_rate and not (arch.has_wgmma and _WARPGROUP_MMA.search(source)):
-            return arch.fp16_tc_tflops * WARP_MMA_FRACTION
-        return arch.fp16_tc_tflops
+            return rate * WARP_MMA_FRACTION
+        return rate
     if dtype.name == "f64":   # half-rate FP64 only on the data-centre parts of sm_80/sm_90/sm_100
         return arch.fp32_tflops / (2 if arch.sm_number in (80, 90, 100) else 64)
     return arch.fp32_tflops
