@@ -1,6 +1,7 @@
 """GEMM parity with cuBLAS: the kernel `dice generate --arch sm_90` picks without a GPU, checked
-against a float64 truth and timed beside torch.matmul (cuBLAS, TF32 off) at KernelBench level 1's
-GEMM / batched GEMM / GEMV shapes, plus fp16/bf16 products on tensor cores.
+against a float64 truth and timed beside torch.matmul (cuBLAS, TF32 off unless the case opts in)
+at KernelBench level 1's GEMM / batched GEMM / GEMV shapes, plus fp16/bf16 products on tensor
+cores and one opt-in TF32 product.
 
     python benchmarks/gemm_parity.py [--cases kb1,f16] [--time-budget 420]
                                      [--out benchmarks/GEMM_PARITY.md] [--dry-run]
@@ -65,7 +66,8 @@ def _mm(a: str, b: str, expr: str = "C = A @ B") -> str:
 
 
 # KernelBench level 1's matrix products at their exact shapes (tasks 1-4, 6-11, 13-18), then the
-# low-precision products issue 14 names. Task 12 (diag(a) @ B) is a broadcast multiply, not a GEMM.
+# low-precision products issue 14 names and the opt-in TF32 square product (beside cuBLAS in TF32).
+# Task 12 (diag(a) @ B) is a broadcast multiply, not a GEMM.
 CASES: list[Case] = [
     Case("kb1_square", "KB 1", _mm("f32[4096, 4096]", "f32[4096, 4096]")),
     Case("kb2_rect", "KB 2", _mm("f32[2048, 8192]", "f32[8192, 4096]")),
@@ -89,6 +91,7 @@ CASES: list[Case] = [
     Case("bf16_rect", "extra", _mm("bf16[8192, 2048]", "bf16[2048, 4096]")),
     Case("f16_batched", "extra", _mm("f16[32, 1024, 1024]", "f16[32, 1024, 1024]")),
     Case("bf16_batched", "extra", _mm("bf16[32, 1024, 1024]", "bf16[32, 1024, 1024]")),
+    Case("tf32_square", "extra", _mm("f32[4096, 4096]", "f32[4096, 4096]") + "; precision=tf32"),
 ]
 
 
@@ -178,6 +181,9 @@ def measure(job: dict[str, Any], seed: int) -> dict[str, Any]:
     from dice_engine.runner.torch_timing import TorchTimer, time_eager, torch_inputs
 
     program = parse_intent(job["intent"])
+    timer = TorchTimer(torch.cuda.get_device_properties(0).L2_cache_size)  # turns TF32 off ...
+    # ... unless the intent opts in: then cuBLAS runs TF32 too, its error and time the baseline
+    torch.backends.cuda.matmul.allow_tf32 = program.options.get("precision") == "tf32"
     inputs = torch_inputs(program, intent_bindings(program), seed)
     fn = torch_function(program)
     truth = fn({k: v.double() for k, v in inputs.items()})
@@ -207,7 +213,6 @@ def measure(job: dict[str, Any], seed: int) -> dict[str, Any]:
         return result | {"verdict": "unwritten", "detail": "NaN left in the output (unwritten or not finite)"}
     result["dice_err"] = dice_err = _relative_error(out, truth)
     del truth
-    timer = TorchTimer(torch.cuda.get_device_properties(0).L2_cache_size)
     result["dice_us"] = timer.median_us(lambda: launcher.fn(*args))
     launcher.check(launcher.synchronize(), "while timing")
     result["torch_us"] = time_eager(program, inputs, timer)
@@ -389,7 +394,7 @@ def to_markdown(rows: list[Row], meta: dict[str, Any]) -> str:
         "",
         f"- date: {meta['date']}; GPU: {meta['gpu']}; torch {meta['torch']}; picks for {meta['arch']}",
         "- DICE: the kernel `dice generate --arch sm_90` picks without a GPU (cost model only), "
-        "compiled once; PyTorch: torch.matmul (cuBLAS), TF32 off.",
+        "compiled once; PyTorch: torch.matmul (cuBLAS), TF32 off (on for the precision=tf32 case).",
         "- time: median of CUDA-event timings after warm-up, an L2-sized write before every run "
         "(`runner.torch_timing.TorchTimer`), DICE and PyTorch in the same child process.",
         "- error: ‖out − truth‖ / ‖truth‖ with truth = PyTorch in float64 on the same inputs; "
