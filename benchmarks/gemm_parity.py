@@ -66,8 +66,8 @@ def _mm(a: str, b: str, expr: str = "C = A @ B") -> str:
 
 
 # KernelBench level 1's matrix products at their exact shapes (tasks 1-4, 6-11, 13-18), then the
-# low-precision products issue 14 names and the opt-in TF32 square product (beside cuBLAS in TF32).
-# Task 12 (diag(a) @ B) is a broadcast multiply, not a GEMM.
+# low-precision products issue 14 names and the opt-in TF32 square product (beside cuBLAS in TF32);
+# task 12 (diag(a) @ B) comes last.
 CASES: list[Case] = [
     Case("kb1_square", "KB 1", _mm("f32[4096, 4096]", "f32[4096, 4096]")),
     Case("kb2_rect", "KB 2", _mm("f32[2048, 8192]", "f32[8192, 4096]")),
@@ -92,6 +92,8 @@ CASES: list[Case] = [
     Case("f16_batched", "extra", _mm("f16[32, 1024, 1024]", "f16[32, 1024, 1024]")),
     Case("bf16_batched", "extra", _mm("bf16[32, 1024, 1024]", "bf16[32, 1024, 1024]")),
     Case("tf32_square", "extra", _mm("f32[4096, 4096]", "f32[4096, 4096]") + "; precision=tf32"),
+    # last: a product with diag(a) is a broadcast multiply that only the general lowering serves
+    Case("kb12_diag", "KB 12", "C = diag(A) @ B; A: f32[4096]; B: f32[4096, 4096]"),
 ]
 
 
