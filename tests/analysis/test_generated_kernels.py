@@ -18,7 +18,7 @@ from dice_engine.intent import IntentError, parse_intent
 from dice_engine.ir.patterns import classify
 from dice_engine.sketches import registry
 
-FAMILIES = ("elementwise", "reduction", "softmax", "norm", "scan", "transpose", "gemm", "gemm_tc",
+FAMILIES = ("elementwise", "reduction", "softmax", "norm", "scan", "transpose", "gemm", "gemm_tc", "gemm_tf32",
             "conv", "pool")
 ARCH = resolve("sm_90")
 
