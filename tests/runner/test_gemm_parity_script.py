@@ -11,6 +11,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from dice_engine.intent import parse_intent
 from dice_engine.ir.patterns import classify
 
@@ -119,3 +121,11 @@ def test_no_case_starts_after_the_time_budget(tmp_path):
         on_row=lambda r: None,
     )
     assert [(r.verdict, r.detail) for r in rows] == [("not run", "time budget spent")] * 2
+
+
+def test_the_error_is_the_normwise_float64_error_summed_slice_by_slice():
+    torch = pytest.importorskip("torch")
+    truth = torch.randn(1000, 300, dtype=torch.float64)
+    out = (truth * (1 + 1e-4)).float()
+    whole = float((out.double() - truth).norm() / truth.norm())
+    assert abs(_module()._relative_error(out, truth, chunk=7777) - whole) < 1e-12
