@@ -490,7 +490,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--case-timeout", type=float, default=90.0, help="seconds one case may run")
     parser.add_argument("--arch", default="sm_90", help="the target the picks are generated for")
     parser.add_argument("--budget", type=int, default=None, help="the search's budget (dice generate's)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel generations")
+    parser.add_argument(  # each search runs its own nvcc pool: half the cores' searches fill the machine
+        "--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), help="searches run in parallel"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dry-run", action="store_true", help="generate and compile only (no GPU needed)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
