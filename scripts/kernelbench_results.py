@@ -195,7 +195,7 @@ def main() -> int:
         saved.write_text(json.dumps(rows, indent=1))
     if args.stage == "build" or (args.stage in ("all", "translate") and not args.skip_build):
         with ThreadPoolExecutor(args.jobs) as pool:
-            list(pool.map(build, [r for r in rows if r["translated"]]))
+            list(pool.map(build, [r for r in rows if r["translated"] and not (args.resume and "eval" in r)]))
         saved.write_text(json.dumps(rows, indent=1))
     if args.stage in ("translate", "build"):
         return 0
