@@ -55,7 +55,7 @@ def static_pass(state: DocumentState, text: str, version: int | None, arch: str,
             findings += state.analyzer.update(text)
             tree = state.analyzer.tree
             if tree is not None:    # for hover and code lens, from the tree already parsed
-                state.outline(version, text, tree)
+                state.keep_tree(version, tree)
         try:
             sites = find_intents(text, tree)
         except Exception as exc:      # noqa: BLE001 — reported, the analyses' findings stay
