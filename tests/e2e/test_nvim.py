@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from dice_engine.intent import find_intents
+from dice_lsp.log import default_log_file
 
 from .editor import REPO, HeldCompiler, environment, needs_nvcc
 from .test_lsp import INTENT, STATIC_FILE
@@ -117,6 +118,17 @@ def test_checkhealth_dice_reports_the_server_nvcc_and_the_log(tmp_path):
     assert f"log file: {tmp_path / 'lsp.log'}" in out["good"]
     assert "ERROR: language server" in out["bad"] and "pip install -e ." in out["bad"]
     assert "generation: none yet" in out["status"] and "servers: none running" in out["status"]
+
+
+@needs_nvim
+def test_the_plugin_looks_for_the_log_where_the_server_writes_it(tmp_path, monkeypatch):
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    out = run_lua(tmp_path, """
+      local dice = require("dice")
+      dice.setup({})
+      out.log = dice.log_file()""")
+    assert out["log"] == str(default_log_file()) == str(state / "dice" / "dice-lsp.log")
 
 
 # --- issue 18: undo, save, cursor --------------------------------------------------------------
