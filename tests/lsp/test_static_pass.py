@@ -5,6 +5,7 @@ more: the outline for hover and code lens is made when they ask, from the pass's
 from __future__ import annotations
 
 from dice_engine.analysis import Analyzer
+from dice_engine.intent.regions import LINE_BREAK, split_lines
 from dice_lsp import documents
 from dice_lsp.documents import DocumentState
 from dice_lsp.features.diagnostics import static_pass
@@ -46,3 +47,8 @@ def test_an_outline_for_another_version_parses_its_own_text():
     moved = "\n\n" + SOURCE
     (launch,) = state.outline(5, moved).launches  # not version 1's tree
     assert launch.call_span[0] == 9
+
+
+def test_the_pass_splits_lines_where_the_lsp_does():
+    text = "a\r\nb\rc\nd\x0ce\u2028f\n\r\n"
+    assert LINE_BREAK.split(text) == split_lines(text)[0] == ["a", "b", "c", "d\x0ce\u2028f", "", ""]
