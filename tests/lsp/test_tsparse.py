@@ -10,7 +10,7 @@ import time
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser
 
-from dice_engine.tsparse import CHUNK, parse_yielding
+from dice_engine.tsparse import AT_ONCE, CHUNK, parse_yielding
 
 KERNEL = b"""__global__ void scale_%d(float* x, float a, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -36,7 +36,7 @@ def cost_of_text(node: Node, reads: int = 300) -> float:
 
 
 def test_the_chunked_parse_is_the_bytes_parse():
-    assert len(SOURCE) > 10 * CHUNK
+    assert len(SOURCE) > max(10 * CHUNK, AT_ONCE)  # parsed in chunks
     chunked, whole = parse_yielding(parser(), SOURCE), parser().parse(SOURCE)
     assert str(chunked.root_node) == str(whole.root_node)
     node = chunked.root_node.children[1500]
@@ -68,3 +68,11 @@ def test_an_incremental_chunked_parse_keeps_cheap_text():
     node = tree.root_node.children[1500]
     assert node.text == edited[node.start_byte : node.end_byte]
     assert cost_of_text(node) < 10 * cost_of_text(p.parse(edited).root_node.children[1500])
+
+
+def test_a_small_text_is_parsed_at_once_with_the_same_tree():
+    small = SOURCE[: AT_ONCE // 2]
+    tree = parse_yielding(parser(), small)
+    assert str(tree.root_node) == str(parser().parse(small).root_node)
+    node = tree.root_node.children[100]
+    assert node.text == small[node.start_byte : node.end_byte]
