@@ -53,13 +53,23 @@ class DocumentState:
     edits: EditLog | None = None                 # line edits since open, to move older findings
     pairs: Pairs = field(default_factory=Pairs)  # regions' last intact marker lines
     _outline: tuple[int | None, Outline] | None = None
+    _parsed: tuple[int | None, Tree] | None = None   # the static pass's tree of that version
+
+    def keep_tree(self, version: int | None, tree: Tree) -> None:
+        """The static pass's parse of `version` (a copy: the analyzer edits its own in place),
+        so that an outline asked for that version needs no parse of its own. The outline itself
+        is made only when hover or code lens ask: on every keystroke it would double the pass."""
+        self._parsed = (version, tree.copy())
 
     def outline(self, version: int | None, text: str, tree: Tree | None = None) -> Outline:
         """Kernels and launches of `text` (document version `version`), cached per version;
         empty for a text the analysis budget skips. Called off the event loop (a parse, unless
-        `tree` is the parse of `text`)."""
+        `tree` or the tree kept for `version` is the parse of `text`)."""
         cached = self._outline
         if cached is None or cached[0] != version:
+            parsed = self._parsed
+            if tree is None and parsed is not None and parsed[0] == version:
+                tree = parsed[1]
             skip = tree is None and over_budget(text) is not None   # with a tree: checked already
             cached = (version, EMPTY if skip else outline(text, tree))
             self._outline = cached

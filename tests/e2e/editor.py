@@ -205,6 +205,15 @@ class Editor:
         Path(self.docs[uri].path).write_text(self.text(uri), encoding="utf-8")
         self.client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
 
+    def await_save_later(self, uri: str) -> asyncio.Future:
+        """dice/awaitSave, as a client about to quit sends it: answered once what the last
+        save of `uri` started has settled ({"save": bool, "version": int | None})."""
+        fut = asyncio.wrap_future(self.client.protocol.send_request("dice/awaitSave", {"uri": uri}))
+
+        async def answer() -> dict[str, Any]:
+            return (await fut)._asdict()     # pygls answers custom requests with a namedtuple
+        return asyncio.ensure_future(answer())
+
     def _change(self, uri: str, range_: types.Range, text: str) -> None:
         doc = self.docs[uri]
         event = types.TextDocumentContentChangePartial(range=range_, text=text)

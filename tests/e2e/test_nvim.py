@@ -7,12 +7,15 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from dice_engine.intent import find_intents
+from dice_lsp.log import default_log_file
 
-from .editor import REPO, environment, needs_nvcc
+from .editor import REPO, HeldCompiler, environment, needs_nvcc
 from .test_lsp import INTENT, STATIC_FILE
 
 NVIM = shutil.which("nvim")
@@ -117,12 +120,24 @@ def test_checkhealth_dice_reports_the_server_nvcc_and_the_log(tmp_path):
     assert "generation: none yet" in out["status"] and "servers: none running" in out["status"]
 
 
+@needs_nvim
+def test_the_plugin_looks_for_the_log_where_the_server_writes_it(tmp_path, monkeypatch):
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    out = run_lua(tmp_path, """
+      local dice = require("dice")
+      dice.setup({})
+      out.log = dice.log_file()""")
+    assert out["log"] == str(default_log_file()) == str(state / "dice" / "dice-lsp.log")
+
+
 # --- issue 18: undo, save, cursor --------------------------------------------------------------
 
 ATTACH = """
   local dice = require("dice")
   dice.setup({ cmd = vim.fn.json_decode(os.getenv("DICE_LSP_CMD")),
-               settings = { dice = { budget = 4, compileDebounceMs = 200 } } })
+               settings = { dice = { budget = 4, compileDebounceMs = 200 } },
+               quit_wait_ms = tonumber(os.getenv("DICE_QUIT_WAIT_MS") or "30000") })
   vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("DICE_FILE")))
   local bufnr = vim.api.nvim_get_current_buf()
   local function text() return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\\n") end
@@ -144,16 +159,19 @@ ATTACH = """
 """
 
 
-def nvim_session(tmp_path, source: str, lua: str) -> dict:
+def session_env(tmp_path, source: str) -> dict[str, str]:
     cu = tmp_path / "k.cu"
     cu.write_text(source, encoding="utf-8")
-    env = environment() | {
+    return environment() | {
         "DICE_LSP_CMD": json.dumps([sys.executable, "-m", "dice_lsp",
                                     "--log-file", str(tmp_path / "lsp.log")]),
         "DICE_FILE": str(cu), "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
     }
-    return run_lua(tmp_path, ATTACH + lua, env=env, timeout=300)
+
+
+def nvim_session(tmp_path, source: str, lua: str) -> dict:
+    return run_lua(tmp_path, ATTACH + lua, env=session_env(tmp_path, source), timeout=300)
 
 
 @needs_nvcc
@@ -212,3 +230,89 @@ def test_the_cursor_stays_on_an_intent_that_is_the_last_line(tmp_path):
       out.text = text()""")
     assert out["cursor_0"] == [last + 1, 0] and out["cursor_20"] == [last + 1, 20], out
     assert out["text"] + "\n" == source
+
+
+# --- issue 18, point 4: quitting right after a save that regenerates -------------------------
+
+CHANGE_THEN_QUIT = f"""
+  generate_at({INTENT_LINE})
+  vim.cmd("silent write")
+  io.open(os.getenv("DICE_HOLD"), "w"):close()       -- from here on, compiles wait at the gate
+  local line = vim.api.nvim_buf_get_lines(bufnr, {INTENT_LINE}, {INTENT_LINE + 1}, false)[1]
+  vim.api.nvim_buf_set_lines(bufnr, {INTENT_LINE}, {INTENT_LINE + 1}, false,
+                             {{ (line:gsub("1048576", "2097152")) }})
+  out.before_quit = text()
+"""
+
+
+def quit_after_a_change(tmp_path: Path, quit: str, *, quit_wait_ms: int = 30000,
+                        release_after_s: float | None = 1.0) -> tuple[dict, float, float]:
+    """Neovim generates, saves, changes the intent and runs `quit` while every compile waits at
+    a gate; the gate opens `release_after_s` after the first compile reached it (never: None).
+    Returns what the script saw, how long Neovim ran on after the quit command and when
+    (seconds after the quit) the gate opened."""
+    compiler = HeldCompiler(tmp_path)
+    env = session_env(tmp_path, SOURCE) | compiler.env | {
+        "DICE_HOLD": str(compiler.hold), "DICE_QUIT_WAIT_MS": str(quit_wait_ms)}
+    script, seen, quitting = tmp_path / "quit.lua", tmp_path / "seen.json", tmp_path / "quitting"
+    script.write_text(
+        f'vim.opt.runtimepath:append({json.dumps(str(REPO / "editors" / "nvim"))})\n'
+        "local out = {}\n"
+        f"local ok, err = pcall(function()\n{ATTACH}{CHANGE_THEN_QUIT}\nend)\n"
+        "if not ok then out.lua_error = tostring(err) end\n"
+        f"vim.fn.writefile({{ vim.fn.json_encode(out) }}, {json.dumps(str(seen))})\n"
+        f"vim.fn.writefile({{}}, {json.dumps(str(quitting))})\n"
+        f"vim.cmd({json.dumps(quit)})\n"
+        "out.still_running_after_quit = true\n"
+        f"vim.fn.writefile({{ vim.fn.json_encode(out) }}, {json.dumps(str(seen))})\n"
+        "vim.cmd('qall!')\n", encoding="utf-8")
+    proc = subprocess.Popen([NVIM, "--headless", "--clean", "-c", f"luafile {script}"], env=env,
+                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not quitting.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "the script never reached the quit"
+            time.sleep(0.05)
+        quit_at = time.monotonic()
+        opened_at = float("inf")
+        if release_after_s is not None:
+            while not compiler.waiting.exists():
+                assert proc.poll() is None, "Neovim exited before the regeneration reached nvcc"
+                assert time.monotonic() < deadline, "no compile reached the gate"
+                time.sleep(0.05)
+            time.sleep(release_after_s)
+            assert proc.poll() is None, "Neovim exited while the regeneration was held"
+            compiler.open_gate()
+            opened_at = time.monotonic()
+        proc.wait(timeout=180)
+        ended_at = time.monotonic()
+    finally:
+        compiler.open_gate()
+        if proc.poll() is None:
+            proc.kill()
+    out = json.loads(seen.read_text())
+    assert "lua_error" not in out, out["lua_error"]
+    return out, ended_at - quit_at, opened_at - quit_at
+
+
+@needs_nvcc
+@needs_nvim
+@pytest.mark.parametrize("quit", ["wq", "x", "normal! ZZ"])
+def test_quitting_after_changing_an_intent_leaves_the_regenerated_kernel_on_disk(tmp_path, quit):
+    out, ran_on, opened = quit_after_a_change(tmp_path, quit)
+    assert "still_running_after_quit" not in out, out      # it quit, after writing
+    assert ran_on > opened             # it waited for the held regeneration, then exited
+    disk = (tmp_path / "k.cu").read_text(encoding="utf-8")
+    (site,) = find_intents(disk)
+    assert "2097152" in site.text and site.region is not None
+    assert site.region.recorded_hash == site.hash and not site.region.edited
+    assert disk.splitlines()[:INTENT_LINE] == out["before_quit"].splitlines()[:INTENT_LINE]
+
+
+@needs_nvcc
+@needs_nvim
+def test_quitting_waits_no_longer_than_quit_wait_ms(tmp_path):
+    out, ran_on, _ = quit_after_a_change(tmp_path, "wq", quit_wait_ms=1500, release_after_s=None)
+    assert "still_running_after_quit" not in out and 1.4 < ran_on < 30, ran_on
+    (site,) = find_intents((tmp_path / "k.cu").read_text(encoding="utf-8"))
+    assert "2097152" in site.text and site.region.stale      # written as typed: the kernel never came

@@ -162,3 +162,43 @@ async def test_a_forced_regeneration_keeps_edits_made_while_it_runs(session, tmp
         compiler.open_gate()
     assert result["applied"] == 0 and "you edited the region" in result["stopped"], result
     assert "// and more, while it ran\n// tuned by hand\n" in editor.text(uri)
+
+
+@needs_nvcc
+async def test_await_save_answers_once_the_regenerated_kernel_is_written(session, tmp_path):
+    compiler = HeldCompiler(tmp_path)
+    editor = await session(env=compiler.env)
+    uri = editor.open("fused.cu", INTENT_FILE)
+    assert await asyncio.wait_for(editor.await_save_later(uri), 10) == {"save": False, "version": None}
+    assert (await editor.execute(await generate_command(editor, uri)))["applied"] == 1
+    editor.replace_text(uri, "f32[1048576]", "f32[2097152]")
+    compiler.close_gate()
+    try:
+        editor.save(uri)
+        answer = editor.await_save_later(uri)          # as :wq sends it, right after the save
+        await compiler.wait_until_held()
+        await asyncio.sleep(0.3)
+        assert not answer.done() and editor.save_requests == []    # still regenerating
+    finally:
+        compiler.open_gate()
+    assert await asyncio.wait_for(answer, 180) == {"save": True, "version": editor.version(uri)}
+    assert editor.save_requests == [{"uri": uri, "version": editor.version(uri)}]
+    site = only_site(editor.text(uri))
+    assert "2097152" in site.text and site.region.recorded_hash == site.hash and not site.region.stale
+
+
+@needs_nvcc
+async def test_await_save_wants_no_save_when_the_user_typed_meanwhile(session):
+    editor = await session()
+    uri = editor.open("fused.cu", INTENT_FILE)
+    assert (await editor.execute(await generate_command(editor, uri)))["applied"] == 1
+    editor.replace_text(uri, "f32[1048576]", "f32[2097152]")
+    editor.hold_edits = asyncio.Event()          # the kernel waits until the user has typed
+    generations = len(editor.progress())
+    editor.save(uri)
+    answer = editor.await_save_later(uri)
+    await editor.wait_for(lambda: len(editor.progress()) > generations, timeout=60)  # regenerating
+    editor.type(uri, 0, 0, 0, 0, "// typing\n")
+    editor.hold_edits.set()
+    assert await asyncio.wait_for(answer, 180) == {"save": False, "version": None}
+    assert editor.save_requests == []

@@ -43,12 +43,62 @@ export interface Deps {
   createClient(server: ServerProcess, clientOptions: LanguageClientOptions): DiceClient;
 }
 
-let running: { client?: DiceClient; dispose(): void } | undefined;
+/** The server's answer to `dice/awaitSave`, once the regenerations a save started have ended. */
+interface AwaitSaveAnswer {
+  save: boolean;
+  version: number | null;
+}
 
-export async function deactivateRunning(): Promise<void> {
-  await running?.client?.stop();
+/** How long deactivation waits for kernels a save is still regenerating: VS Code gives an
+ * extension's deactivate only a few seconds. */
+export const QUIT_WAIT_MS = 4000;
+
+let running: { client?: DiceClient; vscode: typeof vscode; dispose(): void } | undefined;
+
+/** Before the server stops: wait (at most `waitMs` in all) for the regenerations that saves
+ * started, and save the documents the server asks to, so their kernels reach the disk. When
+ * the window closes, VS Code may already have dealt with unsaved documents: a kernel that lands
+ * after that stays unsaved (README: regenerate-on-save). */
+export async function deactivateRunning(waitMs: number = QUIT_WAIT_MS): Promise<void> {
+  const client = running?.client;
+  if (client && running) {
+    await awaitSaves(running.vscode, client, waitMs);
+  }
+  await client?.stop();
   running?.dispose();
   running = undefined;
+}
+
+/** Ask the server, document by document, whether a save it is still completing wants a second
+ * save, within `waitMs` in all; saves those documents. Returns how many it saved. */
+export async function awaitSaves(v: typeof vscode, client: DiceClient, waitMs: number): Promise<number> {
+  const deadline = Date.now() + waitMs;
+  let saved = 0;
+  for (const doc of v.workspace.textDocuments) {
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      break;
+    }
+    const uri = doc.uri.toString();
+    const answer = (await within(client.sendRequest("dice/awaitSave", { uri }), left)) as AwaitSaveAnswer | undefined;
+    if (answer?.save && answer.version !== null && (await saveIfUnchanged(v, { uri, version: answer.version }))) {
+      saved += 1;
+    }
+  }
+  return saved;
+}
+
+/** `work`'s result, or undefined when it takes longer than `ms` or fails. */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([work.catch(() => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function settingsOf(v: typeof vscode): DiceSettings {
@@ -190,6 +240,7 @@ export async function activateWith(context: vscode.ExtensionContext, deps: Deps)
 
   running = {
     client,
+    vscode: v,
     dispose: () => {
       status.dispose();
       output.dispose();

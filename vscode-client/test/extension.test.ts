@@ -6,7 +6,7 @@ import * as assert from "node:assert/strict";
 
 import * as vscode from "vscode";
 import * as mock from "./mock/vscode";
-import { activateWith, DiceClient, Deps } from "../src/activation";
+import { activateWith, deactivateRunning, DiceClient, Deps } from "../src/activation";
 import { resolveServer, ResolverEnv } from "../src/serverResolution";
 import { readSettings, serverSection } from "../src/settings";
 import { DiceStatus } from "../src/status";
@@ -31,9 +31,11 @@ class FakeClient implements DiceClient {
     this.handlers.set(method, handler);
     return undefined;
   }
+  answers = new Map<string, (params: unknown) => Promise<unknown>>();
   async sendRequest(method: string, params: unknown) {
     this.requests.push({ method, params });
-    return null;
+    const answer = this.answers.get(method);
+    return answer ? answer(params) : null;
   }
   async sendNotification(method: string, params: unknown) {
     this.notifications.push({ method, params });
@@ -191,6 +193,37 @@ test("dice/saveDocument saves the document only at the version the server wrote"
   saveDocument({ uri: "file:///p/k.cu", version: 7 } as never); // saved already: not dirty
   await new Promise((r) => setImmediate(r));
   assert.equal(doc.saves, 1);
+});
+
+test("deactivation waits for a save's regenerated kernel, saves it, then stops the server", async () => {
+  const clients: FakeClient[] = [];
+  await activateWith(context(), deps(env([], "/bin/dice-lsp", []), clients));
+  const doc = new mock.MockDocument({ toString: () => "file:///p/k.cu" }, 7, false);
+  mock.state.textDocuments.push(doc);
+  clients[0].answers.set("dice/awaitSave", async () => {
+    await new Promise((r) => setTimeout(r, 50)); // still regenerating: the kernel lands, then the answer
+    doc.version = 8;
+    doc.isDirty = true;
+    return { save: true, version: 8 };
+  });
+  await deactivateRunning();
+  assert.deepEqual(clients[0].requests, [{ method: "dice/awaitSave", params: { uri: "file:///p/k.cu" } }]);
+  assert.equal(doc.saves, 1);
+  assert.equal(clients[0].stopped, 1);
+});
+
+test("deactivation waits no longer than its bound for a server that does not answer", async () => {
+  const clients: FakeClient[] = [];
+  await activateWith(context(), deps(env([], "/bin/dice-lsp", []), clients));
+  const doc = new mock.MockDocument({ toString: () => "file:///p/k.cu" }, 7, true);
+  mock.state.textDocuments.push(doc);
+  clients[0].answers.set("dice/awaitSave", () => new Promise(() => undefined));
+  const started = Date.now();
+  await deactivateRunning(200);
+  const took = Date.now() - started;
+  assert.ok(took >= 190 && took < 2000, `took ${took} ms`);
+  assert.equal(doc.saves, 0); // no answer: nothing is saved behind the user's back
+  assert.equal(clients[0].stopped, 1);
 });
 
 test("in an untrusted workspace the server is told: no GPU, no regenerate-on-save", async () => {

@@ -19,7 +19,7 @@ from dice_engine.analysis.codes import CODES
 from dice_engine.analysis.findings import Finding
 from dice_engine.compile import NvccNotFound, compile_cuda
 from dice_engine.intent import Intents, find_intents
-from dice_engine.intent.regions import dominant_newline, split_lines
+from dice_engine.intent.regions import LINE_BREAK, dominant_newline, split_lines
 from dice_engine.intent_findings import intent_findings, pairing_findings, still_true
 
 from ..convert import Positions
@@ -45,7 +45,7 @@ def static_pass(state: DocumentState, text: str, version: int | None, arch: str,
     edits that tree. A text over the analysis budget skips the analyses with one finding saying
     so; one part failing (a bug, an input nobody foresaw) never silences the others."""
     findings: list[Finding] = []
-    lines = split_lines(text)[0]
+    lines = LINE_BREAK.split(text)     # split_lines(text)[0] in one C call (~1 ms less a keystroke)
     with state.analyzer_lock:
         skipped = over_budget(text)
         if skipped is not None:
@@ -55,7 +55,7 @@ def static_pass(state: DocumentState, text: str, version: int | None, arch: str,
             findings += state.analyzer.update(text)
             tree = state.analyzer.tree
             if tree is not None:    # for hover and code lens, from the tree already parsed
-                state.outline(version, text, tree)
+                state.keep_tree(version, tree)
         try:
             sites = find_intents(text, tree)
         except Exception as exc:      # noqa: BLE001 — reported, the analyses' findings stay

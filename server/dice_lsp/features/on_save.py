@@ -3,7 +3,9 @@
 so that the regenerated kernels reach the disk without a second save: before the save
 (willSaveWaitUntil) the stale regions whose kernel is already known are written into the text
 being saved; after it, once the regenerations it started have written their regions, the client
-is asked to save again (`dice/saveDocument`, only while the user has not typed since). Also,
+is asked to save again (`dice/saveDocument`, only while the user has not typed since). A
+client about to quit asks `dice/awaitSave` and gets its answer once that is settled, so `:wq`
+writes the regenerated kernels before the editor exits. Also,
 when the user allows GPU runs (dice.gpu.enabled) and a GPU answers, check the file's generated
 regions on it in the background (`dice_engine.api.verify_file`: verification, timing, sanitizer
 and profiler) → their findings merged with the static ones, their figures for hover."""
@@ -34,6 +36,7 @@ log = logging.getLogger(__name__)
 REGENERATE_STALE_COMMAND = "dice.regenerateStale"
 T = TypeVar("T")
 SAVE_DOCUMENT = "dice/saveDocument"     # server -> client: {uri, version}: save it again
+AWAIT_SAVE = "dice/awaitSave"           # client -> server: {uri} -> {save, version} once settled
 GPU_CHECKS = ("sanitize", "profile")
 GPU_TOOL_BUDGET_S = 120.0   # per sanitizer/profiler run on save: a slow kernel must not hold the GPU long
 _background: set[asyncio.Task] = set()   # strong references to running regenerations
@@ -60,29 +63,49 @@ def outside_regions(text: str) -> list[str]:
     return [line for number, line in enumerate(lines) if number not in inside]
 
 
-async def _save_when_written(server: "DiceServer", uri: str, saved: str, tasks: list[asyncio.Task]) -> None:
+async def _save_when_written(server: "DiceServer", uri: str, saved: str,
+                             tasks: list[asyncio.Task]) -> int | None:
     """After the regenerations a save started: ask the client to save the document again when
     they wrote something and the text outside the regions is still the text that was saved
-    (the user typed nothing since, so saving writes only DICE's kernels)."""
+    (the user typed nothing since, so saving writes only DICE's kernels). Returns the version
+    to save, or None when no second save is wanted."""
     outcomes = [o for o in await asyncio.gather(*tasks, return_exceptions=True) if isinstance(o, Outcome)]
     if (server.events.closed or not any(o.applied for o in outcomes)
             or server.workspace.text_documents.get(uri) is None):
-        return          # shutting down, nothing written, or the document closed
+        return None     # shutting down, nothing written, or the document closed
     doc = server.workspace.get_text_document(uri)
     version, now = doc.version, doc.source
     same = await server.workers.in_thread(lambda: outside_regions(saved) == outside_regions(now))
-    if same and current_version(server, uri) == version:
-        server.protocol.notify(SAVE_DOCUMENT, {"uri": uri, "version": version})
+    if not (same and current_version(server, uri) == version):
+        return None
+    server.protocol.notify(SAVE_DOCUMENT, {"uri": uri, "version": version})
+    return version
 
 
 async def regenerate_stale(server: "DiceServer", uri: str, *, then_save: bool = False) -> int:
     """Start regenerating every stale region of `uri` that was not edited by hand; returns how
     many. `then_save`: ask the client to save once they are written (a save started them)."""
+    tasks, source = await _start_stale(server, uri)
+    if tasks and then_save:
+        _in_background(_save_when_written(server, uri, source, tasks))
+    return len(tasks)
+
+
+async def regenerate_after_save(server: "DiceServer", uri: str) -> int | None:
+    """What a save starts: the stale regions regenerated, then the second save asked for.
+    Returns the version the client was asked to save, or None."""
+    tasks, source = await _start_stale(server, uri)
+    return await _save_when_written(server, uri, source, tasks) if tasks else None
+
+
+async def _start_stale(server: "DiceServer", uri: str) -> tuple[list[asyncio.Task[Outcome]], str]:
+    """Start the regenerations of the stale, unedited regions of `uri` (the edited ones get a
+    note instead); returns them and the text they started from."""
     state = server.documents.get(uri)
     doc = server.workspace.get_text_document(uri)
     sites = await current_sites(server, uri)
     if doc.version != current_version(server, uri):
-        return 0           # edited meanwhile: the next save decides
+        return [], doc.source      # edited meanwhile: the next save decides
     notes, tasks = [], []
     for site in sites:
         region = site.region
@@ -94,9 +117,7 @@ async def regenerate_stale(server: "DiceServer", uri: str, *, then_save: bool = 
         tasks.append(_in_background(_regenerate(server, GenerateRequest(uri, site.hash))))
     state.notes = Findings(doc.version, notes)
     publish(server, uri)
-    if tasks and then_save:
-        _in_background(_save_when_written(server, uri, doc.source, tasks))
-    return len(tasks)
+    return tasks, doc.source
 
 
 def _in_background(work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
@@ -173,13 +194,37 @@ def register(server: "DiceServer") -> None:
             return []
         return await known_kernel_edits(ls, params.text_document.uri)
 
-    async def saved(uri: str) -> None:
+    after_save: dict[str, asyncio.Task[int | None]] = {}    # uri -> what its last save started
+
+    def saved(uri: str) -> asyncio.Task[int | None] | None:
         schedule(server, uri, compile_now=True)
         check_on_save(server, uri)
-        if server.settings.regenerate_on_save:
-            await regenerate_stale(server, uri, then_save=True)
+        if not server.settings.regenerate_on_save:
+            return None
+        # Made here, while the notification is handled, so that a dice/awaitSave sent after
+        # the save always finds it; returned so the document events own it (shutdown stops it).
+        task = asyncio.ensure_future(regenerate_after_save(server, uri))
+        after_save[uri] = task
+        task.add_done_callback(lambda done: after_save.pop(uri) if after_save.get(uri) is done else None)
+        return task
 
     server.events.on("save", saved)
+
+    @server.feature(AWAIT_SAVE)
+    async def await_save(ls: "DiceServer", params: Any) -> dict[str, Any]:
+        """Answers once the regenerations of the last save of `params.uri` have ended and the
+        second save was asked for (or was not wanted): {"save": bool, "version": int | None}."""
+        task = after_save.get(params.uri)
+        version = None
+        if task is not None:
+            try:
+                version = await asyncio.shield(task)    # a cancelled request leaves the work running
+            except asyncio.CancelledError:
+                if not task.cancelled():
+                    raise              # this request was cancelled, not the work (shutdown)
+            except Exception:      # noqa: BLE001 — logged by the document events; nothing to save
+                pass
+        return {"save": version is not None, "version": version}
 
     @server.command(REGENERATE_STALE_COMMAND)
     async def regenerate_stale_command(ls: "DiceServer", raw: dict) -> dict:

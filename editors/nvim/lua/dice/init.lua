@@ -25,6 +25,9 @@ M.defaults = {
   },
   -- How long a save waits for kernels the server already has for changed intents (ms).
   save_wait_ms = 1500,
+  -- How long quitting (:wq, :x, ZZ, :q, :qa) waits for the kernels a save is still regenerating,
+  -- so that they are written to disk before Neovim exits (ms; <C-c> stops waiting, 0 never waits).
+  quit_wait_ms = 30000,
 }
 
 M.status = {} -- the last dice/status notification: { arch, gpu, progress }
@@ -288,6 +291,31 @@ function M.will_save(bufnr)
   end
 end
 
+--- Before quitting: for each buffer of a DICE server, wait (at most config.quit_wait_ms in
+--- all; <C-c> stops) until the regenerations its last save started have written their kernels,
+--- and write the buffer when the server asks for that second save, so that `:wq` leaves the
+--- regenerated kernels on disk rather than exiting while they are still being made.
+function M.await_saves()
+  if config.quit_wait_ms <= 0 then
+    return
+  end
+  local deadline = vim.loop.now() + config.quit_wait_ms
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    local client = vim.api.nvim_buf_is_loaded(bufnr) and client_for(bufnr)
+    local left = deadline - vim.loop.now()
+    if client and left > 0 then
+      local uri = vim.uri_from_bufnr(bufnr)
+      local response, why = client.request_sync("dice/awaitSave", { uri = uri }, left, bufnr)
+      local answer = response and response.result
+      if type(answer) == "table" and answer.save then
+        on_save_document(nil, { uri = uri, version = answer.version })
+      elseif why == "interrupted" then
+        return
+      end
+    end
+  end
+end
+
 --- Take the best kernel found so far by the running generation(s) of the buffer, and stop.
 function M.accept(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
@@ -344,6 +372,14 @@ function M.setup(opts)
       if client_for(args.buf) ~= nil then
         M.will_save(args.buf)
       end
+    end,
+  })
+  -- QuitPre comes after the write of :wq, :x and ZZ (and before :q, :qa, whose ExitPre
+  -- follows): the wait sits between that write and the exit.
+  vim.api.nvim_create_autocmd({ "QuitPre", "ExitPre" }, {
+    group = group,
+    callback = function()
+      M.await_saves()
     end,
   })
   vim.api.nvim_create_user_command("DiceGenerate", function()
