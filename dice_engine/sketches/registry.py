@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from . import (conv, elementwise, gemm, gemm_tc, gemm_wgmma, gemv, norm, pool, reduction, scan, softmax,
+from . import (attention, conv, elementwise, gemm, gemm_tc, gemm_wgmma, gemv, norm, pool, reduction, scan, softmax,
                transpose)
 from ..lowering import GeneralLowering
 from .base import Sketch
@@ -11,7 +11,7 @@ from .base import Sketch
 ALL_SKETCHES: list[Sketch] = [
     *elementwise.SKETCHES, *reduction.SKETCHES, *softmax.SKETCHES, *norm.SKETCHES, *scan.SKETCHES,
     *transpose.SKETCHES, *gemm.SKETCHES, *gemm_tc.SKETCHES, *gemm_wgmma.SKETCHES, *gemv.SKETCHES,
-    *conv.SKETCHES, *pool.SKETCHES, GeneralLowering(),
+    *conv.SKETCHES, *pool.SKETCHES, *attention.SKETCHES, GeneralLowering(),
 ]
 
 
