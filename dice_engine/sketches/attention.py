@@ -13,6 +13,7 @@ The sketch recognises the graph the intent and KernelBench front ends build for
 `scaled_dot_product_attention` (two matmuls around a last-axis softmax of scaled scores,
 optionally the causal `where`, batch dimensions merged by views) on contiguous inputs.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,13 +21,27 @@ from dataclasses import dataclass
 from ..arch import ArchSpec
 from ..ir.graph import Node
 from ..ir.patterns import Problem
-from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, accepted, dim_c, frame,
-                   launcher_params, launcher_signature, load_as_compute, numel_c, store_from_compute)
+from .base import (
+    DesignSpace,
+    Launch,
+    Point,
+    RenderedKernel,
+    Sketch,
+    Token,
+    accepted,
+    dim_c,
+    frame,
+    launcher_params,
+    launcher_signature,
+    load_as_compute,
+    numel_c,
+    store_from_compute,
+)
 
-D_CHUNK = 32                 # head-dimension columns of Q and K staged per step
-STATIC_SMEM = 48 * 1024      # the static shared-memory limit of one block
-MAX_ACCUMULATORS = 64        # output accumulators per thread (registers)
-L2_REREAD_FACTOR = 3.0       # K/V re-reads come mostly from L2, about this much faster than DRAM
+D_CHUNK = 32  # head-dimension columns of Q and K staged per step
+STATIC_SMEM = 48 * 1024  # the static shared-memory limit of one block
+MAX_ACCUMULATORS = 64  # output accumulators per thread (registers)
+L2_REREAD_FACTOR = 3.0  # K/V re-reads come mostly from L2, about this much faster than DRAM
 
 
 @dataclass(frozen=True)
@@ -36,11 +51,11 @@ class Attention:
     v: Node
     scale: float
     causal: bool
-    batch: tuple          # the merged leading dimensions (batch, heads, ...)
-    sq: object            # query count (int or symbol)
-    sk: object            # key count
-    d: int                # head dimension of Q and K
-    dv: int               # head dimension of V (and of the output)
+    batch: tuple  # the merged leading dimensions (batch, heads, ...)
+    sq: object  # query count (int or symbol)
+    sk: object  # key count
+    d: int  # head dimension of Q and K
+    dv: int  # head dimension of V (and of the output)
 
 
 def _peel(node: Node) -> Node:
@@ -111,15 +126,16 @@ def match(program_output: Node) -> Attention | str:
 @dataclass(frozen=True)
 class Layout:
     """How `threads` threads cover the score tile and the output tile, and the V staging depth."""
-    score_cols: int      # threads across the score tile's key columns
-    score_rows: int      # ... across its query rows
+
+    score_cols: int  # threads across the score tile's key columns
+    score_rows: int  # ... across its query rows
     rows_per_thread: int
     cols_per_thread: int
-    out_cols: int        # threads across the output's value columns
+    out_cols: int  # threads across the output's value columns
     out_rows: int
     out_rows_per_thread: int
     out_cols_per_thread: int
-    v_rows: int          # key rows of V staged in shared memory at a time
+    v_rows: int  # key rows of V staged in shared memory at a time
     smem_bytes: int
 
 
@@ -161,17 +177,24 @@ class FusedAttention(Sketch):
         found = match(problem.program.output)
         if isinstance(found, str):
             return found
-        names = {found.q.name, found.k.name, found.v.name, problem.program.output_name,
-                 *problem.program.symbol_names()}
+        names = {
+            found.q.name,
+            found.k.name,
+            found.v.name,
+            problem.program.output_name,
+            *problem.program.symbol_names(),
+        }
         clash = sorted(n for n in names if n.startswith("dz_"))
         return f"names starting with 'dz_' are reserved: {', '.join(clash)}" if clash else None
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         att = accepted(match(problem.program.output))
         elem = 8 if att.q.dtype.name == "f64" else 4
-        tokens = [Token("block_q", (16, 32, 64), "queries per block (rows of the score tile)"),
-                  Token("block_k", (32, 64), "keys per step of the online softmax (columns of the score tile)"),
-                  Token("threads", (128, 256, 512), "threads per block")]
+        tokens = [
+            Token("block_q", (16, 32, 64), "queries per block (rows of the score tile)"),
+            Token("block_k", (32, 64), "keys per step of the online softmax (columns of the score tile)"),
+            Token("threads", (128, 256, 512), "threads per block"),
+        ]
 
         def fits(p: Point) -> str | None:
             if p["threads"] > arch.max_threads_per_block:
@@ -183,8 +206,9 @@ class FusedAttention(Sketch):
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         space = self.space(problem, arch)
-        return space.first_legal([{"block_q": q, "block_k": 64, "threads": t}
-                                  for q in (64, 32, 16) for t in (256, 512, 128)])
+        return space.first_legal(
+            [{"block_q": q, "block_k": 64, "threads": t} for q in (64, 32, 16) for t in (256, 512, 128)]
+        )
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         self.space(problem, arch).require_legal(point, self.name)
@@ -195,18 +219,26 @@ class FusedAttention(Sketch):
         assert not isinstance(lay, str)
         params = launcher_params(problem)
         kernel = f"{name}_attention"
-        device = _kernel_text(kernel, att, point, lay, ctype, params, program.output_name,
-                              program.output.dtype)
-        tiles = f"{numel_c(att.batch)} * (({dim_c(att.sq)} + {point['block_q'] - 1}LL) / {point['block_q']}LL)"
+        device = _kernel_text(
+            kernel, att, point, lay, ctype, params, program.output_name, program.output.dtype
+        )
+        tiles = (
+            f"{numel_c(att.batch)} * (({dim_c(att.sq)} + {point['block_q'] - 1}LL) / {point['block_q']}LL)"
+        )
         args = ", ".join(p.name for p in params)
-        launcher = "\n".join([
-            launcher_signature(name, params) + " {",
-            f"    const long long dz_tiles = {tiles};",
-            "    const unsigned dz_grid = (unsigned)(dz_tiles < 2147483647LL ? dz_tiles : 2147483647LL);",
-            f"    dice_{name}::{kernel}<<<dz_grid, {point['threads']}, 0, stream>>>({args});", "}"])
-        strategy = (f"fused attention, a block per {point['block_q']} queries, one pass over keys "
-                    f"{point['block_k']} at a time with an online softmax"
-                    + (", causal" if att.causal else ""))
+        launcher = "\n".join(
+            [
+                launcher_signature(name, params) + " {",
+                f"    const long long dz_tiles = {tiles};",
+                "    const unsigned dz_grid = (unsigned)(dz_tiles < 2147483647LL ? dz_tiles : 2147483647LL);",
+                f"    dice_{name}::{kernel}<<<dz_grid, {point['threads']}, 0, stream>>>({args});",
+                "}",
+            ]
+        )
+        strategy = (
+            f"fused attention, a block per {point['block_q']} queries, one pass over keys "
+            f"{point['block_k']} at a time with an online softmax" + (", causal" if att.causal else "")
+        )
         source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
         batch = program.concrete_shape(att.batch) if att.batch else ()
         heads = 1
@@ -215,10 +247,21 @@ class FusedAttention(Sketch):
         sq, sk = program.concrete_shape((att.sq, att.sk))
         blocks = heads * -(-sq // point["block_q"])
         summary = f"{self.name} " + " ".join(f"{k}={v}" for k, v in point.items())
-        return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{kernel}"], launcher, params,
-                              [Launch(kernel, (max(1, min(blocks, 2 ** 31 - 1)), 1, 1),
-                                      (point["threads"], 1, 1), lay.smem_bytes)],
-                              summary, dram_bytes=_traffic(att, heads, sq, sk, point["block_q"]))
+        return RenderedKernel(
+            self.name,
+            dict(point),
+            source,
+            [f"dice_{name}::{kernel}"],
+            launcher,
+            params,
+            [
+                Launch(
+                    kernel, (max(1, min(blocks, 2**31 - 1)), 1, 1), (point["threads"], 1, 1), lay.smem_bytes
+                )
+            ],
+            summary,
+            dram_bytes=_traffic(att, heads, sq, sk, point["block_q"]),
+        )
 
 
 def _traffic(att: Attention, heads: int, sq: int, sk: int, block_q: int) -> float:
@@ -226,11 +269,12 @@ def _traffic(att: Attention, heads: int, sq: int, sk: int, block_q: int) -> floa
     block, the re-reads served mostly by L2."""
     kv = heads * sk * (att.d * att.k.dtype.size + att.dv * att.v.dtype.size)
     rereads = max(0, -(-sq // block_q) - 1)
-    return (heads * sq * (att.d * att.q.dtype.size + att.dv * 4) + kv * (1 + rereads / L2_REREAD_FACTOR))
+    return heads * sq * (att.d * att.q.dtype.size + att.dv * 4) + kv * (1 + rereads / L2_REREAD_FACTOR)
 
 
-def _kernel_text(kernel: str, att: Attention, point: Point, lay: Layout, t: str, params: list,
-                 out_name: str, out_dtype) -> str:
+def _kernel_text(
+    kernel: str, att: Attention, point: Point, lay: Layout, t: str, params: list, out_name: str, out_dtype
+) -> str:
     bq, bk, nt = point["block_q"], point["block_k"], point["threads"]
     f = "f" if t == "float" else ""
     sq, sk = f"(long long){dim_c(att.sq)}", f"(long long){dim_c(att.sk)}"
@@ -240,9 +284,11 @@ def _kernel_text(kernel: str, att: Attention, point: Point, lay: Layout, t: str,
     def load(node: Node, expr: str) -> str:
         return f"({t}){load_as_compute(node.dtype, expr)}"
 
-    signature = ", ".join(f"{p.c_type} __restrict__ {p.name}" if p.role != "symbol" else f"long long {p.name}"
-                          for p in params)
+    signature = ", ".join(
+        f"{p.c_type} __restrict__ {p.name}" if p.role != "symbol" else f"long long {p.name}" for p in params
+    )
     key_end = f"(dz_q0 + {bq} < {sk} ? dz_q0 + {bq} : {sk})" if att.causal else sk
+    stored = store_from_compute(out_dtype, "dz_acc[dz_i][dz_j] * dz_inv")
     keep = "dz_key < " + sk + (" && dz_key <= dz_q0 + dz_r" if att.causal else "")
     return f"""\
 // One block per (batch-head, {bq} queries); keys {bk} at a time; online softmax in {t}.
@@ -298,7 +344,8 @@ __global__ void __launch_bounds__({nt}) {kernel}({signature}) {{
                     for (int dz_i = 0; dz_i < {lay.rows_per_thread}; ++dz_i) {{
                         const {t} dz_qv = dz_qs[dz_sr + {lay.score_rows} * dz_i][dz_c];
                         #pragma unroll
-                        for (int dz_j = 0; dz_j < {lay.cols_per_thread}; ++dz_j) dz_s[dz_i][dz_j] += dz_qv * dz_kv[dz_j];
+                        for (int dz_j = 0; dz_j < {lay.cols_per_thread}; ++dz_j)
+                            dz_s[dz_i][dz_j] += dz_qv * dz_kv[dz_j];
                     }}
                 }}
                 __syncthreads();
@@ -315,7 +362,8 @@ __global__ void __launch_bounds__({nt}) {kernel}({signature}) {{
             for (int dz_r = dz_warp; dz_r < {bq}; dz_r += {nt // 32}) {{
                 {t} dz_mx = -INFINITY;
                 for (int dz_c = dz_lane; dz_c < {bk}; dz_c += 32) dz_mx = fmax{f}(dz_mx, dz_ps[dz_r][dz_c]);
-                for (int dz_o = 16; dz_o > 0; dz_o >>= 1) dz_mx = fmax{f}(dz_mx, __shfl_xor_sync(0xffffffffu, dz_mx, dz_o));
+                for (int dz_o = 16; dz_o > 0; dz_o >>= 1)
+                    dz_mx = fmax{f}(dz_mx, __shfl_xor_sync(0xffffffffu, dz_mx, dz_o));
                 const {t} dz_old = dz_m[dz_r], dz_new = fmax{f}(dz_old, dz_mx);
                 {t} dz_sum = 0;
                 for (int dz_c = dz_lane; dz_c < {bk}; dz_c += 32) {{
@@ -323,7 +371,8 @@ __global__ void __launch_bounds__({nt}) {kernel}({signature}) {{
                     dz_ps[dz_r][dz_c] = dz_p;
                     dz_sum += dz_p;
                 }}
-                for (int dz_o = 16; dz_o > 0; dz_o >>= 1) dz_sum += __shfl_xor_sync(0xffffffffu, dz_sum, dz_o);
+                for (int dz_o = 16; dz_o > 0; dz_o >>= 1)
+                    dz_sum += __shfl_xor_sync(0xffffffffu, dz_sum, dz_o);
                 if (dz_lane == 0) {{
                     const {t} dz_a = dz_new == -INFINITY ? ({t})1 : exp{f}(dz_old - dz_new);
                     dz_alpha[dz_r] = dz_a;
@@ -357,7 +406,8 @@ __global__ void __launch_bounds__({nt}) {kernel}({signature}) {{
                     for (int dz_i = 0; dz_i < {lay.out_rows_per_thread}; ++dz_i) {{
                         const {t} dz_p = dz_ps[dz_or + {lay.out_rows} * dz_i][dz_kc + dz_kk];
                         #pragma unroll
-                        for (int dz_j = 0; dz_j < {lay.out_cols_per_thread}; ++dz_j) dz_acc[dz_i][dz_j] += dz_p * dz_vv[dz_j];
+                        for (int dz_j = 0; dz_j < {lay.out_cols_per_thread}; ++dz_j)
+                            dz_acc[dz_i][dz_j] += dz_p * dz_vv[dz_j];
                     }}
                 }}
                 __syncthreads();
@@ -371,7 +421,8 @@ __global__ void __launch_bounds__({nt}) {kernel}({signature}) {{
                 #pragma unroll
                 for (int dz_j = 0; dz_j < {lay.out_cols_per_thread}; ++dz_j) {{
                     const int dz_c = dz_oc + {lay.out_cols} * dz_j;
-                    if (dz_c < {dv}) dz_ob[(dz_q0 + dz_r) * {dv} + dz_c] = {store_from_compute(out_dtype, "dz_acc[dz_i][dz_j] * dz_inv")};
+                    if (dz_c < {dv})
+                        dz_ob[(dz_q0 + dz_r) * {dv} + dz_c] = {stored};
                 }}
             }}
         }}

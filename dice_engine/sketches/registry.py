@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from . import (attention, conv, elementwise, gemm, gemm_tc, gemm_wgmma, gemv, norm, pool, reduction, scan, softmax,
-               transpose)
+from . import (attention, conv, elementwise, gemm, gemm_tc, gemm_wgmma, gemv, norm, pool, reduction, scan,
+               softmax, transpose)
 from ..lowering import GeneralLowering
 from .base import Sketch
 

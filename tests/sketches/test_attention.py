@@ -2,6 +2,7 @@
 CPU emulator against the float64 reference (causal and not, ragged tiles, f16, every legal
 point of a small space), compiled by real nvcc for sm_80 and sm_90, and chosen over the
 general lowering by the no-GPU cost model. The GPU twin is tests/gpu/test_attention_gpu.py."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,7 +20,8 @@ SMALL = "q: {t}[1, 2, 37, 8]; k: {t}[1, 2, 45, 8]; v: {t}[1, 2, 45, 5]"
 CASES = [
     "y = scaled_dot_product_attention(q, k, v); " + SMALL.format(t="f32"),
     "y = scaled_dot_product_attention(q, k, v, is_causal=True); " + SMALL.format(t="f32"),
-    "y = scaled_dot_product_attention(q, k, v, scale=0.3); q: f16[2, 33, 40]; k: f16[2, 70, 40]; v: f16[2, 70, 36]",
+    "y = scaled_dot_product_attention(q, k, v, scale=0.3); "
+    "q: f16[2, 33, 40]; k: f16[2, 70, 40]; v: f16[2, 70, 36]",
     "y = scaled_dot_product_attention(q, k, v); q: f64[3, 17, 4]; k: f64[3, 9, 4]; v: f64[3, 9, 4]",
 ]
 
@@ -40,7 +42,7 @@ def test_the_front_ends_graphs_are_recognised_and_others_refused() -> None:
     for intent in CASES:
         assert FusedAttention().unsupported(_problem(intent), ARCHS["sm_90"]) is None, intent
     scaled = match(_problem(CASES[0]).program.output)
-    assert not isinstance(scaled, str) and scaled.scale == pytest.approx(8 ** -0.5) and not scaled.causal
+    assert not isinstance(scaled, str) and scaled.scale == pytest.approx(8**-0.5) and not scaled.causal
     assert "softmax" in str(match(_problem("y = A @ B; A: f32[2, 8, 8]; B: f32[2, 8, 8]").program.output))
     masked = "y = softmax(q @ k.T + m, dim=1) @ v; q, k, m, v: f32[16, 16]"
     assert "not a fusable attention" in str(match(_problem(masked).program.output))
