@@ -9,8 +9,8 @@ the problem's minimum. Two modelled losses on top:
 - consecutive threads take consecutive output elements, so a tensor read through a permute that
   moves its contiguous axis away from the output's (a transpose) is read a sector per element;
 - a matmul or convolution stage re-reads its operands: a thread (warp, block) per output reads
-  about one operand element per product from cache, the shared-memory tiled schedule two per
-  `tile` products (each staged element serves a whole tile row or column). Those re-reads are
+  about one operand element per product from cache, the shared-memory tiled schedule stages
+  2·tile·K elements per (padded) tile, each serving a whole tile row or column. Those re-reads are
   served by L2/L1, priced at L2_SPEEDUP times DRAM bandwidth.
 """
 from __future__ import annotations
@@ -47,9 +47,14 @@ def _operand_rereads(stage: Stage, program: Program, schedule: str, tile: int, c
     """Bytes a matmul/convolution stage reads from cache beyond its operands' first read."""
     if stage.node.op != "matmul" and stage.node.op not in CONVS:
         return 0.0
-    products = _numel(program, stage.node) * _extent(program, stage)
-    per_product = 2.0 / tile if schedule == "tiled" else 1.0
-    return products * per_product * ctype_bytes / L2_SPEEDUP
+    k = _extent(program, stage)
+    if schedule == "tiled":   # each block stages tile rows of both operands per step of K
+        m, n, _ = gemm_extents(stage, program)
+        batch = _numel(program, stage.node) // max(1, m * n)
+        staged = batch * -(-m // tile) * -(-n // tile) * 2 * tile * k
+    else:
+        staged = _numel(program, stage.node) * k
+    return staged * ctype_bytes / L2_SPEEDUP
 
 
 def _numel(program: Program, node: Node) -> int:
