@@ -175,7 +175,7 @@ def _conv(node: Node) -> Stage:
 
     # an implicit GEMM (M = batch × output positions, N = output channels, K = channels × taps)
     # where one group spans every channel; grouped convolutions keep the per-output schedules
-    contraction = (Contraction((), 1, lhs, rhs, skip, lhs_k_fastest=False, rhs_k_fastest=not transposed)
+    contraction = (Contraction((), 1, lhs, rhs, skip, lhs_k_fastest=False, rhs_k_fastest=True)
                    if groups == 1 else None)
     return Stage(node, "sum", (cg, *kernel), term, skip, finish, contraction=contraction)
 

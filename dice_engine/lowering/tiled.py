@@ -147,6 +147,12 @@ def tiled_text(
     batch, m, n = dims(stage)
     shape = stage.node.shape
     acc = f"dz_c[{mt.rows}][{mt.cols}]"
+    # consecutive lanes along the output's contiguous axis: N for a matmul, M for a convolution
+    # (its M ends with the innermost output position), so stores coalesce
+    if n == stage.node.rank - 1:
+        lanes = f"dz_tx = threadIdx.x % {mt.tx_count}, dz_ty = threadIdx.x / {mt.tx_count}"
+    else:
+        lanes = f"dz_ty = threadIdx.x % {mt.ty_count}, dz_tx = threadIdx.x / {mt.ty_count}"
     lines = [
         f"__global__ void __launch_bounds__({threads}) {kernel}({signature}) {{",
         f"    __shared__ {ctype} dz_as[{TILE_K}][{tile + PAD}];",
@@ -156,7 +162,7 @@ def tiled_text(
         f"    const long long dz_K = {numel_c(stage.extents)};",
         f"    const long long dz_mt = (dz_M + {tile - 1}) / {tile}, dz_nt = (dz_N + {tile - 1}) / {tile};",
         f"    const long long dz_tiles = {numel_c(tuple(shape[d] for d in batch))} * dz_mt * dz_nt;",
-        f"    const int dz_tx = threadIdx.x % {mt.tx_count}, dz_ty = threadIdx.x / {mt.tx_count};",
+        f"    const int {lanes},",
         "    for (long long dz_tile = blockIdx.x; dz_tile < dz_tiles; dz_tile += gridDim.x) {",
     ]
     body = [

@@ -354,7 +354,8 @@ __global__ void __launch_bounds__({nt}) {kernel}({signature}) {{
             for (int dz_i = 0; dz_i < {lay.rows_per_thread}; ++dz_i)
                 #pragma unroll
                 for (int dz_j = 0; dz_j < {lay.cols_per_thread}; ++dz_j) {{
-                    const int dz_r = dz_sr + {lay.score_rows} * dz_i, dz_c = dz_sc + {lay.score_cols} * dz_j;
+                    const long long dz_r = dz_sr + {lay.score_rows} * dz_i;
+                    const int dz_c = dz_sc + {lay.score_cols} * dz_j;
                     const long long dz_key = dz_k0 + dz_c;
                     dz_ps[dz_r][dz_c] = ({keep}) ? dz_s[dz_i][dz_j] * ({t}){att.scale!r} : -INFINITY;
                 }}
@@ -373,6 +374,7 @@ __global__ void __launch_bounds__({nt}) {kernel}({signature}) {{
                 }}
                 for (int dz_o = 16; dz_o > 0; dz_o >>= 1)
                     dz_sum += __shfl_xor_sync(0xffffffffu, dz_sum, dz_o);
+                __syncwarp();   // every lane has read dz_m[dz_r] before lane 0 replaces it
                 if (dz_lane == 0) {{
                     const {t} dz_a = dz_new == -INFINITY ? ({t})1 : exp{f}(dz_old - dz_new);
                     dz_alpha[dz_r] = dz_a;
@@ -415,7 +417,7 @@ __global__ void __launch_bounds__({nt}) {kernel}({signature}) {{
         }}
         #pragma unroll
         for (int dz_i = 0; dz_i < {lay.out_rows_per_thread}; ++dz_i) {{
-            const int dz_r = dz_or + {lay.out_rows} * dz_i;
+            const long long dz_r = dz_or + {lay.out_rows} * dz_i;
             if (dz_q0 + dz_r < {sq}) {{
                 const {t} dz_inv = ({t})1 / dz_l[dz_r];
                 #pragma unroll
