@@ -162,7 +162,7 @@ def tiled_text(
         f"    const long long dz_K = {numel_c(stage.extents)};",
         f"    const long long dz_mt = (dz_M + {tile - 1}) / {tile}, dz_nt = (dz_N + {tile - 1}) / {tile};",
         f"    const long long dz_tiles = {numel_c(tuple(shape[d] for d in batch))} * dz_mt * dz_nt;",
-        f"    const int {lanes},",
+        f"    const int {lanes};",
         "    for (long long dz_tile = blockIdx.x; dz_tile < dz_tiles; dz_tile += gridDim.x) {",
     ]
     body = [
