@@ -78,6 +78,7 @@ def generate(task: Path, cache: Path, out_dir: Path, budget: int | None, timeout
         code, text = -1, f"timed out after {timeout_s:.0f} s"
     wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
     tail = text.splitlines()[-1] if text else ""
+    tail = re.sub(r"(/[^\s/]+)+/", "", tail)  # the temporary directory is nobody's business
     return Run(wall, cpu, code, tail[:100])
 
 

@@ -4,10 +4,14 @@
         [--stage all|translate|eval] [--budget 4] [--trials 100] [--compile] \
         [--out benchmarks/KERNELBENCH_RESULTS.md]
 
-`--stage translate` does steps 1-2 and keeps the rows in WORK/rows.json; `--stage eval` starts
+`--stage translate` does steps 1-2 (only 1 with `--skip-build`; `--stage build` does 2, so that
+translating on one machine and compiling on another with more cores is possible) and keeps the
+rows in WORK/rows.json; `--stage eval` starts
 from them and evaluates the tasks of the directories it is given, keeping earlier results of
 the others (so levels can be evaluated by separate commands where one would run over a time
-limit); the table always covers every row.
+limit); the table always covers every row. Under a time limit, `--time-budget S` starts no new
+evaluation after S seconds and `--resume` skips the rows already evaluated; WORK/rows.json is
+rewritten after every evaluation, so a run that is stopped keeps what it measured.
 
 1. `dice kernelbench` on every task (CPU, `--jobs` at a time);
 2. each ModelNew's CUDA compiled into its cached library (CPU, `--jobs` at a time), so that
@@ -27,6 +31,8 @@ import os
 import queue
 import subprocess
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -100,6 +106,13 @@ def evaluate(row: dict, task: Path, gpu: int, trials: int, with_compile: bool) -
     row["eval"] = result
 
 
+def _geomean(values: list[float | None]) -> str:
+    present = [v for v in values if v]
+    if not present:
+        return "n/a"
+    return f"{math.exp(sum(math.log(v) for v in present) / len(present)):.2f}x ({len(present)})"
+
+
 def table(rows: list[dict], trials: int) -> str:
     out = ["# KernelBench results (DICE, `scripts/kernelbench_results.py`)", ""]
     device = next((r["eval"].get("device") for r in rows if "eval" in r and r["eval"].get("device")), "?")
@@ -107,28 +120,36 @@ def table(rows: list[dict], trials: int) -> str:
         f"Device: {device}. fast_1: correct (5 seeded trials, tol 1e-4 fp32) and faster than PyTorch eager "
         f"(mean of {trials} timed trials, L2 flushed before each). Guards as in docs/kernelbench.md.",
         "",
-        "| level | tasks | translated | correct | fast_1 | fast_1 % | geomean speedup (correct) |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| level | tasks | translated | evaluated | correct | fast_1 | fast_1 % | float64 within | "
+        "geomean speedup (correct) | geomean vs torch.compile |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for level in sorted({r["level"] for r in rows}):
         rs = [r for r in rows if r["level"] == level]
-        correct = [r for r in rs if r.get("eval", {}).get("correct")]
+        evaluated = [r for r in rs if "eval" in r]
+        correct = [r for r in evaluated if r["eval"].get("correct")]
         fast = [r for r in correct if r["eval"].get("fast_1")]
-        speedups = [r["eval"]["speedup_eager"] for r in correct if r["eval"].get("speedup_eager")]
-        geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups)) if speedups else float("nan")
-        out.append(
-            f"| {level} | {len(rs)} | {sum(r['translated'] for r in rs)} | {len(correct)} | {len(fast)} | "
-            f"{100 * len(fast) / len(rs):.0f}% | {geo:.2f}x |"
-        )
+        accurate = [r for r in correct if r["eval"].get("float64", {}).get("ok")]
+        vs_eager = _geomean([r["eval"].get("speedup_eager") for r in correct])
+        vs_compile = _geomean([r["eval"].get("speedup_compile") for r in correct])
+        translated = sum(r["translated"] for r in rs)
+        cells = [level, len(rs), translated, len(evaluated), len(correct), len(fast)]
+        cells += [f"{100 * len(fast) / len(rs):.0f}%", len(accurate), vs_eager, vs_compile]
+        out.append("| " + " | ".join(map(str, cells)) + " |")
     out += [
         "",
-        "| level | task | outcome | new ms | eager ms | speedup | note |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "float64: the solution's error against a float64 truth (max |o - t| / (1 + |t|)), PyTorch fp32's "
+        "own in brackets; ✗ where it is above max(tolerance, 2x PyTorch's).",
+        "",
+        "| level | task | outcome | new ms | eager ms | speedup | float64 error (PyTorch) | note |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         ev = r.get("eval", {})
         if not r["translated"]:
             outcome = "not translated"
+        elif "eval" not in r:
+            outcome = "not evaluated"
         elif ev.get("status") == "error":
             outcome = "eval error"
         else:
@@ -137,7 +158,13 @@ def table(rows: list[dict], trials: int) -> str:
         eager_ms = f"{ev['time_eager']['mean_ms']:.4f}" if "time_eager" in ev else ""
         speed = f"{ev['speedup_eager']:.2f}" if "speedup_eager" in ev else ""
         note = (r.get("message") or ev.get("message") or "").replace("|", "/")[:160]
-        out.append(f"| {r['level']} | {r['task']} | {outcome} | {new_ms} | {eager_ms} | {speed} | {note} |")
+        f64 = ev.get("float64", {})
+        if "err_new" in f64:
+            accuracy = f"{f64['err_new']:.2g} ({f64['err_torch']:.2g})" + ("" if f64["ok"] else " ✗")
+        else:
+            accuracy = "n/a" if "unavailable" in f64 else ""
+        cells = [r["level"], r["task"], outcome, new_ms, eager_ms, speed, accuracy, note]
+        out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -151,24 +178,36 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--compile", action="store_true")
     parser.add_argument("--out", default="benchmarks/KERNELBENCH_RESULTS.md")
-    parser.add_argument("--stage", choices=("all", "translate", "eval"), default="all")
+    parser.add_argument("--stage", choices=("all", "translate", "build", "eval"), default="all")
+    parser.add_argument("--skip-build", action="store_true", help="translate only; --stage build later")
+    parser.add_argument("--time-budget", type=float, default=None, help="start no evaluation after S seconds")
+    parser.add_argument("--resume", action="store_true", help="skip rows that already have a result")
     args = parser.parse_args()
     tasks = [t for d in args.dirs for t in sorted(Path(d).glob("*.py"), key=lambda p: (len(p.name), p.name))]
     work = Path(args.work)
     saved = work / "rows.json"
-    if args.stage == "eval":
+    if args.stage in ("build", "eval"):
         rows = json.loads(saved.read_text())
     else:
         with ThreadPoolExecutor(args.jobs) as pool:
             rows = list(pool.map(lambda t: translate(t, work, args.budget), tasks))
-            print(f"translated {sum(r['translated'] for r in rows)} of {len(rows)}", flush=True)
-            list(pool.map(build, [r for r in rows if r["translated"]]))
+        print(f"translated {sum(r['translated'] for r in rows)} of {len(rows)}", flush=True)
         saved.write_text(json.dumps(rows, indent=1))
-        if args.stage == "translate":
-            return 0
+    if args.stage == "build" or (args.stage in ("all", "translate") and not args.skip_build):
+        with ThreadPoolExecutor(args.jobs) as pool:
+            list(pool.map(build, [r for r in rows if r["translated"] and not (args.resume and "eval" in r)]))
+        saved.write_text(json.dumps(rows, indent=1))
+    if args.stage in ("translate", "build"):
+        return 0
     by_name = {(t.parent.name, t.name): t for t in tasks}
     # only the tasks of the directories given (the others keep the results they have)
-    todo = [r for r in rows if r["translated"] and (r["level"], r["task"]) in by_name]
+    todo = [
+        r
+        for r in rows
+        if r["translated"] and (r["level"], r["task"]) in by_name and not (args.resume and "eval" in r)
+    ]
+    deadline = None if args.time_budget is None else time.monotonic() + args.time_budget
+    progress = threading.Lock()
     free: queue.Queue[int] = queue.Queue()
     for gpu in range(args.gpus):
         free.put(gpu)
@@ -176,7 +215,17 @@ def main() -> int:
     def on_a_free_gpu(row: dict) -> None:
         gpu = free.get()
         try:
+            if deadline is not None and time.monotonic() > deadline:
+                return
             evaluate(row, by_name[(row["level"], row["task"])], gpu, args.trials, args.compile)
+            with progress:
+                saved.write_text(json.dumps(rows, indent=1))
+                ev = row["eval"]
+                print(
+                    f"{row['level']}/{row['task']}: correct={ev.get('correct')} "
+                    f"speedup={ev.get('speedup_eager', float('nan')):.2f} {ev.get('message', '')[:80]}",
+                    flush=True,
+                )
         finally:
             free.put(gpu)
 

@@ -101,6 +101,7 @@ HINTS: list[tuple[str, str]] = [
      + r"|每行一个\s*warp|一个\s*warp\s*(?:处理|负责)?每?一?行"),
     ("block_per_row", w(r"(?:one )?block[ -]per[ -]row") + r"|每行一个(?:线程)?块"),
     ("tensor_cores", w(r"tensor[ -]cores?|wmma|mma") + r"|张量核心?"),
+    ("tf32", w(r"tf32|tensor[ -]?float[ -]?32")),
     ("double_buffering", w(r"double[ -]buffer(?:ing|ed)?|pipelin(?:e|ed|ing)|cp\.async") + r"|双缓冲|流水线"),
     ("tiling", w(r"tiling|tiled|tiles?|blocking") + r"|分块|tile"),
     ("shared_memory", w(r"shared[ -]memory|smem") + r"|共享内存"),

@@ -2,7 +2,8 @@
 
 Values are stored in `Program.options` as canonical strings: `arch` as an `sm_XY` name (with
 `gpu` keeping a named GPU such as "H200", whose figures differ from the arch's default GPU),
-`accumulate`/`precision` as canonical dtype names.
+`accumulate`/`precision` as canonical dtype names, except `precision=tf32`, which keeps f32 data
+and lets f32 matrix products round their operands to TF32 on tensor cores (opt-in only).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from .errors import did_you_mean
 
 OPTION_KEYS = ("arch", "gpu", "name", "goal", "budget", "accumulate", "layout", "precision", "hints")
 GOALS = ("throughput", "latency", "registers")
+TF32 = "tf32"   # precision=tf32: an f32 intent whose products may run on tensor cores in TF32
 LAYOUTS = ("row", "col")
 
 
@@ -41,6 +43,8 @@ def normalize_option(key: str, value: str) -> dict[str, str]:
         if not value.isdigit() or int(value) < 1:
             raise ValueError(f"budget={value} must be a positive number of evaluations")
         return {"budget": str(int(value))}
+    if key == "precision" and value.lower() == TF32:   # f32 products on tensor cores, operands rounded
+        return {"precision": TF32}
     if key in ("accumulate", "precision"):
         dtype = parse_dtype(value)
         if dtype is None or not dtype.is_float:

@@ -15,7 +15,7 @@ from ..ir.graph import Program
 from ..ir.patterns import heavy_nodes
 from .errors import IntentError
 from .lexer import statement_spans
-from .options import OPTION_KEYS, merge_options, normalize_option
+from .options import OPTION_KEYS, TF32, merge_options, normalize_option
 from .sizes import check_sizes
 from .tensor_form import parse_tensor_form
 from .words import parse_words
@@ -51,7 +51,7 @@ def parse_intent(text: str, *, default_shape: tuple[int, ...] | None = None, **o
     caller may choose one explicitly.
     """
     precision = None
-    if overrides.get("precision") is not None:
+    if overrides.get("precision") is not None and str(overrides["precision"]).lower() != TF32:
         precision = parse_dtype(str(overrides["precision"]))
         if precision is None or not precision.is_float:
             raise IntentError(f"unknown precision {overrides['precision']!r} (use fp32, fp16 or bf16)",
@@ -66,10 +66,19 @@ def parse_intent(text: str, *, default_shape: tuple[int, ...] | None = None, **o
                           "statements", 0, len(text)) from None
     _apply_overrides(program, overrides)
     check_sizes(program)
+    if "precision" not in program.options and _asks_for_tf32(program):
+        program.options["precision"] = TF32
     if "accumulate" not in program.options and any(
             n.op in ("matmul", "conv2d") and n.dtype.is_low_precision for n in program.output.walk()):
         program.options["accumulate"] = "f32"
     return program
+
+
+def _asks_for_tf32(program: Program) -> bool:
+    """An f32 matrix product whose words ask for tensor cores or TF32 ("TF32", "张量核心")."""
+    hints = program.options.get("hints", "").split(",")
+    return ("tensor_cores" in hints or TF32 in hints) and any(
+        n.op == "matmul" and n.args[0].dtype.name == "f32" for n in program.output.walk())
 
 
 def _apply_overrides(program: Program, overrides: dict[str, Any]) -> None:

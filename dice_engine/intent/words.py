@@ -99,7 +99,7 @@ def parse_words(text: str, *, precision: DType | None = None,
     scan = _Scanner(text)
     options = _options(text, scan)
     if precision is None and "precision" in options:
-        precision = DTYPES[options["precision"]]
+        precision = DTYPES.get(options["precision"])   # None for tf32 (f32 data)
     _target(text, scan, options)
     _goal_and_hints(scan, options)
     dtype = precision or _dtype(text, scan)

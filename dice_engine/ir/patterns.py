@@ -68,16 +68,27 @@ def _general_only(node: Node) -> bool:
                 or node.attr("count_include_pad", True) is False)
     if node.op in ("layer_norm", "rms_norm"):
         return node.attr("axes", 1) != 1
-    if node.op == "matmul":
-        return any(a.rank > 3 for a in node.args) or node.rank > 3
+    if node.op == "matmul":   # 4-D and up only against a 2-D right operand: a GEMM over flattened rows
+        return (any(a.rank > 3 for a in node.args) or node.rank > 3) and node.args[1].rank != 2
     return False
+
+
+def _position_epilogue(general: list[Node], heavy: list[Node]) -> bool:
+    """Whether the only general-only nodes are output positions (row, column, batch index)
+    read by the epilogue of one matmul of rank 3 at most (triu/tril of a product): the GEMM
+    epilogue knows every output element's position."""
+    if len(heavy) != 1 or heavy[0].op != "matmul" or heavy[0].rank > 3:
+        return False
+    operands = {id(n) for a in heavy[0].args for n in a.walk()}
+    return all(n.op == "index" and n.shape == heavy[0].shape and id(n) not in operands for n in general)
 
 
 def classify(program: Program) -> Problem:
     """The family pattern of `program`; "program" (served by the general lowering) when it has
     several heavy operators or one that no family reads."""
     heavy = heavy_nodes(program)
-    if any(_general_only(n) for n in program.output.walk()):
+    general = [n for n in program.output.walk() if _general_only(n)]
+    if general and not _position_epilogue(general, heavy):
         return Problem(program, "program", heavy[-1] if len(heavy) == 1 else None)
     if not heavy:
         return Problem(program, "elementwise", None)

@@ -69,6 +69,12 @@ def format_result(r: dict[str, Any]) -> str:
     ]
     if "max_abs_diff" in r:
         lines.append(f"max diff  {r['max_abs_diff']:.3g}; seeded weights equal: {r.get('weights_equal')}")
+    f64 = r.get("float64")
+    if isinstance(f64, dict) and "err_new" in f64:
+        lines.append(
+            f"float64   error {f64['err_new']:.3g} vs a float64 truth (PyTorch's {f64['err_torch']:.3g}); "
+            f"{'within' if f64['ok'] else 'NOT within'} max(tolerance, 2x PyTorch's)"
+        )
     for key in ("new", "eager", "compile"):
         if isinstance(r.get(f"time_{key}"), dict):
             t = r[f"time_{key}"]

@@ -9,7 +9,8 @@ the compiled kernel and its launch say:
   K/t times from L2, and a thread computing few outputs spends its time loading operands;
 - register spills add local-memory traffic;
 - asynchronous copy rings (cp.async, TMA) hide latency like extra resident warps; split-K
-  partials add their workspace traffic.
+  partials are written by the main kernel and read back by a merge pass that runs after it;
+- a CUDA-core GEMM's instruction mix bounds its FMA rate (refine/cost_gemm.py).
 Estimates rank candidates; they are not predictions to report as measurements.
 """
 from __future__ import annotations
@@ -23,6 +24,9 @@ from ..compile import CompileResult
 from ..ir.patterns import Problem
 from ..ir.work import Work, work
 from ..sketches.base import Launch, RenderedKernel
+from ..sketches.gemm_common import read_problem
+from .cost_gemm import (gemv_bytes_in_flight_efficiency, simt_gemm_tokens, simt_issue_efficiency,
+                        simt_saturating_occupancy)
 
 LAUNCH_OVERHEAD_US = 2.0        # per kernel launch, host + device
 L2_BANDWIDTH_FACTOR = 3.0       # L2 bandwidth as a multiple of DRAM bandwidth (A100/H100 class)
@@ -35,6 +39,7 @@ SPILL_PENALTY_PER_128B = 0.5    # relative slowdown per 128 bytes spilled per th
 MAX_SPILL_PENALTY = 3.0
 _TENSOR_CORE_CODE = re.compile(r"\bwmma::|\bmma_sync\b|\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
 _WARPGROUP_MMA = re.compile(r"\bwgmma\b")
+_TF32_MMA = re.compile(r"\.tf32\.tf32\.")
 # On sm_90 the dense tensor-core peak is reached only through wgmma; warp-level mma.sync/wmma
 # reach about a third of it (measured on an H200, 4096³ f16: DICE's mma.sync sketch 327 TFLOP/s
 # GPU-tuned and 225 TFLOP/s at its default point, of a 989 TFLOP/s peak; its wgmma sketch 558).
@@ -67,9 +72,10 @@ def uses_tensor_cores(source: str) -> bool:
 def compute_rate_tflops(problem: Problem, arch: ArchSpec, source: str) -> float:
     dtype = problem.output.dtype if problem.anchor is None else problem.anchor.args[0].dtype
     if uses_tensor_cores(source) and arch.has_tensor_cores:
+        rate = arch.fp16_tc_tflops / (2 if _TF32_MMA.search(source) else 1)   # TF32: half the f16 rate
         if not arch.warp_mma_full_rate and not (arch.has_wgmma and _WARPGROUP_MMA.search(source)):
-            return arch.fp16_tc_tflops * WARP_MMA_FRACTION
-        return arch.fp16_tc_tflops
+            return rate * WARP_MMA_FRACTION
+        return rate
     if dtype.name == "f64":   # half-rate FP64 only on the data-centre parts of sm_80/sm_90/sm_100
         return arch.fp32_tflops / (2 if arch.sm_number in (80, 90, 100) else 64)
     return arch.fp32_tflops
@@ -91,7 +97,9 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
     spill = res.spill_bytes if res else 0
     occ = occupancy(arch, launch.threads, registers, smem)
     dram_bytes = w.dram_bytes if rendered.dram_bytes is None else max(w.dram_bytes, rendered.dram_bytes)
-    dram_us = (dram_bytes + 2 * rendered.workspace_bytes) / (arch.dram_gbps * 1e3)
+    dram_us = (dram_bytes + rendered.workspace_bytes) / (arch.dram_gbps * 1e3)
+    # the merge pass reads the partials back (and writes the output) after the main kernel ends
+    merge_us = rendered.workspace_bytes * (1 + 1 / max(1, rendered.k_splits)) / (arch.dram_gbps * 1e3)
     compute_us = w.flops / (compute_rate_tflops(problem, arch, rendered.source) * 1e6)
     if occ.blocks_per_sm == 0:
         return CostEstimate(math.inf, dram_us, 0.0, compute_us, occ, launch.blocks, math.inf, spill,
@@ -116,6 +124,14 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
     # which hides memory latency as well as that many times the resident warps would.
     hiding = active * max(1, rendered.async_slices)
     memory_eff = min(1.0, 0.25 + 0.75 * hiding / MEMORY_SATURATION_OCC)
+    if problem.anchor is not None:
+        element_bytes = problem.anchor.args[0].dtype.size
+        streamed = gemv_bytes_in_flight_efficiency(rendered, element_bytes, resident_blocks * warps_per_block,
+                                                   arch.dram_gbps, arch.sms)
+        if streamed is not None:
+            memory_eff = min(memory_eff, streamed)
+            if streamed < 1:
+                notes.append(f"loads in flight sustain about {streamed:.0%} of DRAM bandwidth")
     tensor = uses_tensor_cores(rendered.source)
     saturation = COMPUTE_SATURATION_OCC_TENSOR if tensor else COMPUTE_SATURATION_OCC
     compute_eff = min(1.0, 0.4 + 0.6 * active / saturation)
@@ -128,13 +144,23 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
         operand_bytes = 2.0 * g.batch * g.m * g.n * g.k * problem.anchor.args[0].dtype.size / tile
         l2_us = operand_bytes / (L2_BANDWIDTH_FACTOR * arch.dram_gbps * 1e3)
         outputs_per_thread = g.batch * g.m * g.n * rendered.k_splits / (launch.blocks * launch.threads)
-        if not tensor:
+        simt = None if tensor else simt_gemm_tokens(rendered)
+        gp = read_problem(problem) if simt is not None else None
+        if simt is not None and gp is not None and not isinstance(gp, str):
+            compute_eff = min(1.0, 0.4 + 0.6 * active / simt_saturating_occupancy(simt))
+            compute_eff *= simt_issue_efficiency(simt, a_transposed_store=gp.a.layout == "row",
+                                                 b_transposed_store=gp.b.layout != "row")
+        elif not tensor:
             # an r×r register micro-tile does r² FMAs per 2r shared loads; r=4 keeps the FMA pipes fed
             compute_eff *= min(1.0, math.sqrt(outputs_per_thread) / 4)
         if tile < 64:
             notes.append(f"small output tile per block (~{tile:.0f}×{tile:.0f}): operands re-read from L2")
 
     time_us = max(dram_us / memory_eff, l2_us / memory_eff, compute_us / compute_eff) / coverage / tail
+    if merge_us:
+        time_us += merge_us
+        partials_mib = rendered.workspace_bytes >> 20
+        notes.append(f"split-K merge pass: about {merge_us:.0f} us reading {partials_mib} MiB of partials")
     if spill:
         time_us *= 1 + min(MAX_SPILL_PENALTY, SPILL_PENALTY_PER_128B * spill / 128)
         notes.insert(0, f"{spill} bytes of register spills per thread")

@@ -67,7 +67,8 @@ def source_violations(source: str, program: Program | None = None, stream: str =
     """What the source does that no honest kernel for `program` needs, one line each (empty: none).
 
     `stream` is the launcher's stream parameter: every launch must use it. `program` tells which
-    precision was asked: without any f16/bf16 tensor, half-precision arithmetic is refused."""
+    precision was asked: without any f16/bf16 tensor, half-precision arithmetic is refused (and
+    TF32 too, unless the intent opted in with precision=tf32)."""
     code = _code_only(source)
     found: list[str] = []
     for pattern, meaning in _FORBIDDEN:
@@ -85,6 +86,8 @@ def source_violations(source: str, program: Program | None = None, stream: str =
             found.append(f"launches on stream `{config[3]}` instead of `{stream}`")
     if program is not None and _asks_full_precision(program):
         low = sorted({m.group(1) for m in _LOW_PRECISION.finditer(code)})
+        if program.options.get("precision") == "tf32":   # opted in: TF32 rounding, nothing lower
+            low = [name for name in low if "tf32" not in name]
         if low:
             found.append(f"computes in lower precision than the f32/f64 tensors ask ({', '.join(low)})")
     return found

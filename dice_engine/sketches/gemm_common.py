@@ -5,10 +5,12 @@ Conventions of the generated code: `A` is the logical M×K operand and `B` the K
 the inputs are called. An operand is "row" when its second logical index is the contiguous one
 (A: k, B: n) and "col" when it is the `.T` of an input (A: m, B: k contiguous). Kernels take the
 sizes as `int M, int N, int K` (block offsets into a matrix are formed in 64 bits) and the batch
-index is `blockIdx.z`.
+index is `blockIdx.z`. A product of rank 4 or more against a 2-D B is one GEMM whose M is the
+product of the left operand's leading extents (both A and C are contiguous over them).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..ir.dtypes import DType
@@ -118,6 +120,8 @@ def read_problem(problem: Problem) -> GemmProblem | str:
     if accumulate not in ("f32", "fp32", "float", "float32") and mm.dtype.name != "f64":
         return f"accumulate={accumulate} is not supported (GEMMs accumulate in f32)"
     for n in epilogue_nodes(problem.output, mm):
+        if n.op == "index" and n.shape == mm.shape:   # an output position (triu/tril masks)
+            continue
         if n.op not in ("input", "const") and n.op not in ELEMENTWISE:
             return f"the epilogue applies '{n.op}' to a matmul operand; only elementwise epilogues fuse"
         if n.op == "input" and n.rank > mm.rank:
@@ -127,6 +131,13 @@ def read_problem(problem: Problem) -> GemmProblem | str:
     M, N = mm.shape[-2], mm.shape[-1]
     K = a_node.shape[-1]
     batch: Dim = mm.shape[0] if batched else 1
+    if mm.rank > 3:   # [..., M, K] @ [K, N]: one GEMM over the rows of the contiguous leading dims
+        rows = mm.shape[:-1]
+        if a.layout != "row" or not all(isinstance(d, int) for d in rows):
+            return "a product of rank 4 or more needs a stored, literal-shaped left operand to flatten"
+        if any(n.op == "input" and n.rank > 1 for n in epilogue_nodes(problem.output, mm)):
+            return "a product of rank 4 or more fuses only per-column epilogue inputs (rank 1)"
+        M = math.prod(int(d) for d in rows)
     if any(isinstance(d, int) and d >= 2**31 for d in (M, N, K)):
         return "matrix extents of 2^31 or more are not supported (sizes are passed as int)"
     if isinstance(M, int) and M > _MAX_GRID_Y * 64:
@@ -297,6 +308,9 @@ def render_epilogue(gp: GemmProblem) -> str:
         c = compute_type(n.dtype)
         value = load_as_compute(n.dtype, f"{param_name(n.name or '')}[{_leaf_offset(n, gp.anchor.rank)}]")
         leaves[id(n)] = value if c == ctype else f"({ctype})({value})"
+    for n in epilogue_nodes(gp.problem.output, gp.anchor):   # output positions
+        if n.op == "index":
+            leaves[id(n)] = ["batch", "row", "col"][n.attr("dim") - n.rank]
     for n in gp.anchor.walk():   # expr.emit visits the matmul's operands; they are never read
         leaves.setdefault(id(n), "0")
     code = expr.emit(gp.problem.output, leaves, ctype)

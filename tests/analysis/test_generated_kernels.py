@@ -19,7 +19,7 @@ from dice_engine.ir.patterns import classify
 from dice_engine.sketches import registry
 
 FAMILIES = ("elementwise", "reduction", "softmax", "norm", "scan", "transpose", "gemm", "gemm_tc",
-            "conv", "pool")
+            "gemm_tf32", "conv", "pool")
 ARCH = resolve("sm_90")
 
 # (sketch, code): why the finding is real (none at present; the sketch owners add an entry

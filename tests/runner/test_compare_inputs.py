@@ -70,6 +70,16 @@ def test_gemm_is_checked_normwise_and_low_precision_looser():
     assert tolerance_for(reduction) == Tolerance("scaled", 1e-4)
 
 
+def test_tf32_products_are_checked_at_the_tf32_tolerance_and_plain_f32_stays_tight():
+    tf32 = classify(parse_intent("C = A @ B; A: f32[8, 8]; B: f32[8, 8]; precision=tf32"))
+    assert tolerance_for(tf32) == Tolerance("normwise", 2e-3)
+    ref = np.linspace(0.5, 2.0, 256).astype(np.float32)
+    rounded = (ref * (1 + 5e-4)).astype(np.float32)   # one TF32 rounding step off everywhere
+    assert compare(to_storage(rounded, F32), ref, F32, tolerance_for(tf32)).verdict == "ok"
+    plain = tolerance_for(classify(parse_intent("C = A @ B; A: f32[8, 8]; B: f32[8, 8]")))
+    assert compare(to_storage(rounded, F32), ref, F32, plain).verdict == "mismatch"
+
+
 def test_nan_outputs_are_a_mismatch():
     ref = np.ones(4, dtype=np.float32)
     out = ref.copy()

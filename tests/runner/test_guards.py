@@ -63,6 +63,22 @@ def test_low_precision_is_allowed_where_the_intent_asks_for_it():
     assert source_violations("__global__ void k(const __half* x) { __half v = x[0]; }", half) == []
 
 
+def test_tf32_passes_only_where_the_intent_opts_in():
+    plain = parse_intent("C = A @ B; A: f32[256, 256]; B: f32[256, 256]")
+    tf32 = parse_intent("C = A @ B; A: f32[256, 256]; B: f32[256, 256]; precision=tf32")
+    rounding = "__global__ void k() { wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32> a; }"
+    halving = "__global__ void k(const float* x) { __half v = __float2half(x[0]); }"
+    assert source_violations(rounding, plain) == [
+        "computes in lower precision than the f32/f64 tensors ask (wmma::precision::tf32)"]
+    assert source_violations(rounding, tf32) == []
+    assert source_violations(halving, tf32) != []
+    problem = classify(tf32)
+    hopper = resolve("sm_90")
+    sketch = next(s for s in candidates(problem, hopper) if s.name == "gemm.tf32_mma")
+    source = sketch.render(problem, hopper, sketch.default_point(problem, hopper), "k").source
+    assert source_violations(source, tf32) == []
+
+
 def test_every_kernel_dices_own_sketches_render_passes():
     rendered = 0
     for line in SUITE.read_text().splitlines():

@@ -98,6 +98,32 @@ void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
     warp_meet();
 }
 
+// cvt.rna.tf32.f32: the mantissa's low 13 bits rounded off, ties away from zero (finite inputs).
+inline uint32_t to_tf32(float x) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, 4);
+    return (bits + 0x1000u) & 0xffffe000u;
+}
+
+// mma.m16n8k8.row.col.f32.tf32.tf32.f32 (g = lane/4, c = lane%4): A reg r holds row g + 8(r%2),
+// column c + 4(r/2); B reg r holds row c + 4r, column g; D as for m16n8k16.
+inline void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    const int t = lane();
+    std::memcpy(table().a[t], a, sizeof a);
+    std::memcpy(table().b[t], b, sizeof b);
+    warp_meet();
+    auto value = [](uint32_t bits) { float f; std::memcpy(&f, &bits, 4); return f; };
+    auto A = [&](int m, int k) { return value(table().a[(m % 8) * 4 + k % 4][m / 8 + 2 * (k / 4)]); };
+    auto B = [&](int k, int n) { return value(table().b[n * 4 + k % 4][k / 4]); };
+    for (int i = 0; i < 4; ++i) {
+        const int m = t / 4 + 8 * (i / 2), n = 2 * (t % 4) + i % 2;
+        float sum = 0.0f;
+        for (int k = 0; k < 8; ++k) sum += A(m, k) * B(k, n);
+        d[i] += sum;
+    }
+    warp_meet();
+}
+
 // wgmma matrix descriptor: start address, leading/stride byte offsets (each stored >> 4 in
 // bits 0-13, 16-29, 32-45), base offset (bits 49-51), swizzle mode (bits 62-63; 1 = 128-byte).
 struct Descriptor {

@@ -95,6 +95,12 @@ CASES = [
     (gemm, "C = A @ B; A: f32[70, 300]; B: f32[300, 92]", simt(64, 64, 16, 4, 4, 4, 2, k_splits=4)),
     (gemm, "y = relu(A @ B) + R; A: f64[2, 33, 200]; B: f64[2, 200, 17]; R: f64[33, 17]",
      simt(64, 64, 8, 4, 4, 1, 1, k_splits=2)),
+    # 4-D @ 2-D: one GEMM over the flattened rows (KernelBench level 1, task 11), with a bias
+    (gemm, "y = A @ B + b; A: f32[2, 3, 10, 24]; B: f32[24, 36]; b: f32[36]", simt(64, 64, 16, 4, 4, 4, 2)),
+    (gemm_tc, "C = A @ B; A: f16[2, 3, 20, 32]; B: f16[32, 40]", None),
+    # triangular masks of a product read the output position in the epilogue (tasks 14, 15)
+    (gemm, "C = triu(A @ B, diagonal=1); A: f32[70, 37]; B: f32[37, 90]", None),
+    (gemm_tc, "C = tril(A @ B); A: f16[2, 40, 32]; B: f16[32, 72]", None),
 ]
 
 
@@ -103,7 +109,8 @@ CASES = [
     "tc-cp-async-tails", "tc-bf16-col-col-scalar", "tc-batched-epilogue", "tc-col-row-staged",
     "tc-4-stage-64x64-warps", "tc-symbols-residual", "simt-odd", "simt-col-col-float4",
     "simt-f64-batched-residual", "simt-single-buffer-symbol", "simt-split-k-uneven",
-    "simt-split-k-f64-batched-epilogue"])
+    "simt-split-k-f64-batched-epilogue", "simt-4d-at-2d-bias", "tc-4d-at-2d",
+    "simt-triu", "tc-batched-tril"])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(module, text, point, tmp_path):
     problem = classify(parse_intent(text))
     sketch = module.SKETCHES[0]

@@ -1,0 +1,74 @@
+"""The cost model's view of a CUDA-core (SIMT) GEMM main loop: how much of the FMA pipe's issue
+rate its instruction mix can reach.
+
+Per k step a thread with a TM×TN register tile issues TM·TN FMAs and (TM+TN)/4 16-byte shared
+reads of its A column and B row; per BK-deep slice it also issues its share of the global loads
+of the A and B tiles, the shared stores that put them in place (element by element where the tile
+is stored transposed or the loads are scalar), and a barrier and loop bookkeeping. Only the FMAs
+are useful: their share of the issued instructions bounds the rate. The shared reads also queue:
+the four schedulers of an SM each issue one warp FMA per clock, but share one shared-memory
+wavefront per clock, and a warp's 16-byte fragment read is one wavefront (4×8 thread patches), so
+per k step the reads take (TM+TN) clocks of the SM against TM·TN of FMAs. Past a quarter (an 8×8
+tile) they stall the FMAs waiting on them (a 4×4 tile is at a half: MIO throttle).
+Many independent accumulators per thread need few resident warps to hide the FMA latency (ILP
+stands in for occupancy): a 4×4 tile wants about a quarter of the warp slots, an 8×8 one a
+sixteenth.
+"""
+
+from __future__ import annotations
+
+from ..sketches.base import RenderedKernel
+
+SIMT_GEMM_SKETCH = "gemm.simt_tiled"
+SLICE_OVERHEAD = 8  # barrier, loop and address instructions per BK slice and thread
+SMEM_READ_FREE_RATIO = 0.25  # shared-read wavefronts per SM clock of FMAs that overlap for free
+WARP_FRACTION_4X4 = 0.25  # resident-warp fraction that saturates the FMA pipe with 16 accumulators
+
+
+def simt_gemm_tokens(rendered: RenderedKernel) -> dict[str, int] | None:
+    """The SIMT GEMM sketch's tile tokens, None for any other kernel."""
+    names = ("block_m", "block_n", "block_k", "thread_m", "thread_n", "vector")
+    if rendered.sketch != SIMT_GEMM_SKETCH or not all(n in rendered.tokens for n in names):
+        return None
+    return {n: int(rendered.tokens[n]) for n in names}
+
+
+def simt_issue_efficiency(t: dict[str, int], a_transposed_store: bool, b_transposed_store: bool) -> float:
+    """The FMA share of the main loop's issue slots, slowed by shared-read queueing."""
+    threads = (t["block_m"] // t["thread_m"]) * (t["block_n"] // t["thread_n"])
+    fmas = t["thread_m"] * t["thread_n"]
+    shared_reads = (t["thread_m"] + t["thread_n"]) / 4
+    a_loads = t["block_m"] * t["block_k"] / (threads * t["vector"])
+    b_loads = t["block_n"] * t["block_k"] / (threads * t["vector"])
+    stores = a_loads * (t["vector"] if a_transposed_store else 1) + b_loads * (
+        t["vector"] if b_transposed_store else 1
+    )
+    per_k = fmas + shared_reads + (a_loads + b_loads + stores + SLICE_OVERHEAD) / t["block_k"]
+    queueing = 1 + max(0.0, (t["thread_m"] + t["thread_n"]) / fmas - SMEM_READ_FREE_RATIO)
+    return fmas / per_k / queueing
+
+
+def simt_saturating_occupancy(t: dict[str, int]) -> float:
+    """The resident-warp fraction at which this register tile keeps the FMA pipe busy."""
+    return WARP_FRACTION_4X4 * 16 / (t["thread_m"] * t["thread_n"])
+
+
+# -- matrix-vector products -------------------------------------------------------------------------
+
+GEMV_SKETCH = "gemm.gemv_warp_rows"
+# DRAM latency under load (about 700 ns on A100/H100-class parts): by Little's law an SM must keep
+# its share of the bandwidth times this many bytes of loads in flight to stream at full rate.
+LOADED_DRAM_LATENCY_S = 700e-9
+
+
+def gemv_bytes_in_flight_efficiency(
+    rendered: RenderedKernel, element_bytes: int, resident_warps: float, dram_gbps: float, sms: int
+) -> float | None:
+    """The fraction of DRAM bandwidth the GEMV's loads in flight can sustain (each lane keeps
+    `unroll` loads of `vector` elements outstanding), None for any other kernel."""
+    tokens = rendered.tokens
+    if rendered.sketch != GEMV_SKETCH or "vector" not in tokens or "unroll" not in tokens:
+        return None
+    in_flight = resident_warps * 32 * int(tokens["vector"]) * int(tokens["unroll"]) * element_bytes
+    needed = dram_gbps * 1e9 / sms * LOADED_DRAM_LATENCY_S
+    return min(1.0, in_flight / needed)
