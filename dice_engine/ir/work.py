@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from .graph import Node, Program, Shape
-from .ops import REDUCTIONS
+from .ops import CONVS, REDUCTIONS
 from .patterns import Problem
 
 # Operations per element for the costlier elementwise functions (hardware SFU sequences).
@@ -53,6 +53,11 @@ def _node_flops(program: Program, node: Node) -> float:
     if node.op in ("matmul", "conv2d"):
         g = _gemm_shape(program, node)
         return 2.0 * g.batch * g.m * g.n * g.k
+    if node.op in CONVS:   # every rank, grouped and transposed: one multiply-add per tap per channel
+        x, w = node.args[0], node.args[1]
+        per_tap = math.prod(program.concrete_shape(w.shape[1:]))
+        source = x if node.op.startswith("conv_transpose") else node
+        return 2.0 * _numel(program, source.shape) * per_tap
     if node.op in ("max_pool2d", "avg_pool2d"):
         kh, kw = node.attr("kernel_size")
         return float(_numel(program, node.shape) * kh * kw)

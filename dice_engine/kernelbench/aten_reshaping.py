@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 
 from ..ir.graph import Node
 from ..ir.ops import const, make, normalize_dim
+from ..sketches.attention import match as match_attention
 from .aten_ops import Unsupported, _get
 from .aten_windows import conv_padding
 
@@ -216,6 +217,11 @@ def _attention(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     scale = _get(a, k, 6, "scale")
     scale = 1.0 / math.sqrt(_shape(q)[-1]) if scale is None else float(scale)
     keys_t = make("permute", [key], dims=tuple(range(key.rank - 2)) + (key.rank - 1, key.rank - 2))
+    # the whole attention as one expression, where the fused attention sketch takes it
+    fused = make("matmul", [make("softmax", [make("mul", [make("matmul", [q, keys_t]), const(scale)])],
+                                 dim=-1), v])
+    if not isinstance(match_attention(fused), str):
+        return fused
     scores = make("mul", [_matmul([q, keys_t], {}, view), const(scale)])
     return _matmul([make("softmax", [scores], dim=-1), v], {}, view)
 

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from ..ir.dtypes import DTYPES, DType
 from ..ir.graph import Node
 from ..ir.ops import HEAVY, OpError, const, input_tensor, make
+from ..sketches.attention import match as match_attention
 from .aten_composed import COMPOSED, COMPOSED_RESHAPING
 from .aten_einsum import EINSUM
 from .aten_ops import TABLE, VIEWS, Unsupported
@@ -126,7 +127,10 @@ class Lowering:
     def single_anchor(self, expr: Node) -> Node:
         """`expr` rewritten to hold at most one heavy operator, writing the others' values first.
         A heavy operator whose value is broadcast back to a larger shape (x - mean(x)) is no
-        kernel's epilogue: it is written first too."""
+        kernel's epilogue: it is written first too. A whole attention stays one expression
+        (the fused attention sketch serves it)."""
+        if not isinstance(match_attention(expr), str):
+            return expr
         while True:
             first = _broadcast_back(expr) or (_split_point(expr) if len(heavy_in(expr)) > 1 else [])
             if not first:

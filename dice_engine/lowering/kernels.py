@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from ..ir.graph import Program
 from ..sketches.base import Param, launcher_signature, numel_c, store_from_compute
 from .body import Body, Index, Source, linear
+from .ctext import decompose, indent
 from .plan import Plan
 from .stages import Stage
+from .tiled import hint_tiles, smem_bytes, tile_count, tiled_text
 
 MIN_WORK_PER_WARP = 32        # a reduction domain smaller than a warp runs serially per thread
 INT_LIMITS = {"max": "(-9223372036854775807LL - 1)", "min": "9223372036854775807LL"}
@@ -26,6 +28,7 @@ class Schedule:
     strategy: str          # thread | warp | block: how a long reduction domain is split
     items: int             # outputs per thread (map and thread schedules)
     unroll: int            # unroll factor of the serial reduction loop
+    tile: int = 0          # edge of the shared-memory output tile of GEMM-shaped stages; 0: off
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ def hint_extent(program: Program, dims: tuple) -> int:
 
 def stage_schedule(stage: Stage, program: Program, schedule: Schedule) -> str:
     """The schedule one stage runs under: the token's strategy where its domain is long enough."""
+    if schedule.tile and tileable(stage):
+        return "tiled"
     if stage.scan_dim is not None:   # a thread walks a line, or a warp scans it 32 elements at a time
         return "scan" if schedule.strategy == "thread" else "scan_warp"
     if stage.combine is None:
@@ -82,6 +87,11 @@ def stage_schedule(stage: Stage, program: Program, schedule: Schedule) -> str:
     return schedule.strategy
 
 
+def tileable(stage: Stage) -> bool:
+    """A floating sum of products the tiled schedule can stage through shared memory."""
+    return stage.contraction is not None and stage.node.dtype.is_float
+
+
 def split_chunks(stage: Stage, program: Program, schedule: Schedule, sms: int) -> int:
     """Blocks per output of a split reduction: enough to give every SM a few blocks, each with
     at least four passes of the block over its chunk."""
@@ -89,18 +99,6 @@ def split_chunks(stage: Stage, program: Program, schedule: Schedule, sms: int) -
     extent = hint_extent(program, stage.extents)
     want = -(-4 * sms // max(1, outputs))
     return max(1, min(want, extent // (4 * schedule.threads), 1024))
-
-
-def _decompose(var: str, names: list[str], dims: tuple, rem: str) -> list[str]:
-    if not names:
-        return []
-    lines = [f"long long {rem} = {var};"]
-    for k in range(len(names) - 1, 0, -1):
-        d = dims[k]
-        size = f"{d}LL" if isinstance(d, int) else f"(long long){d}"
-        lines.append(f"const long long {names[k]} = {rem} % {size}; {rem} /= {size};")
-    lines.append(f"const long long {names[0]} = {rem};")
-    return lines
 
 
 def _acc_types(stage: Stage, ctype: str) -> str:
@@ -145,10 +143,6 @@ def _store(ctx: Context, stage: Stage, body: Body, idx: Index, value: str, last:
     return body.lines + [f"{out}[{linear(idx, root.shape)}] = {store_from_compute(root.dtype, value)};"]
 
 
-def _indent(lines: list[str], depth: int) -> list[str]:
-    return ["    " * depth + line for line in lines]
-
-
 def _term_lines(ctx: Context, stage: Stage, idx: Index, ridx: Index, acc: str, acci: str,
                 flat: str) -> list[str]:
     body = Body(ctx.ctype, ctx.sources, prefix="t")
@@ -156,7 +150,7 @@ def _term_lines(ctx: Context, stage: Stage, idx: Index, ridx: Index, acc: str, a
     inner = body.lines + [_combine(stage.combine or "sum", acc, acci, value, flat)]
     skip = stage.skip(idx, ridx)
     if skip:
-        return [f"if (!({skip})) {{", *_indent(inner, 1), "}"]
+        return [f"if (!({skip})) {{", *indent(inner, 1), "}"]
     return inner
 
 
@@ -164,9 +158,9 @@ def _reduce_loop(ctx: Context, stage: Stage, idx: Index, start: str, step: str, 
     ridx = tuple(f"dz_r{k}" for k in range(len(stage.extents)))
     loop = [f"#pragma unroll {unroll}"] if unroll > 1 else []
     loop.append(f"for (long long dz_r = {start}; dz_r < {numel_c(stage.extents)}; dz_r += {step}) {{")
-    inner = _decompose("dz_r", list(ridx), stage.extents, "dz_rr")
+    inner = decompose("dz_r", list(ridx), stage.extents, "dz_rr")
     inner += _term_lines(ctx, stage, idx, ridx, "dz_acc", "dz_acci", "dz_r")
-    return loop + _indent(inner, 1) + ["}"]
+    return loop + indent(inner, 1) + ["}"]
 
 
 def _butterfly(stage: Stage) -> list[str]:
@@ -200,7 +194,7 @@ def kernel_text(ctx: Context, stage: Stage, kernel: str, schedule: Schedule, las
     if strategy in ("map", "thread", "scan"):
         head = ["for (long long dz_o = blockIdx.x * (long long)blockDim.x + threadIdx.x; dz_o < dz_total;",
                 "     dz_o += (long long)gridDim.x * blockDim.x) {"]
-        body = _decompose("dz_o", out_names, out_shape, "dz_ro")
+        body = decompose("dz_o", out_names, out_shape, "dz_ro")
         if strategy == "map":
             b = Body(ctx.ctype, ctx.sources, prefix="m")
             body += _store(ctx, stage, b, tuple(idx_names), stage.term(b, tuple(idx_names), ()), last)
@@ -216,25 +210,25 @@ def kernel_text(ctx: Context, stage: Stage, kernel: str, schedule: Schedule, las
             step = t.lines + [_combine(stage.combine or "sum", "dz_acc", "dz_acci", value, "0")]
             f = Body(ctx.ctype, ctx.sources, prefix="f")
             step += _store(ctx, stage, f, tuple(idx_names), "dz_acc", last)
-            body += _indent(step, 1) + ["}"]
-        lines += _indent(head + _indent(body, 1) + ["}"], 1)
+            body += indent(step, 1) + ["}"]
+        lines += indent(head + indent(body, 1) + ["}"], 1)
     elif strategy == "scan_warp":
-        lines += _indent(_warp_scan(ctx, stage, idx_names, out_names, out_shape, acc_t, last), 1)
+        lines += indent(_warp_scan(ctx, stage, idx_names, out_names, out_shape, acc_t, last), 1)
     elif strategy == "warp":
         head = ["const int dz_lane = threadIdx.x & 31;",
                 "const long long dz_warps = (long long)gridDim.x * (blockDim.x >> 5);",
                 "for (long long dz_o = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);"
                 " dz_o < dz_total; dz_o += dz_warps) {"]
-        body = _decompose("dz_o", out_names, out_shape, "dz_ro") + init
+        body = decompose("dz_o", out_names, out_shape, "dz_ro") + init
         body += _reduce_loop(ctx, stage, tuple(idx_names), "dz_lane", "32", schedule.unroll)
         body += _butterfly(stage) + ["if (dz_lane == 0) {"]
-        body += _indent(_finish(ctx, stage, tuple(idx_names), last), 1) + ["}"]
-        lines += _indent(head + _indent(body, 1) + ["}"], 1)
+        body += indent(_finish(ctx, stage, tuple(idx_names), last), 1) + ["}"]
+        lines += indent(head + indent(body, 1) + ["}"], 1)
     else:   # block
         head = [f"__shared__ {acc_t} dz_part[32];", "__shared__ long long dz_parti[32];",
                 "const int dz_lane = threadIdx.x & 31, dz_warp = threadIdx.x >> 5;",
                 "for (long long dz_o = blockIdx.x; dz_o < dz_total; dz_o += gridDim.x) {"]
-        body = _decompose("dz_o", out_names, out_shape, "dz_ro") + init
+        body = decompose("dz_o", out_names, out_shape, "dz_ro") + init
         body += _reduce_loop(ctx, stage, tuple(idx_names), "threadIdx.x", "blockDim.x", schedule.unroll)
         body += _butterfly(stage)
         body += ["if (dz_lane == 0) { dz_part[dz_warp] = dz_acc; dz_parti[dz_warp] = dz_acci; }",
@@ -243,10 +237,10 @@ def kernel_text(ctx: Context, stage: Stage, kernel: str, schedule: Schedule, las
                  f" : ({acc_t})({_init(stage, ctx.ctype)});",
                  "    dz_acci = dz_lane < (int)(blockDim.x >> 5) ? dz_parti[dz_lane]"
                  " : 9223372036854775807LL;"]
-        body += _indent(_butterfly(stage) + ["if (dz_lane == 0) {"]
-                        + _indent(_finish(ctx, stage, tuple(idx_names), last), 1) + ["}"], 1)
+        body += indent(_butterfly(stage) + ["if (dz_lane == 0) {"]
+                        + indent(_finish(ctx, stage, tuple(idx_names), last), 1) + ["}"], 1)
         body += ["}", "__syncthreads();"]
-        lines += _indent(head + _indent(body, 1) + ["}"], 1)
+        lines += indent(head + indent(body, 1) + ["}"], 1)
     return "\n".join(lines + ["}"])
 
 
@@ -262,7 +256,7 @@ def _warp_scan(ctx: Context, stage: Stage, idx_names: list[str], out_names: list
             "const long long dz_warps = (long long)gridDim.x * (blockDim.x >> 5);",
             "for (long long dz_o = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);"
             " dz_o < dz_total; dz_o += dz_warps) {"]
-    body = _decompose("dz_o", out_names, out_shape, "dz_ro")
+    body = decompose("dz_o", out_names, out_shape, "dz_ro")
     length = numel_c((stage.node.shape[d],))
     t = Body(ctx.ctype, ctx.sources, prefix="t")
     value = stage.term(t, tuple(idx_names), ())
@@ -272,16 +266,16 @@ def _warp_scan(ctx: Context, stage: Stage, idx_names: list[str], out_names: list
              f"for (long long dz_base = 0; dz_base < {length}; dz_base += 32) {{",
              f"    const long long dz_i{d} = dz_base + dz_lane;",
              f"    {acc_t} dz_acc = {init};",
-             f"    if (dz_i{d} < {length}) {{", *_indent(t.lines + [f"dz_acc = {value};"], 2), "    }",
+             f"    if (dz_i{d} < {length}) {{", *indent(t.lines + [f"dz_acc = {value};"], 2), "    }",
              "    for (int dz_m = 1; dz_m < 32; dz_m <<= 1) {",
              "        const auto dz_v = __shfl_up_sync(0xffffffffu, dz_acc, dz_m);",
              f"        if (dz_lane >= dz_m) dz_acc = dz_v {op} dz_acc;",
              "    }",
              f"    dz_acc = dz_carry {op} dz_acc;",
-             f"    if (dz_i{d} < {length}) {{", *_indent(store, 2), "    }",
+             f"    if (dz_i{d} < {length}) {{", *indent(store, 2), "    }",
              "    dz_carry = __shfl_sync(0xffffffffu, dz_acc, 31);",
              "}"]
-    return head + _indent(body, 1) + ["}"]
+    return head + indent(body, 1) + ["}"]
 
 
 def per_block(strategy: str, schedule: Schedule) -> int:
@@ -343,36 +337,36 @@ def split_text(ctx: Context, stage: Stage, k: int, kernel: str, schedule: Schedu
             "    for (long long dz_b = blockIdx.x; dz_b < dz_total; dz_b += gridDim.x) {"]
     body = [f"const long long dz_o = dz_b / {chunks}LL, dz_c = dz_b % {chunks}LL;",
             f"const long long dz_end = (dz_c + 1) * dz_chunk < {extent} ? (dz_c + 1) * dz_chunk : {extent};"]
-    body += _decompose("dz_o", list(idx_names), node.shape, "dz_ro")
+    body += decompose("dz_o", list(idx_names), node.shape, "dz_ro")
     body += [f"{acc_t} dz_acc = {init};", "long long dz_acci = 9223372036854775807LL;"]
     ridx = tuple(f"dz_r{j}" for j in range(len(stage.extents)))
     loop = ["for (long long dz_r = dz_c * dz_chunk + threadIdx.x; dz_r < dz_end; dz_r += blockDim.x) {"]
-    inner = _decompose("dz_r", list(ridx), stage.extents, "dz_rr")
+    inner = decompose("dz_r", list(ridx), stage.extents, "dz_rr")
     inner += _term_lines(ctx, stage, idx_names, ridx, "dz_acc", "dz_acci", "dz_r")
-    body += loop + _indent(inner, 1) + ["}"] + _butterfly(stage)
+    body += loop + indent(inner, 1) + ["}"] + _butterfly(stage)
     body += ["if (dz_lane == 0) { dz_part[dz_warp] = dz_acc; dz_parti[dz_warp] = dz_acci; }",
              "__syncthreads();", "if (dz_warp == 0) {",
              f"    dz_acc = dz_lane < (int)(blockDim.x >> 5) ? dz_part[dz_lane] : ({acc_t})({init});",
              "    dz_acci = dz_lane < (int)(blockDim.x >> 5) ? dz_parti[dz_lane] : 9223372036854775807LL;"]
     publish = f"if (dz_lane == 0) {{ dz_pv{k}[dz_b] = dz_acc; dz_pi{k}[dz_b] = dz_acci; }}"
-    body += _indent(_butterfly(stage) + [publish], 1)
+    body += indent(_butterfly(stage) + [publish], 1)
     body += ["}", "__syncthreads();"]
-    part += _indent(body, 2) + ["    }", "}"]
+    part += indent(body, 2) + ["    }", "}"]
     merge = [f"__global__ void __launch_bounds__({schedule.threads}) {kernel}_merge({ctx.signature}) {{",
              f"    const long long dz_total = {numel_c(node.shape)};",
              "    const int dz_lane = threadIdx.x & 31;",
              "    const long long dz_warps = (long long)gridDim.x * (blockDim.x >> 5);",
              "    for (long long dz_o = blockIdx.x * (long long)(blockDim.x >> 5) + (threadIdx.x >> 5);"
              " dz_o < dz_total; dz_o += dz_warps) {"]
-    body = _decompose("dz_o", list(idx_names), node.shape, "dz_ro")
+    body = decompose("dz_o", list(idx_names), node.shape, "dz_ro")
     body += [f"{acc_t} dz_acc = {init};", "long long dz_acci = 9223372036854775807LL;",
              f"for (long long dz_c = dz_lane; dz_c < {chunks}LL; dz_c += 32) {{",
              f"    const {acc_t} dz_v = dz_pv{k}[dz_o * {chunks}LL + dz_c];",
              f"    const long long dz_vi = dz_pi{k}[dz_o * {chunks}LL + dz_c];",
              "    " + _combine(stage.combine or "sum", "dz_acc", "dz_acci", "dz_v", "dz_vi"), "}"]
     body += _butterfly(stage) + ["if (dz_lane == 0) {"]
-    body += _indent(_finish(ctx, stage, idx_names, last), 1) + ["}"]
-    merge += _indent(body, 2) + ["    }", "}"]
+    body += indent(_finish(ctx, stage, idx_names, last), 1) + ["}"]
+    merge += indent(body, 2) + ["    }", "}"]
     return "\n".join(part), "\n".join(merge)
 
 
@@ -385,6 +379,16 @@ def plan_kernels(ctx: Context, schedule: Schedule, chunks: dict[int, int]) -> li
         strategy = stage_schedule(stage, ctx.program, schedule)
         shape = tuple(s for d, s in enumerate(stage.node.shape) if d != stage.scan_dim)
         outputs = hint_extent(ctx.program, shape)
+        if strategy == "tiled":
+            def store(idx: Index, acc: str, stage: Stage = stage, last: bool = last) -> list[str]:
+                body = Body(ctx.ctype, ctx.sources, prefix="f")
+                return _store(ctx, stage, body, idx, stage.finish(body, idx, acc), last)
+            text = tiled_text(ctx.signature, ctx.ctype, ctx.sources, stage, kernel, schedule.tile,
+                              schedule.threads, store)
+            out.append(KernelPlan(kernel, text, tile_count(stage, schedule.tile), 1,
+                                  max(1, min(hint_tiles(stage, ctx.program, schedule.tile), 2 ** 31 - 1)),
+                                  smem_bytes(schedule.tile, 8 if ctx.ctype == "double" else 4)))
+            continue
         if strategy == "split":
             c = chunks[k]
             part, merge = split_text(ctx, stage, k, kernel, schedule, c, last)
@@ -435,7 +439,7 @@ def fused_block_text(ctx: Context, kernel: str, schedule: Schedule) -> str:
              "    const int dz_lane = threadIdx.x & 31, dz_warp = threadIdx.x >> 5;",
              f"    const long long dz_total = {numel_c(group_shape)};",
              "    for (long long dz_o = blockIdx.x; dz_o < dz_total; dz_o += gridDim.x) {"]
-    body = _decompose("dz_o", group_names, group_shape, "dz_ro")
+    body = decompose("dz_o", group_names, group_shape, "dz_ro")
 
     def bound(prefix: str, upto: int) -> Body:
         b = Body(ctx.ctype, ctx.sources, prefix=prefix)
@@ -450,22 +454,22 @@ def fused_block_text(ctx: Context, kernel: str, schedule: Schedule) -> str:
                  "    " + loop]
         t = bound("t", j)
         value = stage.term(t, tuple(group_names), ridx)
-        inner = _decompose("dz_r", list(ridx), extents, "dz_rr") + t.lines
+        inner = decompose("dz_r", list(ridx), extents, "dz_rr") + t.lines
         inner.append(_combine(stage.combine or "sum", "dz_acc", "dz_acci", value, "dz_r"))
-        body += _indent(inner, 2) + ["    }"]
-        body += _indent(_block_combine(stage, ctx.ctype, ctx.ctype), 1)
+        body += indent(inner, 2) + ["    }"]
+        body += indent(_block_combine(stage, ctx.ctype, ctx.ctype), 1)
         f = Body(ctx.ctype, ctx.sources, prefix="f")
-        body += _indent(["if (threadIdx.x == 0) {", *_indent(f.lines, 1),
+        body += indent(["if (threadIdx.x == 0) {", *indent(f.lines, 1),
                          f"    dz_stat[{j}] = {stage.finish(f, tuple(group_names), 'dz_acc')};", "}",
                          "__syncthreads();"], 1) + ["}"]
     m = bound("m", len(stats))
     value = m.value(ctx.plan.root, full)
     root = ctx.plan.root
-    inner = _decompose("dz_r", list(ridx), extents, "dz_rr") + m.lines
+    inner = decompose("dz_r", list(ridx), extents, "dz_rr") + m.lines
     stored = store_from_compute(root.dtype, value)
     inner.append(f"{ctx.program.output_name}[{linear(full, root.shape)}] = {stored};")
-    body += [loop] + _indent(inner, 1) + ["}", "__syncthreads();"]
-    lines += _indent(body, 2) + ["    }", "}"]
+    body += [loop] + indent(inner, 1) + ["}", "__syncthreads();"]
+    lines += indent(body, 2) + ["    }", "}"]
     return "\n".join(lines)
 
 

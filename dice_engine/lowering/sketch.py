@@ -11,11 +11,13 @@ from ..sketches.base import (DesignSpace, Launch, Point, RenderedKernel, Sketch,
 from .body import Source
 from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Buffer, Context, Schedule, fused_block_text,
                       fused_launcher_text, hint_extent, launcher_text, plan_kernels, split_chunks,
-                      stage_schedule)
+                      stage_schedule, tileable)
 from .plan import Plan, block_fusable, make_plan, unlowerable
-from .traffic import fused_bytes, plan_bytes
+from .tiled import micro
+from .traffic import fused_bytes, gemm_extents, plan_bytes
 
 RESERVED_PREFIX = "dz_"      # the generated code's own identifiers
+TILES = (0, 32, 64)
 
 
 def _ctype(plan: Plan) -> str:
@@ -26,6 +28,12 @@ def _longest_domain(plan: Plan, program: Program) -> tuple[int, int]:
     """The longest reduction domain of the plan, and how many outputs that stage has."""
     return max(((hint_extent(program, s.extents), hint_extent(program, s.node.shape))
                 for s in plan.stages if s.combine and s.scan_dim is None), default=(0, 0))
+
+
+def _default_tile(plan: Plan, program: Program) -> int:
+    """The largest tile that the biggest contraction's M and N both fill (0 without one)."""
+    sizes = [min(gemm_extents(s, program)[:2]) for s in plan.stages if tileable(s)]
+    return next((t for t in sorted(TILES, reverse=True) if t and sizes and max(sizes) >= t), 0)
 
 
 class GeneralLowering(Sketch):
@@ -41,6 +49,7 @@ class GeneralLowering(Sketch):
         return unlowerable(program.output)
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        plan = make_plan(problem.program.output)
         tokens = [
             Token("threads", (64, 128, 256, 512), "threads per block"),
             Token("strategy", ("thread", "warp", "block", "split"),
@@ -48,14 +57,20 @@ class GeneralLowering(Sketch):
                   "several blocks per output and a second kernel merging their partials"),
             Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages"),
             Token("unroll", (1, 2, 4), "unroll factor of the reduction loop"),
-            Token("fuse", ("kernels", "block") if block_fusable(make_plan(problem.program.output))
-                  else ("kernels",),
+            Token("fuse", ("kernels", "block") if block_fusable(plan) else ("kernels",),
                   "a normalisation as a kernel per statistic, or one kernel with a block per group"),
+            Token("tile", TILES if any(tileable(s) for s in plan.stages) else (0,),
+                  "edge of the shared-memory output tile of matmul and convolution stages (0: a "
+                  "thread, warp or block per output, as the strategy says)"),
         ]
 
         def threads_fit(p: Point) -> str | None:
             if p["threads"] > arch.max_threads_per_block:
                 return f"{p['threads']} threads exceed the block limit {arch.max_threads_per_block}"
+            if p["tile"] and micro(p["tile"], p["threads"]) is None:
+                return f"{p['threads']} threads do not cover a {p['tile']}x{p['tile']} tile evenly"
+            if p["tile"] and p["fuse"] == "block":
+                return "the one-kernel normalisation has no matmul or convolution stage to tile"
             return None
 
         return DesignSpace(tokens, [threads_fit])
@@ -69,7 +84,7 @@ class GeneralLowering(Sketch):
             strategy = "warp" if longest >= MIN_WORK_PER_WARP * 2 else "thread"
         fuse = "block" if block_fusable(plan) else "kernels"
         return {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4,
-                "fuse": fuse}
+                "fuse": fuse, "tile": _default_tile(plan, problem.program)}
 
     def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         self.space(problem, arch).require_legal(point, self.name)
@@ -82,7 +97,8 @@ class GeneralLowering(Sketch):
         ctype = _ctype(plan)
         sources = {id(n): Source(n.name, "input") for n in plan.root.walk() if n.op == "input"}
         fused = point["fuse"] == "block"
-        schedule = Schedule(point["threads"], point["strategy"], point["items"], point["unroll"])
+        schedule = Schedule(point["threads"], point["strategy"], point["items"], point["unroll"],
+                            point["tile"])
         workspace: dict[int, str] = {}
         buffers: list[Buffer] = []
         for k, node in enumerate([] if fused else plan.workspace):
@@ -112,7 +128,8 @@ class GeneralLowering(Sketch):
                     for k in kernels]
         return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{k.name}" for k in kernels],
                               launcher, params, launches, summary,
-                              dram_bytes=plan_bytes(plan, program, schedules, 8 if ctype == "double" else 4))
+                              dram_bytes=plan_bytes(plan, program, schedules, 8 if ctype == "double" else 4,
+                                                    point["tile"]))
 
     def _render_fused(self, ctx: Context, params: list, schedule: Schedule, point: Point,
                       name: str) -> RenderedKernel:

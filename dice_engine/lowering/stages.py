@@ -32,6 +32,22 @@ def _same(body: Body, idx: Index, acc: str) -> str:
     return acc
 
 
+@dataclass(frozen=True)
+class Contraction:
+    """A sum of lhs × rhs products, read as a GEMM for the shared-memory tiled schedule: the
+    output dims split into `batch` (both operands depend on them), `n_dim` (only the rhs does)
+    and the rest, M (only the lhs does). `lhs`/`rhs` give an operand's value at (output index,
+    domain index); they never read the other side's dims (those come in as "0"). `lhs_skip` is
+    the condition under which an lhs term is left out (padding, transposed-conv gaps)."""
+    batch: tuple[int, ...]
+    n_dim: int
+    lhs: Term
+    rhs: Term
+    lhs_skip: Skip = _no_skip
+    lhs_k_fastest: bool = True          # load order of the lhs tile (its contiguous direction)
+    rhs_k_fastest: bool = False
+
+
 @dataclass
 class Stage:
     node: Node
@@ -41,6 +57,7 @@ class Stage:
     skip: Skip = _no_skip                # a C condition that leaves a term out
     finish: Finish = _same               # the accumulator → the node's value
     scan_dim: int | None = None          # set for scans: the dimension walked in order
+    contraction: Contraction | None = None   # set for GEMM-shaped sums (the tiled schedule)
 
     @property
     def integer_terms(self) -> bool:
@@ -83,13 +100,26 @@ def _reduction(node: Node) -> Stage:
 def _matmul(node: Node) -> Stage:
     a, b = node.args
 
-    def term(body: Body, idx: Index, ridx: Index) -> str:
-        batch, (i, j), (k,) = idx[:-2], idx[-2:], ridx
-        va = body.value(a, broadcast_index(batch, a.shape[:-2]) + (i, k))
-        vb = body.value(b, broadcast_index(batch, b.shape[:-2]) + (k, j))
-        return f"({va} * {vb})"
+    def lhs(body: Body, idx: Index, ridx: Index) -> str:
+        return body.value(a, broadcast_index(idx[:-2], a.shape[:-2]) + (idx[-2], ridx[0]))
 
-    return Stage(node, "sum", (a.shape[-1],), term)
+    def rhs(body: Body, idx: Index, ridx: Index) -> str:
+        return body.value(b, broadcast_index(idx[:-2], b.shape[:-2]) + (ridx[0], idx[-1]))
+
+    def term(body: Body, idx: Index, ridx: Index) -> str:
+        return f"({lhs(body, idx, ridx)} * {rhs(body, idx, ridx)})"
+
+    # batch dims the rhs reads index the grid; the others fold into M (one big GEMM)
+    rhs_batch = tuple(d for d in range(node.rank - 2) if d >= node.rank - b.rank
+                      and b.shape[d - (node.rank - b.rank)] != 1)
+    contraction = Contraction(rhs_batch, node.rank - 1, lhs, rhs, lhs_k_fastest=not _transposed(a),
+                              rhs_k_fastest=_transposed(b))
+    return Stage(node, "sum", (a.shape[-1],), term, contraction=contraction)
+
+
+def _transposed(x: Node) -> bool:
+    """An operand read through a permute that swaps its last two axes (K runs along memory)."""
+    return x.op == "permute" and tuple(x.attr("dims")[-2:]) == (x.rank - 1, x.rank - 2)
 
 
 def _conv(node: Node) -> Stage:
@@ -120,25 +150,34 @@ def _conv(node: Node) -> Stage:
                 conds.append(f"{pos} < 0 || {pos} >= {dim_c(sizes[t])}")
         return " || ".join(f"({c})" for c in conds)
 
-    def term(body: Body, idx: Index, ridx: Index) -> str:
-        n, k = idx[0], idx[1]
-        group = f"(({k}) / {kg})"
-        channel = f"({group} * {cg} + {ridx[0]})"
+    def channel(idx: Index, ridx: Index) -> str:
+        return f"((({idx[1]}) / {kg}) * {cg} + {ridx[0]})" if groups > 1 else f"({ridx[0]})"
+
+    def lhs(body: Body, idx: Index, ridx: Index) -> str:
         pos = taps(idx, ridx)
         if transposed:
             pos = [f"({p} / {stride[t]})" if stride[t] > 1 else p for t, p in enumerate(pos)]
-            wv = body.value(w, (channel, f"(({k}) % {kg})") + ridx[1:])
-        else:
-            wv = body.value(w, (k, ridx[0]) + ridx[1:])
-        xv = body.value(x, (n, channel, *pos))
-        return f"({xv} * {wv})"
+        return body.value(x, (idx[0], channel(idx, ridx), *pos))
+
+    def rhs(body: Body, idx: Index, ridx: Index) -> str:
+        k = idx[1]
+        if transposed:
+            return body.value(w, (channel(idx, ridx), f"(({k}) % {kg})" if groups > 1 else k) + ridx[1:])
+        return body.value(w, (k, ridx[0]) + ridx[1:])
+
+    def term(body: Body, idx: Index, ridx: Index) -> str:
+        return f"({lhs(body, idx, ridx)} * {rhs(body, idx, ridx)})"
 
     def finish(body: Body, idx: Index, acc: str) -> str:
         if len(node.args) < 3:
             return acc
         return f"({acc} + {body.value(node.args[2], (idx[1],))})"
 
-    return Stage(node, "sum", (cg, *kernel), term, skip, finish)
+    # an implicit GEMM (M = batch × output positions, N = output channels, K = channels × taps)
+    # where one group spans every channel; grouped convolutions keep the per-output schedules
+    contraction = (Contraction((), 1, lhs, rhs, skip, lhs_k_fastest=False, rhs_k_fastest=True)
+                   if groups == 1 else None)
+    return Stage(node, "sum", (cg, *kernel), term, skip, finish, contraction=contraction)
 
 
 def _pool(node: Node) -> Stage:

@@ -7,17 +7,54 @@ the problem's minimum. Two modelled losses on top:
 - the general kernels issue scalar accesses, which reach a lower fraction of DRAM bandwidth than
   the 16-byte vector accesses of the hand-written families (SCALAR_ACCESS_EFFICIENCY);
 - consecutive threads take consecutive output elements, so a tensor read through a permute that
-  moves its contiguous axis away from the output's (a transpose) is read a sector per element.
+  moves its contiguous axis away from the output's (a transpose) is read a sector per element;
+- a matmul or convolution stage re-reads its operands: a thread (warp, block) per output reads
+  about one operand element per product from cache, the shared-memory tiled schedule stages
+  2·tile·K elements per (padded) tile, each serving a whole tile row or column. Those re-reads are
+  served by L2/L1, priced at L2_SPEEDUP times DRAM bandwidth.
 """
 from __future__ import annotations
 
 from ..ir.graph import Node, Program
+from ..ir.ops import CONVS, REDUCTIONS
 from .plan import Plan
-from ..ir.ops import REDUCTIONS
 from .stages import MATERIALISED, Stage
+from .tiled import dims
 
 SCALAR_ACCESS_EFFICIENCY = 0.8
 SECTOR_BYTES = 32
+L2_SPEEDUP = 3.0                  # cache bandwidth as a multiple of DRAM bandwidth
+
+
+def gemm_extents(stage: Stage, program: Program) -> tuple[int, int, int]:
+    """(M, N, K) of a contraction stage at the hint sizes."""
+    batch, m, n = dims(stage)
+    shape = program.concrete_shape(stage.node.shape)
+    rows = 1
+    for d in m:
+        rows *= shape[d]
+    return rows, shape[n], _extent(program, stage)
+
+
+def _extent(program: Program, stage: Stage) -> int:
+    k = 1
+    for d in program.concrete_shape(tuple(stage.extents)):
+        k *= d
+    return k
+
+
+def _operand_rereads(stage: Stage, program: Program, schedule: str, tile: int, ctype_bytes: int) -> float:
+    """Bytes a matmul/convolution stage reads from cache beyond its operands' first read."""
+    if stage.node.op != "matmul" and stage.node.op not in CONVS:
+        return 0.0
+    k = _extent(program, stage)
+    if schedule == "tiled":   # each block stages tile rows of both operands per step of K
+        m, n, _ = gemm_extents(stage, program)
+        batch = _numel(program, stage.node) // max(1, m * n)
+        staged = batch * -(-m // tile) * -(-n // tile) * 2 * tile * k
+    else:
+        staged = _numel(program, stage.node) * k
+    return staged * ctype_bytes / L2_SPEEDUP
 
 
 def _numel(program: Program, node: Node) -> int:
@@ -57,7 +94,7 @@ def _walks_contiguous_axis(stage: Stage) -> bool:
     return bool(dims) and stage.node.args[0].rank - 1 in dims
 
 
-def plan_bytes(plan: Plan, program: Program, schedules: list[str], ctype_bytes: int) -> float:
+def plan_bytes(plan: Plan, program: Program, schedules: list[str], ctype_bytes: int, tile: int = 0) -> float:
     materialised = {id(s.node) for s in plan.stages[:-1]} | {
         id(s.node) for s in plan.stages if s.node.op in MATERIALISED}
     total = 0.0
@@ -70,6 +107,7 @@ def plan_bytes(plan: Plan, program: Program, schedules: list[str], ctype_bytes: 
             reads += _numel(program, leaf) * size * (SECTOR_BYTES / size if strided else 1)
         if schedule == "thread" and stage.node.op in REDUCTIONS and _walks_contiguous_axis(stage):
             reads *= SECTOR_BYTES / max(1, stage.node.args[0].dtype.size)
+        reads += _operand_rereads(stage, program, schedule, tile, ctype_bytes)
         out = plan.root if stage is plan.stages[-1] else stage.node
         total += reads + _numel(program, out) * (out.dtype.size if stage is plan.stages[-1] else ctype_bytes)
     return total / SCALAR_ACCESS_EFFICIENCY

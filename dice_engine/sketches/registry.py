@@ -3,16 +3,15 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from . import (conv, elementwise, gemm, gemm_tc, gemm_tf32, gemm_wgmma, gemv, norm, pool, reduction, scan,
-               softmax, transpose)
+from . import (attention, conv, elementwise, gemm, gemm_tc, gemm_tf32, gemm_wgmma, gemv, norm, pool,
+               reduction, scan, softmax, transpose)
 from ..lowering import GeneralLowering
 from .base import Sketch
 
 ALL_SKETCHES: list[Sketch] = [
     *elementwise.SKETCHES, *reduction.SKETCHES, *softmax.SKETCHES, *norm.SKETCHES, *scan.SKETCHES,
     *transpose.SKETCHES, *gemm.SKETCHES, *gemm_tc.SKETCHES, *gemm_wgmma.SKETCHES, *gemm_tf32.SKETCHES,
-    *gemv.SKETCHES,
-    *conv.SKETCHES, *pool.SKETCHES, GeneralLowering(),
+    *gemv.SKETCHES, *conv.SKETCHES, *pool.SKETCHES, *attention.SKETCHES, GeneralLowering(),
 ]
 
 

@@ -43,6 +43,7 @@ INTENTS = [
     "y = conv2d(x, w, padding=1); x: f16[8, 64, 56, 56]; w: f16[64, 64, 3, 3]",
     "y = max_pool2d(x, kernel_size=2); x: f32[8, 64, 56, 56]",
     "C = A @ B; A: f32[2048, 1024]; B: f32[1024, 4096]; precision=tf32",
+    "y = scaled_dot_product_attention(q, k, v); q, k, v: f32[4, 8, 512, 64]",
 ]
 WGMMA = "gemm.wgmma"
 

@@ -28,7 +28,7 @@ def test_lowered_kernel_is_correct_on_the_gpu(runner, intent: str, strategy: str
     if fuse not in sketch.space(problem, ARCHS["sm_90"]).token("fuse").choices:
         pytest.skip("not a normalisation: no one-kernel form")
     rendered = sketch.render(problem, ARCHS["sm_90"], {"threads": 128, "strategy": strategy, "items": 2,
-                                                       "unroll": 2, "fuse": fuse}, "lowered")
+                                                       "unroll": 2, "fuse": fuse, "tile": 0}, "lowered")
     report = runner.evaluate(rendered, problem, "sm_90", time=False)
     assert report.verdict == "ok", report.detail
     assert report.verified is True

@@ -105,6 +105,7 @@ inline void launch(dim3 grid, dim3 block, const std::function<void()>& kernel) {
 }  // namespace emu
 
 inline void __syncthreads() { emu::block_barrier->arrive_and_wait(); }
+inline void __syncwarp(unsigned = 0xffffffffu) { emu::warp_barriers[emu::flat_thread() / 32]->arrive_and_wait(); }
 
 template <class T>
 T __shfl_up_sync(unsigned, T value, int delta) {

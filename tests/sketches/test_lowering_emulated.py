@@ -39,9 +39,11 @@ def test_lowered_kernels_match_the_reference(intent: str, strategies: tuple[str,
     sketch = Emulated()
     assert sketch.unsupported(problem, ARCHS["sm_90"]) is None
     fusions = sketch.space(problem, ARCHS["sm_90"]).token("fuse").choices
-    points = [{"threads": 64, "strategy": s, "items": 2, "unroll": 2, "fuse": "kernels"} for s in strategies]
+    points = [{"threads": 64, "strategy": s, "items": 2, "unroll": 2, "fuse": "kernels",
+               "tile": 0} for s in strategies]
     if "block" in fusions:    # the one-kernel normalisation, too
-        points.append({"threads": 64, "strategy": strategies[0], "items": 1, "unroll": 1, "fuse": "block"})
+        points.append({"threads": 64, "strategy": strategies[0], "items": 1, "unroll": 1, "fuse": "block",
+                       "tile": 0})
     for k, point in enumerate(points):
         work = tmp_path / str(k)
         work.mkdir()

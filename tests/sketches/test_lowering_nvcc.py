@@ -32,7 +32,7 @@ def test_lowered_kernels_compile(intent: str, arch: str) -> None:
     for fuse in sketch.space(problem, ARCHS[arch]).token("fuse").choices:
         for strategy in ("thread", "block", "split"):
             rendered = sketch.render(problem, ARCHS[arch], {"threads": 128, "strategy": strategy, "items": 1,
-                                                            "unroll": 2, "fuse": fuse}, "lowered")
+                                                            "unroll": 2, "fuse": fuse, "tile": 0}, "lowered")
             result = compile_cuda(rendered.source, rendered.compile_arch(arch))
             assert result.ok, "\n".join(str(m) for m in result.messages)[:3000]
 
@@ -43,7 +43,7 @@ def test_tensors_named_like_the_lowerings_temporaries_keep_their_names(intent: s
     problem = classify(parse_intent(intent))
     sketch = next(s for s in candidates(problem, ARCHS["sm_90"]) if s.name == "generic.lowered")
     for strategy in ("thread", "block"):
-        rendered = sketch.render(problem, ARCHS["sm_90"], {"threads": 128, "strategy": strategy, "items": 1,
-                                                           "unroll": 1, "fuse": "kernels"}, "lowered")
+        point = {"threads": 128, "strategy": strategy, "items": 1, "unroll": 1, "fuse": "kernels", "tile": 0}
+        rendered = sketch.render(problem, ARCHS["sm_90"], point, "lowered")
         result = compile_cuda(rendered.source, "sm_90")
         assert result.ok, "\n".join(str(m) for m in result.messages)[:3000]
