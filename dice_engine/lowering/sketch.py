@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..arch import ArchSpec
 from ..ir.graph import Program
 from ..ir.patterns import Problem
-from ..sketches.base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame,
+from ..sketches.base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, frame,
                              launcher_params, numel_c)
 from .body import Source
 from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Buffer, Context, Schedule, fused_block_text,
@@ -42,15 +42,15 @@ class GeneralLowering(Sketch):
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         tokens = [
-            Token("threads", (64, 128, 256, 512), "threads per block"),
+            Token("threads", (64, 128, 256, 512), "threads per block", (Role.THREADS,)),
             Token("strategy", ("thread", "warp", "block", "split"),
                   "how a long reduction domain is split: a thread, a warp or a block per output, or "
-                  "several blocks per output and a second kernel merging their partials"),
-            Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages"),
-            Token("unroll", (1, 2, 4), "unroll factor of the reduction loop"),
+                  "several blocks per output and a second kernel merging their partials", ()),
+            Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages", (Role.WORK,)),
+            Token("unroll", (1, 2, 4), "unroll factor of the reduction loop", (Role.UNROLL,)),
             Token("fuse", ("kernels", "block") if block_fusable(make_plan(problem.program.output))
                   else ("kernels",),
-                  "a normalisation as a kernel per statistic, or one kernel with a block per group"),
+                  "a normalisation as a kernel per statistic, or one kernel with a block per group", ()),
         ]
 
         def threads_fit(p: Point) -> str | None:
@@ -71,8 +71,7 @@ class GeneralLowering(Sketch):
         return {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4,
                 "fuse": fuse}
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        self.space(problem, arch).require_legal(point, self.name)
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         why = self.unsupported(problem, arch)
         if why:
             raise ValueError(why)

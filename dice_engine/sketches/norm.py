@@ -103,7 +103,7 @@ class RowNorm(Sketch):
                        dict(in_registers, cache="none", unroll=1, vec=1)]
         return next((c for c in candidates if space.is_legal(c)), candidates[-1])
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)
         registers = point["cache"] == "registers"
         weight, bias = _affine(p)
@@ -350,7 +350,7 @@ class SplitRowNorm(Sketch):
         p = _must_plan(problem)
         return split_row_default(p, arch, self.space(problem, arch), _vec_width(p))
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)
         vec, unroll = point["vec"], point["unroll"]
         params = launcher_params(problem)
