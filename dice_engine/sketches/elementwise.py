@@ -15,7 +15,7 @@ from .access import (hint_int, pack_declarations, pack_element, pack_loads, plan
                      scalar_element, words_per_element)
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, frame, launcher_params,
                    store_from_compute)
-from .operands import (describe, emit_expression, expression_ctype, input_nodes, kernel_param_list,
+from .fusion import (describe, emit_expression, expression_ctype, input_nodes, kernel_param_list,
                        name_clash, shape_text)
 from .warp import (PACK_HELPERS, indent, launcher_opening, min_blocks_per_sm, pack_width, register_budget,
                    shrink_unroll, tidy, wave_grid_cap)

@@ -20,7 +20,7 @@ from .access import (chunk_loops, pack_element, pack_loads, pack_step,
                      scalar_element)
 from .base import (DesignSpace, Point, RenderedKernel, Sketch, accepted, launcher_params)
 from .expr import literal
-from .operands import axis_unsupported, leaf_value
+from .fusion import axis_unsupported, leaf_value
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_group, row_space,
                       row_vec, rows_rendered, rowwise_plan, split_row_default, split_row_space,
                       split_rows_rendered, two_pass_body)

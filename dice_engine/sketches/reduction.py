@@ -35,7 +35,7 @@ from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, accepted, launcher_params,
                    store_from_compute)
 from .columns import COLUMN_INDEX, COLUMN_TILES, column_partials, column_tile, column_tiles, column_tokens
-from .operands import (axis_unsupported, describe, emit_expression, expression_ctype, input_nodes,
+from .fusion import (axis_unsupported, describe, emit_expression, expression_ctype, input_nodes,
                        kernel_param_list)
 from .rowwise import row_group
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, block_threads_violation, indent, launcher_opening,

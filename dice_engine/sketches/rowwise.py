@@ -17,7 +17,7 @@ from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_
                      vec_violation)
 from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Role, Token,
                    store_from_compute)
-from .operands import describe, emit_expression, expression_ctype, input_nodes, kernel_param_list
+from .fusion import describe, emit_expression, expression_ctype, input_nodes, kernel_param_list
 from .warp import (dynamic_smem_lines, indent, launcher_opening, min_blocks_per_sm, pack_width, pow2_range,
                    register_budget, rendered_kernel, wave_grid_cap, workspace_code)
 

@@ -23,7 +23,7 @@ from .access import (chunk_loops, fitting_vec, hint_int, pack_declarations, pack
                      pack_step, scalar_element, vec_violation)
 from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, accepted, launcher_params
 from .columns import COLUMN_INDEX, COLUMN_TILES, column_partials, column_tile, column_tiles, column_tokens
-from .operands import axis_unsupported, describe, kernel_param_list
+from .fusion import axis_unsupported, describe, kernel_param_list
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_group, row_space,
                       row_vec, rows_rendered, rowwise_plan, split_row_default, split_row_space,
                       split_rows_rendered, two_pass_body)
