@@ -6,6 +6,7 @@ memory the tiles and pipeline buffers, too small a block the block shape, an und
 the work per block (smaller) and the splits of a reduction axis (more), a compile error the whole
 point.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ _SHARED = _PER_THREAD | {Role.PIPELINE, Role.SMEM}
 
 @dataclass(frozen=True)
 class Blame:
-    tokens: dict[str, int]   # token → preferred direction (-1 smaller, +1 larger, 0 either)
+    tokens: dict[str, int]  # token → preferred direction (-1 smaller, +1 larger, 0 either)
     reason: str
 
 
@@ -43,7 +44,7 @@ def blame_estimate(space: DesignSpace, est: CostEstimate, sms: int) -> Blame | N
             tokens = registers
         elif occ.limiter == "shared memory":
             tokens = _with_roles(space, _SHARED, -1)
-        else:   # block size, blocks per SM or warps: the block shape itself
+        else:  # block size, blocks per SM or warps: the block shape itself
             tokens = _with_roles(space, {Role.THREADS}, +1)
         if tokens:
             return Blame(tokens, f"occupancy limited by {occ.limiter}")

@@ -6,6 +6,7 @@ vector packs, kernel signatures mirroring the launcher, and names a tensor must 
 Every input enters an expression converted to the expression's compute type (`leaf_value`), so
 integer tensors divide as torch does (true division in floating point), never truncating in C.
 """
+
 from __future__ import annotations
 
 import re
@@ -18,8 +19,8 @@ from ..ir.patterns import Problem
 from .base import Param, compute_type, launcher_params, load_as_compute, store_from_compute
 from .expr import Emitted, emit
 
-Reader = Callable[[Node], str]   # an input node → C expression of its element (storage type)
-Rename = Callable[[str], str]    # a tensor's name → its kernel parameter's name
+Reader = Callable[[Node], str]  # an input node → C expression of its element (storage type)
+Rename = Callable[[str], str]  # a tensor's name → its kernel parameter's name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -37,6 +38,7 @@ def expression_ctype(root: Node, stop: Node | None = None) -> str:
         return "float"
     return "long long" if any(d.name == "i64" for d in dtypes) else "int"
 
+
 def _walk_until(root: Node, stop: Node | None) -> list[Node]:
     out, seen, stack = [], set(), [root]
     while stack:
@@ -49,6 +51,7 @@ def _walk_until(root: Node, stop: Node | None) -> list[Node]:
             stack.extend(n.args)
     return out
 
+
 def input_nodes(root: Node, stop: Node | None = None) -> list[Node]:
     """The input nodes of `root`, not looking below `stop`, one per name, in first-use order."""
     names: dict[str, Node] = {}
@@ -57,6 +60,7 @@ def input_nodes(root: Node, stop: Node | None = None) -> list[Node]:
             names[n.name] = n
     return list(names.values())
 
+
 def leaf_value(dtype: DType, raw: str, ctype: str) -> str:
     """A loaded element `raw` of `dtype` as a value of the compute type `ctype`."""
     if dtype.is_low_precision:
@@ -64,9 +68,16 @@ def leaf_value(dtype: DType, raw: str, ctype: str) -> str:
         return value if ctype == "float" else f"({ctype}){value}"
     return raw if dtype.c_type == ctype else f"({ctype}){raw}"
 
-def emit_expression(root: Node, raw_inputs: dict[str, str], ctype: str, *,
-                    anchor: Node | None = None, anchor_value: str | None = None,
-                    prefix: str = "expr_") -> Emitted:
+
+def emit_expression(
+    root: Node,
+    raw_inputs: dict[str, str],
+    ctype: str,
+    *,
+    anchor: Node | None = None,
+    anchor_value: str | None = None,
+    prefix: str = "expr_",
+) -> Emitted:
     """Scalar code for `root` given each input's raw loaded element (by input name) and, for an
     epilogue, the C expression of the anchor's value (already in `ctype`)."""
     leaves: dict[int, str] = {}
@@ -75,7 +86,7 @@ def emit_expression(root: Node, raw_inputs: dict[str, str], ctype: str, *,
         # Nodes only below the anchor are not epilogue code: make them opaque leaves.
         reachable = {id(n) for n in _walk_until(root, anchor)}
         leaves.update({id(n): "" for n in root.walk() if id(n) not in reachable})
-    for n in (root.walk() if anchor is None else _walk_until(root, anchor)):
+    for n in root.walk() if anchor is None else _walk_until(root, anchor):
         if n.op == "input" and id(n) not in leaves:
             leaves[id(n)] = leaf_value(n.dtype, raw_inputs[n.name], ctype)
     return emit(root, leaves, ctype, prefix)
@@ -134,10 +145,16 @@ def _unsupported_in(root: Node, shape: tuple, where: str) -> str | None:
     ctype = expression_ctype(root)
     for node in root.walk():
         if node.op == "input" and node.name != ANCHOR_LEAF and node.shape not in (shape, ()):
-            return (f"input '{node.name}' {list(node.shape)} broadcasts in the fused {where}; "
-                    f"only operands shaped {list(shape)} (or scalars) can be fused here")
-        if node.op == "cast" and node is not root and ctype in ("float", "double") \
-                and not node.dtype.is_float:
+            return (
+                f"input '{node.name}' {list(node.shape)} broadcasts in the fused {where}; "
+                f"only operands shaped {list(shape)} (or scalars) can be fused here"
+            )
+        if (
+            node.op == "cast"
+            and node is not root
+            and ctype in ("float", "double")
+            and not node.dtype.is_float
+        ):
             return f"a cast to {node.dtype} inside a floating fused {where} is not supported"
     return None
 
@@ -158,8 +175,11 @@ def read_at(offset: str) -> Reader:
 
 
 def _input_leaves(root: Node, read: Reader, ctype: str) -> dict[int, str]:
-    return {id(n): leaf_value(n.dtype, read(n), ctype) for n in root.walk()
-            if n.op == "input" and n.name != ANCHOR_LEAF}
+    return {
+        id(n): leaf_value(n.dtype, read(n), ctype)
+        for n in root.walk()
+        if n.op == "input" and n.name != ANCHOR_LEAF
+    }
 
 
 def operand_inputs(problem: Problem, arg_index: int = 0) -> list[Node]:
@@ -199,10 +219,11 @@ def epilogue_inputs(problem: Problem) -> list[Node]:
 # ---------------------------------------------------------------------------------------------
 # Epilogues of a matrix-shaped anchor (the GEMMs): inputs broadcast against the output
 
+
 def _leaf_offset(node: Node, out_rank: int) -> str:
     """Offset of `node`'s element at output position (batch, row, col), under broadcasting.
     `node`'s non-1 extents equal the output's, so strides are products of M and N."""
-    out_dims = ["", "M", "N"][-out_rank:]   # the batch extent is never a stride
+    out_dims = ["", "M", "N"][-out_rank:]  # the batch extent is never a stride
     out_index = ["batch", "row", "col"][-out_rank:]
     terms: list[str] = []
     stride: list[str] = []
@@ -226,17 +247,20 @@ def broadcast_epilogue(problem: Problem, ctype: str, rename: Rename) -> str:
     for n in epilogue_inputs(problem):
         raw = f"{rename(n.name or '')}[{_leaf_offset(n, anchor.rank)}]"
         leaves[id(n)] = leaf_value(n.dtype, raw, ctype)
-    for n in anchor.walk():   # emit visits the anchor's operands; they are never read
+    for n in anchor.walk():  # emit visits the anchor's operands; they are never read
         leaves.setdefault(id(n), "0")
     code = emit(problem.output, leaves, ctype)
     body = "\n".join(f"    {s}" for s in code.statements)
-    params = ", ".join(f"const {n.dtype.c_type}* __restrict__ {rename(n.name or '')}"
-                       for n in epilogue_inputs(problem))
+    params = ", ".join(
+        f"const {n.dtype.c_type}* __restrict__ {rename(n.name or '')}" for n in epilogue_inputs(problem)
+    )
     params = f", {params}" if params else ""
     doc = f"// Fused epilogue: {problem.program.output_name} = {problem.output!r}, acc = the {anchor.op}."
-    return (f"{doc}\n__device__ __forceinline__ {ctype} epilogue({ctype} acc, long long batch, "
-            f"long long row, long long col, int M, int N{params}) {{\n"
-            f"{body + chr(10) if body else ''}    return {code.value};\n}}\n")
+    return (
+        f"{doc}\n__device__ __forceinline__ {ctype} epilogue({ctype} acc, long long batch, "
+        f"long long row, long long col, int M, int N{params}) {{\n"
+        f"{body + chr(10) if body else ''}    return {code.value};\n}}\n"
+    )
 
 
 def broadcast_epilogue_call(problem: Problem, acc: str, row: str, col: str, rename: Rename) -> str:
@@ -251,11 +275,14 @@ def broadcast_epilogue_call(problem: Problem, acc: str, row: str, col: str, rena
 # ---------------------------------------------------------------------------------------------
 # Kernel signatures, vector (Pack) access, and names
 
+
 def kernel_params(problem: Problem) -> str:
     """A kernel's parameter list mirroring the launcher's (inputs, output, symbols), with the
     pointers marked __restrict__ (the output never aliases an input)."""
-    return ", ".join(f"{p.c_type} __restrict__ {p.name}" if p.role != "symbol" else f"{p.c_type} {p.name}"
-                     for p in launcher_params(problem))
+    return ", ".join(
+        f"{p.c_type} __restrict__ {p.name}" if p.role != "symbol" else f"{p.c_type} {p.name}"
+        for p in launcher_params(problem)
+    )
 
 
 def kernel_args(problem: Problem) -> str:
@@ -281,8 +308,10 @@ def _pack_loads(problem: Problem, nodes: list[Node], vec: int, offset: str, inde
     lines = []
     for name in sorted({n.name for n in nodes if n.shape != ()}):
         t = problem.program.inputs[name].dtype.c_type
-        lines.append(f"{indent}const Pack<{t}, {vec}> {name}_{tag} = "
-                     f"*reinterpret_cast<const Pack<{t}, {vec}>*>({name} + {offset});\n")
+        lines.append(
+            f"{indent}const Pack<{t}, {vec}> {name}_{tag} = "
+            f"*reinterpret_cast<const Pack<{t}, {vec}>*>({name} + {offset});\n"
+        )
     return "".join(lines)
 
 
@@ -290,8 +319,9 @@ def _pack_reader(k: int, tag: str) -> Reader:
     return lambda node: f"{node.name}[0]" if node.shape == () else f"{node.name}_{tag}.v[{k}]"
 
 
-def load_operand(problem: Problem, offset: str, vec: int, indent: str,
-                 arg_index: int = 0) -> tuple[str, list[str]]:
+def load_operand(
+    problem: Problem, offset: str, vec: int, indent: str, arg_index: int = 0
+) -> tuple[str, list[str]]:
     """Code that reads `vec` consecutive elements of the anchor's operand at `offset` (vector
     loads of every input it reads, then the prologue per element), and their C expressions in
     the operand's compute type. With vec == 1 the inputs are read in place."""
@@ -315,8 +345,10 @@ def store_output(problem: Problem, offset: str, anchor_values: list[str], indent
     name = problem.program.output_name
     if vec == 1:
         value = epilogue_value(problem, anchor_values[0], read_at(offset), prefix="epi_")
-        return (block(value.statements, indent)
-                + f"{indent}{name}[{offset}] = {store_from_compute(out, value.value)};\n")
+        return (
+            block(value.statements, indent)
+            + f"{indent}{name}[{offset}] = {store_from_compute(out, value.value)};\n"
+        )
     code = _pack_loads(problem, epilogue_inputs(problem), vec, offset, indent, "out_pack")
     code += f"{indent}Pack<{out.c_type}, {vec}> result;\n"
     for k, anchor_value in enumerate(anchor_values):
@@ -334,29 +366,40 @@ def widest_bytes(problem: Problem, arg_index: int = 0) -> int:
 
 def fusion_note(problem: Problem, arg_index: int = 0) -> str:
     """' with fused prologue and epilogue' (or the part that applies) for header comments."""
-    parts = [p for p, present in (("prologue", has_prologue(problem, arg_index)),
-                                  ("epilogue", has_epilogue(problem))) if present]
+    parts = [
+        p
+        for p, present in (
+            ("prologue", has_prologue(problem, arg_index)),
+            ("epilogue", has_epilogue(problem)),
+        )
+        if present
+    ]
     return (" with fused " + " and ".join(parts)) if parts else ""
 
 
 def kernel_param_list(params: Sequence[Param]) -> list[str]:
     """Kernel parameters matching the launcher's: restrict pointers, then `long long` symbols."""
-    return [f"{p.c_type} __restrict__ {p.name}" if p.role != "symbol" else f"long long {p.name}"
-            for p in params]
+    return [
+        f"{p.c_type} __restrict__ {p.name}" if p.role != "symbol" else f"long long {p.name}" for p in params
+    ]
+
 
 def shape_text(shape: Shape) -> str:
     return " x ".join(str(d) for d in shape) if shape else "1"
+
 
 def describe(problem: Problem) -> str:
     """The intent's computation on one line, for the kernel's comment."""
     program = problem.program
     first = program.text.strip().splitlines()[0] if program.text.strip() else ""
-    first = first.rstrip("\\ ")   # a trailing backslash would continue the // comment
+    first = first.rstrip("\\ ")  # a trailing backslash would continue the // comment
     return first or f"{program.output_name} = {problem.output!r}"
+
 
 # Names every memory-bound region declares (helpers, launcher locals) or that C++/CUDA own; each
 # family adds the locals of its own kernels. Kernel parameters carry the intent's names.
-COMMON_NAMES = frozenset("""
+COMMON_NAMES = frozenset(
+    """
     ArgPair Compensated Combine MaxOp SumOp MaxSum MergeMaxSum Welford MergeWelford Pack load_pack store_pack
     shfl_down shfl_idx group_reduce online_add welford_add welford_add_pack workspace
     kn stream packed aligned grid blocks block
@@ -364,13 +407,19 @@ COMMON_NAMES = frozenset("""
     do double else enum extern false float for goto if inline int long namespace new operator private
     public register return short signed sizeof static struct switch template this true typedef union
     unsigned void volatile while
-""".split())
+""".split()
+)
 
 _GENERATED = re.compile(r"(k[A-Z]\w*|(pro|epi|expr_|val_)\d+|\w+_(pack|first))$")
 
 
-def axis_unsupported(problem: Problem, locals_: frozenset[str], plan_of: Callable[[Problem], Any],
-                     last_axis: bool | None = None, otherwise: str = "") -> str | None:
+def axis_unsupported(
+    problem: Problem,
+    locals_: frozenset[str],
+    plan_of: Callable[[Problem], Any],
+    last_axis: bool | None = None,
+    otherwise: str = "",
+) -> str | None:
     """Why a sketch of a reduced axis cannot serve `problem`: a name clash with its `locals_`,
     the refusal `plan_of` returns (a str), or `otherwise` when the plan's axis is innermost and
     the sketch is not for that (`last_axis`; None: either axis)."""

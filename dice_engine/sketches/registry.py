@@ -5,6 +5,7 @@ A family is one module of this package: its `SKETCHES` and its `SAMPLE_INTENTS` 
 at least one of its sketches serves; the tests parametrize from them). A new sketch joins a
 family's `SKETCHES`, or a new module joins `_FAMILY_MODULES`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,8 +14,20 @@ from types import ModuleType
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from ..lowering import GeneralLowering
-from . import (conv, elementwise, gemm, gemm_tc, gemm_wgmma, gemv, norm, pool, reduction, scan, softmax,
-               transpose)
+from . import (
+    conv,
+    elementwise,
+    gemm,
+    gemm_tc,
+    gemm_wgmma,
+    gemv,
+    norm,
+    pool,
+    reduction,
+    scan,
+    softmax,
+    transpose,
+)
 from .base import Sketch
 
 
@@ -29,16 +42,32 @@ def _family(module: ModuleType) -> Family:
     return Family(module.__name__.rsplit(".", 1)[-1], tuple(module.SKETCHES), tuple(module.SAMPLE_INTENTS))
 
 
-_FAMILY_MODULES = (elementwise, reduction, softmax, norm, scan, transpose, gemm, gemm_tc, gemm_wgmma, gemv,
-                   conv, pool)
+_FAMILY_MODULES = (
+    elementwise,
+    reduction,
+    softmax,
+    norm,
+    scan,
+    transpose,
+    gemm,
+    gemm_tc,
+    gemm_wgmma,
+    gemv,
+    conv,
+    pool,
+)
 
 # The general lowering serves any pattern; its samples are programs no fast path serves.
-GENERIC = Family("generic", (GeneralLowering(),), (
-    "y = group_norm(x, 8, w, b); x: f32[16, 64, 32, 32]; w: f32[64]; b: f32[64]",
-    "y = x / sqrt(mean(x * x, dim=1, keepdim=True) + 1e-5); x: f32[16, 64, 256, 256]",
-    "y = conv_transpose2d(x, w, stride=2, padding=1); x: f32[8, 32, 64, 64]; w: f32[32, 64, 3, 3]",
-    "y = cumprod(x, dim=1); x: f32[128, 4000]",
-))
+GENERIC = Family(
+    "generic",
+    (GeneralLowering(),),
+    (
+        "y = group_norm(x, 8, w, b); x: f32[16, 64, 32, 32]; w: f32[64]; b: f32[64]",
+        "y = x / sqrt(mean(x * x, dim=1, keepdim=True) + 1e-5); x: f32[16, 64, 256, 256]",
+        "y = conv_transpose2d(x, w, stride=2, padding=1); x: f32[8, 32, 64, 64]; w: f32[32, 64, 3, 3]",
+        "y = cumprod(x, dim=1); x: f32[128, 4000]",
+    ),
+)
 
 FAMILIES: dict[str, Family] = {f.name: f for f in [*map(_family, _FAMILY_MODULES), GENERIC]}
 
@@ -56,6 +85,5 @@ def candidates(problem: Problem, arch: ArchSpec) -> list[Sketch]:
 
 
 def why_unsupported(problem: Problem, arch: ArchSpec) -> str:
-    reasons = [r for s in ALL_SKETCHES if _serves_pattern(s, problem)
-               if (r := s.unsupported(problem, arch))]
+    reasons = [r for s in ALL_SKETCHES if _serves_pattern(s, problem) if (r := s.unsupported(problem, arch))]
     return "; ".join(sorted(set(reasons))) or f"no sketch serves the '{problem.pattern}' pattern"

@@ -2,6 +2,7 @@
 division in floating point (C's `/` on two ints truncates toward zero). Each family's fused code
 runs on the CPU emulator and is compared with torch on the CPU. (`//` is not in the intent
 language: the parser refuses it.)"""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,12 +19,18 @@ from dice_engine.sketches import registry  # noqa: E402
 
 SM90 = ARCHS["sm_90"]
 
-CASES = [   # (sketch, intent, torch's meaning of it)
+CASES = [  # (sketch, intent, torch's meaning of it)
     ("transpose.tiled", "y = x.T / z; x: i32[40, 24]; z: i32[24, 40]", lambda x, z: x.T / z),
-    ("transpose.gather", "y = x.permute(1, 0, 2) / z; x: i32[6, 5, 8]; z: i32[5, 6, 8]",
-     lambda x, z: x.permute(1, 0, 2) / z),
-    ("scan.warp_row", "y = cumsum(x, dim=1) / z; x: i32[4, 64]; z: i32[4, 64]",
-     lambda x, z: torch.cumsum(x, dim=1) / z),
+    (
+        "transpose.gather",
+        "y = x.permute(1, 0, 2) / z; x: i32[6, 5, 8]; z: i32[5, 6, 8]",
+        lambda x, z: x.permute(1, 0, 2) / z,
+    ),
+    (
+        "scan.warp_row",
+        "y = cumsum(x, dim=1) / z; x: i32[4, 64]; z: i32[4, 64]",
+        lambda x, z: torch.cumsum(x, dim=1) / z,
+    ),
     ("elementwise.fused", "y = x / z; x: i64[300]; z: i64[300]", lambda x, z: x / z),
 ]
 
@@ -34,7 +41,7 @@ def _sketch(name: str):
 
 def _ints(shape, rng, nonzero=False):
     values = rng.integers(-60, 61, size=shape)
-    if nonzero:   # divisors of both signs, small enough that most quotients are fractional
+    if nonzero:  # divisors of both signs, small enough that most quotients are fractional
         values = np.where(values == 0, 7, values) % 13 - 6
         values = np.where(values == 0, -7, values)
     return values
@@ -54,8 +61,9 @@ def test_integer_division_in_fused_code_matches_torch(name, text, meaning, tmp_p
     rng = np.random.default_rng(0)
     decls = problem.program.inputs
     storage = {"i32": np.int32, "i64": np.int64}
-    inputs = {n: _ints(d.shape, rng, nonzero=n == "z").astype(storage[d.dtype.name])
-              for n, d in decls.items()}
+    inputs = {
+        n: _ints(d.shape, rng, nonzero=n == "z").astype(storage[d.dtype.name]) for n, d in decls.items()
+    }
     rendered = sketch.render(problem, SM90, sketch.default_point(problem, SM90), "emulated")
     got = run_on_cpu(rendered, problem, inputs, {}, tmp_path)
     want = meaning(*(torch.from_numpy(inputs[n]) for n in decls)).numpy()

@@ -1,5 +1,6 @@
 """The sketch contract as the registry states it: every sketch sits in a family whose sample
 intents it serves, and `Sketch.render` itself refuses illegal points, for every sketch alike."""
+
 from __future__ import annotations
 
 import itertools
