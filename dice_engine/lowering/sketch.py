@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..arch import ArchSpec
 from ..ir.graph import Program
 from ..ir.patterns import Problem
-from ..sketches.base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame,
+from ..sketches.base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, frame,
                              launcher_params, numel_c)
 from .body import Source
 from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Buffer, Context, Schedule, fused_block_text,
@@ -51,17 +51,17 @@ class GeneralLowering(Sketch):
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         plan = make_plan(problem.program.output)
         tokens = [
-            Token("threads", (64, 128, 256, 512), "threads per block"),
+            Token("threads", (64, 128, 256, 512), "threads per block", (Role.THREADS,)),
             Token("strategy", ("thread", "warp", "block", "split"),
                   "how a long reduction domain is split: a thread, a warp or a block per output, or "
-                  "several blocks per output and a second kernel merging their partials"),
-            Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages"),
-            Token("unroll", (1, 2, 4), "unroll factor of the reduction loop"),
+                  "several blocks per output and a second kernel merging their partials", ()),
+            Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages", (Role.WORK,)),
+            Token("unroll", (1, 2, 4), "unroll factor of the reduction loop", (Role.UNROLL,)),
             Token("fuse", ("kernels", "block") if block_fusable(plan) else ("kernels",),
-                  "a normalisation as a kernel per statistic, or one kernel with a block per group"),
+                  "a normalisation as a kernel per statistic, or one kernel with a block per group", ()),
             Token("tile", TILES if any(tileable(s) for s in plan.stages) else (0,),
                   "edge of the shared-memory output tile of matmul and convolution stages (0: a "
-                  "thread, warp or block per output, as the strategy says)"),
+                  "thread, warp or block per output, as the strategy says)", (Role.TILE,)),
         ]
 
         def threads_fit(p: Point) -> str | None:
@@ -86,8 +86,7 @@ class GeneralLowering(Sketch):
         return {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4,
                 "fuse": fuse, "tile": _default_tile(plan, problem.program)}
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        self.space(problem, arch).require_legal(point, self.name)
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         why = self.unsupported(problem, arch)
         if why:
             raise ValueError(why)

@@ -1,39 +1,32 @@
 """Which design tokens the feedback on a candidate blames, and which way they should move.
 
-Tokens are matched to roles by name (sketches are free to name their tokens; the patterns cover
-the usual spellings): spills blame the tiling and thread tokens, low occupancy the tokens of the
-limiting resource, an under-filled grid the tiling, a compile error the whole point.
+Every token declares its roles (sketches/base.py `Role`); the feedback picks tokens by role:
+spills and register-limited occupancy blame the block shape and each thread's work, shared
+memory the tiles and pipeline buffers, too small a block the block shape, an under-filled grid
+the work per block (smaller) and the splits of a reduction axis (more), a compile error the whole
+point.
 """
+
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from ..sketches.base import DesignSpace, Token
+from ..sketches.base import DesignSpace, Role
 from .cost import CostEstimate
 
-_ROLES = {
-    "threads": re.compile(r"^(threads|warps|group|block_[xyz]|block_rows|block_size|wpb)$"
-                          r"|^(threads|warps)_per_block$|^warp_[mn]$"),
-    # per-thread work sets the register footprint; `warp_m` is both a warp count and a tile
-    "tiling": re.compile(r"tile|^block_[mnk]$|^(thread|warp)_[mnk]$|per_thread|items|outputs|unroll|vec"
-                         r"|split|chunk"),
-    "smem": re.compile(r"smem|shared|stage|buffer|pad|tile|cache"),
-}
+# what a thread keeps in registers (and, at a fixed block shape, the work of a block)
+_PER_THREAD = {Role.TILE, Role.WORK, Role.VECTOR, Role.UNROLL}
+_SHARED = _PER_THREAD | {Role.PIPELINE, Role.SMEM}
 
 
 @dataclass(frozen=True)
 class Blame:
-    tokens: dict[str, int]   # token → preferred direction (-1 smaller, +1 larger, 0 either)
+    tokens: dict[str, int]  # token → preferred direction (-1 smaller, +1 larger, 0 either)
     reason: str
 
 
-def roles(token: Token) -> set[str]:
-    return {role for role, pattern in _ROLES.items() if pattern.search(token.name.lower())}
-
-
-def _with_role(space: DesignSpace, role: str, direction: int) -> dict[str, int]:
-    return {t.name: direction for t in space.tokens if role in roles(t) and len(t.choices) > 1}
+def _with_roles(space: DesignSpace, roles: set[Role], direction: int) -> dict[str, int]:
+    return {t.name: direction for t in space.tokens if roles.intersection(t.roles) and len(t.choices) > 1}
 
 
 def blame_everything(space: DesignSpace, reason: str) -> Blame:
@@ -42,19 +35,21 @@ def blame_everything(space: DesignSpace, reason: str) -> Blame:
 
 def blame_estimate(space: DesignSpace, est: CostEstimate, sms: int) -> Blame | None:
     """Tokens blamed by the compiled kernel's resources and launch shape; None if nothing stands out."""
+    registers = {**_with_roles(space, {Role.THREADS}, 0), **_with_roles(space, _PER_THREAD, -1)}
     if est.spill_bytes:
-        tokens = {**_with_role(space, "threads", 0), **_with_role(space, "tiling", -1)}
-        return Blame(tokens, "register spills")
+        return Blame(registers, "register spills")
     occ = est.occupancy
     if occ is not None and occ.fraction < 0.5:
         if occ.limiter == "registers":
-            tokens = {**_with_role(space, "threads", 0), **_with_role(space, "tiling", -1)}
+            tokens = registers
         elif occ.limiter == "shared memory":
-            tokens = {**_with_role(space, "tiling", -1), **_with_role(space, "smem", -1)}
-        else:   # block size, blocks per SM or warps: the block shape itself
-            tokens = _with_role(space, "threads", +1)
+            tokens = _with_roles(space, _SHARED, -1)
+        else:  # block size, blocks per SM or warps: the block shape itself
+            tokens = _with_roles(space, {Role.THREADS}, +1)
         if tokens:
             return Blame(tokens, f"occupancy limited by {occ.limiter}")
-    if est.blocks < sms and (tokens := _with_role(space, "tiling", -1)):
-        return Blame(tokens, "grid smaller than the GPU")
+    if est.blocks < sms:
+        tokens = {**_with_roles(space, _PER_THREAD, -1), **_with_roles(space, {Role.SPLIT}, +1)}
+        if tokens:
+            return Blame(tokens, "grid smaller than the GPU")
     return None

@@ -26,6 +26,7 @@ from .base import (
     Launch,
     Point,
     RenderedKernel,
+    Role,
     Sketch,
     Token,
     accepted,
@@ -191,9 +192,9 @@ class FusedAttention(Sketch):
         att = accepted(match(problem.program.output))
         elem = 8 if att.q.dtype.name == "f64" else 4
         tokens = [
-            Token("block_q", (16, 32, 64), "queries per block (rows of the score tile)"),
-            Token("block_k", (32, 64), "keys per step of the online softmax (columns of the score tile)"),
-            Token("threads", (128, 256, 512), "threads per block"),
+            Token("block_q", (16, 32, 64), "queries per block (rows of the score tile)", (Role.TILE,)),
+            Token("block_k", (32, 64), "keys per online-softmax step (score tile columns)", (Role.TILE,)),
+            Token("threads", (128, 256, 512), "threads per block", (Role.THREADS,)),
         ]
 
         def fits(p: Point) -> str | None:
@@ -210,8 +211,7 @@ class FusedAttention(Sketch):
             [{"block_q": q, "block_k": 64, "threads": t} for q in (64, 32, 16) for t in (256, 512, 128)]
         )
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        self.space(problem, arch).require_legal(point, self.name)
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         att = accepted(match(problem.program.output))
         program = problem.program
         ctype = "double" if att.q.dtype.name == "f64" else "float"
@@ -434,3 +434,9 @@ __global__ void __launch_bounds__({nt}) {kernel}({signature}) {{
 
 
 SKETCHES: list[Sketch] = [FusedAttention()]
+
+SAMPLE_INTENTS: list[str] = [
+    "y = scaled_dot_product_attention(q, k, v); q: f32[4, 256, 64]; k: f32[4, 256, 64]; v: f32[4, 256, 64]",
+    "y = scaled_dot_product_attention(q, k, v, is_causal=True); q: f16[8, 128, 64]; k: f16[8, 128, 64]; "
+    "v: f16[8, 128, 64]",
+]

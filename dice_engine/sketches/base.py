@@ -3,13 +3,15 @@ frame (header comment, includes, namespace, extern "C" launcher) around a sketch
 
 A sketch is a kernel family (Ansor's "sketch"): `space()` lists its design tokens and the
 constraints that prune illegal points, `default_point()` is the heuristic prior's best guess,
-and `render()` turns one legal point into CUDA source. Sketches never compile or measure.
+and `render()` turns one legal point into CUDA source: it checks legality itself, then calls the
+sketch's `_render()`. Sketches never compile or measure.
 """
 from __future__ import annotations
 
 import itertools
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Callable, ClassVar, Iterable, Iterator, TypeVar
 
 from ..arch import ArchSpec
@@ -30,12 +32,31 @@ def accepted(plan: Plan | str) -> Plan:
     return plan
 
 
+class IllegalPoint(ValueError):
+    """A design point outside its sketch's space: a token off its choices, or a broken constraint."""
+
+
+class Role(Enum):
+    """What a design token controls, as the feedback on a compiled kernel sees it (the blame in
+    refine/blame.py moves tokens by role, never by name)."""
+    THREADS = "threads"      # the block's shape: threads or warps per block (or per row group)
+    TILE = "tile"            # the output tile of a block or warp, staged in shared memory or registers
+    WORK = "work"            # outputs or elements each thread owns (registers per thread)
+    VECTOR = "vector"        # elements per memory access
+    UNROLL = "unroll"        # loads or loop trips in flight per thread
+    SPLIT = "split"          # blocks or threads sharing one reduction axis (partials merged later)
+    PIPELINE = "pipeline"    # shared-memory buffers or stages in flight
+    SMEM = "smem"            # what is kept in shared memory
+
+
 @dataclass(frozen=True)
 class Token:
-    """One design decision: a name, its ordered choices, and what it controls."""
+    """One design decision: a name, its ordered choices, what it controls, and its blame roles
+    (empty for a choice of algorithm that no resource feedback points at)."""
     name: str
     choices: tuple[Any, ...]
     doc: str
+    roles: tuple[Role, ...]
 
 
 @dataclass
@@ -55,10 +76,10 @@ class DesignSpace:
         return not self.violations(point)
 
     def require_legal(self, point: Point, sketch: str) -> None:
-        """Raise ValueError naming `sketch` and the violations when `point` is illegal."""
+        """Raise IllegalPoint naming `sketch` and the violations when `point` is illegal."""
         violations = self.violations(point)
         if violations:
-            raise ValueError(f"illegal point {point} for {sketch}: {'; '.join(violations)}")
+            raise IllegalPoint(f"illegal point {point} for {sketch}: {'; '.join(violations)}")
 
     def points(self) -> Iterator[Point]:
         """Every legal point (the spaces are small enough to enumerate)."""
@@ -155,8 +176,15 @@ class Sketch(ABC):
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         """A legal point a careful engineer would pick first (the denoiser's prior)."""
 
+    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        """`point` as CUDA source; IllegalPoint when it is outside `space()`, so no renderer ever
+        sees an illegal point."""
+        self.space(problem, arch).require_legal(point, self.name)
+        return self._render(problem, arch, point, name)
+
     @abstractmethod
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel: ...
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        """Render a point that `render` has checked is legal."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ launcher's and launch's block counts must agree, so they live here together.
 """
 from __future__ import annotations
 
-from .base import Token
+from .base import Role, Token
 from .warp import partials_row_pad, pow2_floor
 
 # Kernel lines: block x's outer index `outer_idx` and this thread's first column `j0`.
@@ -24,9 +24,10 @@ COLUMN_TILES = ("const long long tiles = "
 def column_tokens(vec_width: int, split_doc: str) -> list[Token]:
     """The tile, split and vec tokens (`split_doc`: what the reduced axis is called)."""
     return [
-        Token("tile", (16, 32, 64, 128, 256), "threads along the kept inner axis"),
-        Token("split", (1, 2, 4, 8, 16, 32), split_doc),
-        Token("vec", tuple(sorted({1, vec_width})), "adjacent columns per thread (16-byte packs)"),
+        Token("tile", (16, 32, 64, 128, 256), "threads along the kept inner axis", (Role.THREADS,)),
+        Token("split", (1, 2, 4, 8, 16, 32), split_doc, (Role.SPLIT,)),
+        Token("vec", tuple(sorted({1, vec_width})), "adjacent columns per thread (16-byte packs)",
+              (Role.VECTOR,)),
     ]
 
 

@@ -20,7 +20,7 @@ import math
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .base import (INCLUDES, DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame,
+from .base import (INCLUDES, DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame,
                   launcher_params, launcher_signature, load_as_compute)
 from .fusion import (PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, store_output)
 
@@ -200,11 +200,13 @@ class ImplicitGemmConv(Sketch):
             return None if acc_regs <= 64 else f"{acc_regs} accumulator registers per thread (max 64)"
 
         return DesignSpace(
-            [Token("block_m", (32, 64, 128), "output pixels per block tile"),
-             Token("block_n", (32, 64, 128), "output channels per block tile"),
-             Token("block_k", (8, 16), "taps (c, r, s) per shared-memory step"),
-             Token("thread_m", (2, 4, 8), "output pixels per thread (strided: coalesced stores)"),
-             Token("thread_n", (2, 4, 8), "output channels per thread (contiguous: vector smem reads)")],
+            [Token("block_m", (32, 64, 128), "output pixels per block tile", (Role.TILE,)),
+             Token("block_n", (32, 64, 128), "output channels per block tile", (Role.TILE,)),
+             Token("block_k", (8, 16), "taps (c, r, s) per shared-memory step", (Role.TILE,)),
+             Token("thread_m", (2, 4, 8), "output pixels per thread (strided: coalesced stores)",
+                   (Role.WORK,)),
+             Token("thread_n", (2, 4, 8), "output channels per thread (contiguous: vector smem reads)",
+                   (Role.WORK,))],
             [threads_fit, loaders_fit, smem_fits, registers_fit])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
@@ -221,8 +223,7 @@ class ImplicitGemmConv(Sketch):
                      "thread_m": 8 if block_m == 128 else 4, "thread_n": {128: 8, 64: 4, 32: 2}[block_n]}
         return space.first_legal([point])
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        self.space(problem, arch).require_legal(point, self.name)
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         shape = ConvShape(problem)
         anchor = problem.anchor
         bm, bn, bk, tm, tn = (point[k] for k in ("block_m", "block_n", "block_k", "thread_m", "thread_n"))
@@ -364,11 +365,12 @@ class TensorCoreConv(Sketch):
             return None if need <= arch.smem_per_block_default else f"tiles need {need} B of shared memory"
 
         return DesignSpace(
-            [Token("block_m", (32, 64, 128), "output pixels per block tile"),
-             Token("block_n", (32, 64, 128), "output channels per block tile"),
-             Token("block_k", (16, 32), "taps per shared-memory step (one or two 16-deep MMAs)"),
-             Token("warps_m", (1, 2, 4), "warps along the pixels"),
-             Token("warps_n", (1, 2, 4), "warps along the output channels")],
+            [Token("block_m", (32, 64, 128), "output pixels per block tile", (Role.TILE,)),
+             Token("block_n", (32, 64, 128), "output channels per block tile", (Role.TILE,)),
+             Token("block_k", (16, 32), "taps per shared-memory step (one or two 16-deep MMAs)",
+                   (Role.TILE,)),
+             Token("warps_m", (1, 2, 4), "warps along the pixels", (Role.THREADS,)),
+             Token("warps_n", (1, 2, 4), "warps along the output channels", (Role.THREADS,))],
             [warps_fit, loaders_fit, smem_fits])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
@@ -382,8 +384,7 @@ class TensorCoreConv(Sketch):
         space = self.space(problem, arch)
         return space.first_legal([point])
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        self.space(problem, arch).require_legal(point, self.name)
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         shape = ConvShape(problem)
         anchor = problem.anchor
         bm, bn, bk, wm, wn = (point[k] for k in ("block_m", "block_n", "block_k", "warps_m", "warps_n"))

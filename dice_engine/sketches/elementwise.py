@@ -13,9 +13,9 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .access import (hint_int, pack_declarations, pack_element, pack_loads, plan_access, prod_c,
                      scalar_element, words_per_element)
-from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, frame, launcher_params,
                    store_from_compute)
-from .operands import (describe, emit_expression, expression_ctype, input_nodes, kernel_param_list,
+from .fusion import (describe, emit_expression, expression_ctype, input_nodes, kernel_param_list,
                        name_clash, shape_text)
 from .warp import (PACK_HELPERS, indent, launcher_opening, min_blocks_per_sm, pack_width, register_budget,
                    shrink_unroll, tidy, wave_grid_cap)
@@ -55,11 +55,12 @@ class FusedElementwise(Sketch):
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         full_vec = self._vec(problem)
         tokens = [
-            Token("threads", (64, 128, 256, 512, 1024), "threads per block"),
-            Token("vec", tuple(sorted({1, full_vec})), "elements per access (16 bytes when > 1)"),
-            Token("unroll", (1, 2, 4, 8), "packs in flight per thread per step"),
+            Token("threads", (64, 128, 256, 512, 1024), "threads per block", (Role.THREADS,)),
+            Token("vec", tuple(sorted({1, full_vec})), "elements per access (16 bytes when > 1)",
+                  (Role.VECTOR,)),
+            Token("unroll", (1, 2, 4, 8), "packs in flight per thread per step", (Role.UNROLL,)),
             Token("schedule", ("one_shot", "grid_stride"),
-                       "one step per thread, or a few waves of blocks striding over the range"),
+                       "one step per thread, or a few waves of blocks striding over the range", ()),
         ]
 
         def threads_fit(p: Point) -> str | None:
@@ -88,7 +89,7 @@ class FusedElementwise(Sketch):
         point = {"threads": 256, "vec": vec, "unroll": unroll, "schedule": "one_shot"}
         return shrink_unroll(self.space(problem, arch), point)
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         out = problem.output
         vec, threads, unroll = point["vec"], point["threads"], point["unroll"]
         nodes = input_nodes(out)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params, \
+from .base import DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame, launcher_params, \
     launcher_signature
 from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_args, kernel_params, \
     read_problem, render_epilogue, size_guard, store, tiled_grid, tiled_launcher
@@ -66,15 +66,15 @@ class SimtGemm(Sketch):
         size = gp.in_dtype.size
         widest = 16 // size   # float4 / double2
         tokens = [
-            Token("block_m", (64, 128), "rows of C per block (BM)"),
-            Token("block_n", (64, 128), "columns of C per block (BN)"),
-            Token("block_k", (8, 16), "K slice staged in shared memory per step (BK)"),
-            Token("thread_m", (4, 8), "rows of C per thread (TM, in 4-row sub-tiles)"),
-            Token("thread_n", (4, 8), "columns of C per thread (TN, in 4-column sub-tiles)"),
-            Token("vector", (1, widest), "elements per global load of A and B (16-byte vectors)"),
-            Token("buffering", (1, 2), "shared-memory buffers: 2 overlaps the next slice's loads with math"),
+            Token("block_m", (64, 128), "rows of C per block (BM)", (Role.TILE,)),
+            Token("block_n", (64, 128), "columns of C per block (BN)", (Role.TILE,)),
+            Token("block_k", (8, 16), "K slice staged in shared memory per step (BK)", (Role.TILE,)),
+            Token("thread_m", (4, 8), "rows of C per thread (TM, in 4-row sub-tiles)", (Role.WORK,)),
+            Token("thread_n", (4, 8), "columns of C per thread (TN, in 4-column sub-tiles)", (Role.WORK,)),
+            Token("vector", (1, widest), "elements per global load of A and B (16-byte vectors)", (Role.VECTOR,)),
+            Token("buffering", (1, 2), "shared-memory buffers: 2 overlaps the next slice's loads with math", (Role.PIPELINE,)),
             Token("k_splits", (1, 2, 4, 8, 16, 32, 64, 128), "splits of K (split-K): blocks per output tile whose "
-                  "partial tiles a second kernel adds in order"),
+                  "partial tiles a second kernel adds in order", (Role.SPLIT,)),
         ]
 
         def threads(p: Point) -> int:
@@ -156,9 +156,8 @@ class SimtGemm(Sketch):
 
     # -- rendering ------------------------------------------------------------------------------
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         gp = gemm_problem(problem)
-        self.space(problem, arch).require_legal(point, self.name)
         kernel = f"{name}_kernel"
         threads = (point["block_m"] // point["thread_m"]) * (point["block_n"] // point["thread_n"])
         merge = f"{name}_merge_kernel"

@@ -1,5 +1,5 @@
 """What the GEMM families share: reading a `gemm` problem as (batch, M, N, K, operand layouts),
-the fused epilogue as CUDA, and the kernel/launcher parameter plumbing.
+the fused epilogue (written by fusion.py) bound to it, and the kernel/launcher parameter plumbing.
 
 Conventions of the generated code: `A` is the logical M×K operand and `B` the K×N one, whatever
 the inputs are called. An operand is "row" when its second logical index is the contiguous one
@@ -17,8 +17,8 @@ from ..ir.dtypes import DType
 from ..ir.graph import Dim, Node
 from ..ir.ops import ELEMENTWISE
 from ..ir.patterns import Problem
-from . import expr
-from .base import Point, accepted, compute_type, dim_c, load_as_compute, store_from_compute
+from .base import Point, accepted, dim_c, store_from_compute
+from .fusion import broadcast_epilogue, broadcast_epilogue_call, epilogue_nodes
 
 # Identifiers of the generated GEMM code (sizes, locals, tile constants, helpers): a tensor
 # called one of these is renamed in the kernel (the launcher keeps the intent's names).
@@ -156,27 +156,6 @@ def gemm_problem(problem: Problem) -> GemmProblem:
 # ---------------------------------------------------------------------------------------------
 # Parameters
 
-def epilogue_nodes(output: Node, anchor: Node) -> list[Node]:
-    """Nodes of the output expression reachable without passing through the matmul."""
-    seen: set[int] = set()
-    found: list[Node] = []
-    stack = [output]
-    while stack:
-        n = stack.pop()
-        if id(n) in seen or n is anchor:
-            continue
-        seen.add(id(n))
-        found.append(n)
-        stack.extend(n.args)
-    return found
-
-
-def epilogue_inputs(gp: GemmProblem) -> list[Node]:
-    """Input nodes the epilogue reads (outside the matmul), in declaration order."""
-    by_name = {n.name: n for n in epilogue_nodes(gp.problem.output, gp.anchor) if n.op == "input"}
-    return [by_name[name] for name in gp.problem.program.inputs if name in by_name]
-
-
 def kernel_params(gp: GemmProblem) -> str:
     """The kernel's parameter list: every input (declaration order), the output, the sizes."""
     prog = gp.problem.program
@@ -282,54 +261,14 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 # ---------------------------------------------------------------------------------------------
 # Epilogue
 
-def _leaf_offset(node: Node, out_rank: int) -> str:
-    """Offset of `node`'s element at output position (batch, row, col), under broadcasting.
-    `node`'s non-1 extents equal the output's, so strides are products of M and N."""
-    out_dims = ["", "M", "N"][-out_rank:]   # the batch extent is never a stride
-    out_index = ["batch", "row", "col"][-out_rank:]
-    terms: list[str] = []
-    stride: list[str] = []
-    for i in range(1, node.rank + 1):
-        d = node.shape[-i]
-        if d != 1:
-            terms.append(" * ".join([f"(long long){out_index[-i]}"] + stride[::-1]))
-            stride.append(out_dims[-i])
-    return " + ".join(reversed(terms)) or "0"
-
-
 def render_epilogue(gp: GemmProblem) -> str:
-    """`epilogue(acc, batch, row, col, ...)`: the output value (compute type) at one position,
-    given the fp32/fp64 accumulator there. Empty when the output is the plain product."""
-    if not gp.has_epilogue:
-        return ""
-    ctype = gp.acc_ctype
-    leaves = {id(gp.anchor): "acc"}
-    for n in epilogue_inputs(gp):
-        c = compute_type(n.dtype)
-        value = load_as_compute(n.dtype, f"{param_name(n.name or '')}[{_leaf_offset(n, gp.anchor.rank)}]")
-        leaves[id(n)] = value if c == ctype else f"({ctype})({value})"
-    for n in epilogue_nodes(gp.problem.output, gp.anchor):   # output positions
-        if n.op == "index":
-            leaves[id(n)] = ["batch", "row", "col"][n.attr("dim") - n.rank]
-    for n in gp.anchor.walk():   # expr.emit visits the matmul's operands; they are never read
-        leaves.setdefault(id(n), "0")
-    code = expr.emit(gp.problem.output, leaves, ctype)
-    body = "\n".join(f"    {s}" for s in code.statements)
-    params = ", ".join(f"const {n.dtype.c_type}* __restrict__ {param_name(n.name or '')}"
-                       for n in epilogue_inputs(gp))
-    params = f", {params}" if params else ""
-    doc = f"// Fused epilogue: {gp.problem.program.output_name} = {gp.problem.output!r}, acc = the matmul."
-    return (f"{doc}\n__device__ __forceinline__ {ctype} epilogue({ctype} acc, long long batch, "
-            f"long long row, long long col, int M, int N{params}) {{\n"
-            f"{body + chr(10) if body else ''}    return {code.value};\n}}\n")
+    """The fused epilogue's device function (fusion.broadcast_epilogue); empty without one."""
+    return broadcast_epilogue(gp.problem, gp.acc_ctype, param_name)
 
 
 def output_value(gp: GemmProblem, acc: str, row: str, col: str) -> str:
     """C expression (compute type) of the output at (blockIdx.z, row, col) given the accumulator."""
-    if not gp.has_epilogue:
-        return acc
-    extra = "".join(f", {param_name(n.name or '')}" for n in epilogue_inputs(gp))
-    return f"epilogue({acc}, blockIdx.z, {row}, {col}, M, N{extra})"
+    return broadcast_epilogue_call(gp.problem, acc, row, col, param_name)
 
 
 def store(gp: GemmProblem, acc: str, row: str, col: str) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params, \
+from .base import DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, frame, launcher_params, \
     launcher_signature
 from .gemm_common import CP_ASYNC_HELPERS, PTX_BEGIN, PTX_END, SMEM_ADDR_HELPER, GemmProblem, Operand, \
     batch_pointer, gemm_problem, kernel_params, operand_geometry, pair_store, read_problem, render_epilogue, \
@@ -66,14 +66,14 @@ class TensorCoreGemm(Sketch):
         gp = gemm_problem(problem)
         loads = ("cp_async", "vector", "scalar") if arch.has_cp_async else ("vector", "scalar")
         tokens = [
-            Token("block_m", (64, 128, 256), "rows of C per block (BM)"),
-            Token("block_n", (64, 128, 256), "columns of C per block (BN)"),
-            Token("block_k", (32, 64), "K slice per pipeline stage (BK)"),
-            Token("warp_m", (32, 64), "rows of C per warp (WM, in 16-row mma fragments)"),
-            Token("warp_n", (32, 64), "columns of C per warp (WN, in 8-column mma fragments)"),
-            Token("stages", (2, 3, 4), "shared-memory pipeline depth"),
+            Token("block_m", (64, 128, 256), "rows of C per block (BM)", (Role.TILE,)),
+            Token("block_n", (64, 128, 256), "columns of C per block (BN)", (Role.TILE,)),
+            Token("block_k", (32, 64), "K slice per pipeline stage (BK)", (Role.TILE,)),
+            Token("warp_m", (32, 64), "rows of C per warp (WM, in 16-row mma fragments)", (Role.TILE,)),
+            Token("warp_n", (32, 64), "columns of C per warp (WN, in 8-column mma fragments)", (Role.TILE,)),
+            Token("stages", (2, 3, 4), "shared-memory pipeline depth", (Role.PIPELINE,)),
             Token("load", loads, "global→shared path: cp.async ring, 16-byte register staging, "
-                                 "or predicated scalar loads"),
+                                 "or predicated scalar loads", ()),
         ]
 
         def warps(p: Point) -> str | None:
@@ -139,9 +139,8 @@ class TensorCoreGemm(Sketch):
 
     # -- rendering ------------------------------------------------------------------------------
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         gp = gemm_problem(problem)
-        self.space(problem, arch).require_legal(point, self.name)
         kernel = f"{name}_kernel"
         threads = _threads(point)
         smem = _smem_bytes(gp, point)

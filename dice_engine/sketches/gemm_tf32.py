@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params, \
+from .base import DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, frame, launcher_params, \
     launcher_signature
 from .gemm_common import CP_ASYNC_HELPERS, PTX_BEGIN, PTX_END, SMEM_ADDR_HELPER, GemmProblem, batch_pointer, \
     gemm_problem, kernel_params, pair_store, read_problem, render_epilogue, tiled_grid, tiled_launcher
@@ -59,12 +59,12 @@ class Tf32Gemm(Sketch):
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         tokens = [
-            Token("block_m", (64, 128), "rows of C per block (BM)"),
-            Token("block_n", (64, 128), "columns of C per block (BN)"),
-            Token("block_k", (16, 32), "K slice per pipeline stage (BK)"),
-            Token("warp_m", (32, 64), "rows of C per warp (WM, in 16-row mma fragments)"),
-            Token("warp_n", (32, 64), "columns of C per warp (WN, in 8-column mma fragments)"),
-            Token("stages", (2, 3, 4), "cp.async pipeline depth"),
+            Token("block_m", (64, 128), "rows of C per block (BM)", (Role.TILE,)),
+            Token("block_n", (64, 128), "columns of C per block (BN)", (Role.TILE,)),
+            Token("block_k", (16, 32), "K slice per pipeline stage (BK)", (Role.TILE,)),
+            Token("warp_m", (32, 64), "rows of C per warp (WM, in 16-row mma fragments)", (Role.TILE,)),
+            Token("warp_n", (32, 64), "columns of C per warp (WN, in 8-column mma fragments)", (Role.TILE,)),
+            Token("stages", (2, 3, 4), "cp.async pipeline depth", (Role.PIPELINE,)),
         ]
 
         def warps(p: Point) -> str | None:
@@ -95,9 +95,8 @@ class Tf32Gemm(Sketch):
             {"block_m": bm, "block_n": bn, "block_k": bk, "warp_m": wm, "warp_n": wn, "stages": stages}
             for bm, bn, bk, wm, wn in shapes for stages in (3, 2))
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         gp = gemm_problem(problem)
-        self.space(problem, arch).require_legal(point, self.name)
         kernel = f"{name}_kernel"
         threads, smem = _threads(point), _smem_bytes(point)
         params = launcher_params(problem)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params, \
+from .base import DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, frame, launcher_params, \
     launcher_signature
 from .gemm_common import CP_ASYNC_HELPERS, PTX_BEGIN, PTX_END, SMEM_ADDR_HELPER, GemmProblem, Operand, \
     batch_pointer, gemm_problem, kernel_params, operand_geometry, pair_store, read_problem, render_epilogue, \
@@ -78,10 +78,10 @@ class WgmmaGemm(Sketch):
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         tokens = [
-            Token("block_m", (64, 128, 256), "rows of C per block (BM)"),
-            Token("block_n", (64, 128, 256), "columns of C per block (BN, the wgmma N)"),
-            Token("warpgroups", (1, 2), "consumer warpgroups splitting BM (128 threads each)"),
-            Token("stages", (3, 4, 5), "shared-memory pipeline depth (STAGES-2 slices in flight)"),
+            Token("block_m", (64, 128, 256), "rows of C per block (BM)", (Role.TILE,)),
+            Token("block_n", (64, 128, 256), "columns of C per block (BN, the wgmma N)", (Role.TILE,)),
+            Token("warpgroups", (1, 2), "consumer warpgroups splitting BM (128 threads each)", (Role.THREADS,)),
+            Token("stages", (3, 4, 5), "shared-memory pipeline depth (STAGES-2 slices in flight)", (Role.PIPELINE,)),
         ]
 
         def warpgroup_rows(p: Point) -> str | None:
@@ -116,9 +116,8 @@ class WgmmaGemm(Sketch):
 
     # -- rendering ------------------------------------------------------------------------------
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         gp = gemm_problem(problem)
-        self.space(problem, arch).require_legal(point, self.name)
         kernel = f"{name}_kernel"
         threads = 128 * point["warpgroups"]
         smem = _smem_bytes(point)

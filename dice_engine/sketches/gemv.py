@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
-from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, dim_c, frame, launcher_params,
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame, launcher_params,
                    launcher_signature, load_as_compute, store_from_compute)
 from .gemm_common import (GemmProblem, batch_pointer, gemm_problem, kernel_args, kernel_params, output_value,
                           read_problem, render_epilogue, size_guard, store)
@@ -47,11 +47,11 @@ class WarpPerRowGemv(Sketch):
         gp = gemm_problem(problem)
         widest = PACK_BYTES // gp.in_dtype.size
         tokens = [
-            Token("warps_per_block", (2, 4, 8), "rows (one per warp) computed by a block"),
-            Token("vector", (1, widest), "elements per load: 16-byte packs need K a literal multiple"),
-            Token("unroll", (1, 2, 4), "packs each lane has in flight per loop trip"),
+            Token("warps_per_block", (2, 4, 8), "rows (one per warp) computed by a block", (Role.THREADS,)),
+            Token("vector", (1, widest), "elements per load: 16-byte packs need K a literal multiple", (Role.VECTOR,)),
+            Token("unroll", (1, 2, 4), "packs each lane has in flight per loop trip", (Role.UNROLL,)),
             Token("k_splits", (1, 2, 4, 8, 16, 32), "slices of each row (blocks along K) whose partials a "
-                  "second kernel merges in order"),
+                  "second kernel merges in order", (Role.SPLIT,)),
         ]
 
         def aligned(p: Point) -> str | None:
@@ -87,9 +87,8 @@ class WarpPerRowGemv(Sketch):
         return space.first_legal({"warps_per_block": 4, "vector": vector, "unroll": 2, "k_splits": s}
                                  for s in (splits, 1) for vector in vectors)
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         gp = gemm_problem(problem)
-        self.space(problem, arch).require_legal(point, self.name)
         kernel, merge = f"{name}_kernel", f"{name}_merge_kernel"
         warps, splits = point["warps_per_block"], point["k_splits"]
         threads = 32 * warps

@@ -20,7 +20,7 @@ from .access import (chunk_loops, pack_element, pack_loads, pack_step,
                      scalar_element)
 from .base import (DesignSpace, Point, RenderedKernel, Sketch, accepted, launcher_params)
 from .expr import literal
-from .operands import axis_unsupported, leaf_value
+from .fusion import axis_unsupported, leaf_value
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_group, row_space,
                       row_vec, rows_rendered, rowwise_plan, split_row_default, split_row_space,
                       split_rows_rendered, two_pass_body)
@@ -103,7 +103,7 @@ class RowNorm(Sketch):
                        dict(in_registers, cache="none", unroll=1, vec=1)]
         return next((c for c in candidates if space.is_legal(c)), candidates[-1])
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)
         registers = point["cache"] == "registers"
         weight, bias = _affine(p)
@@ -350,7 +350,7 @@ class SplitRowNorm(Sketch):
         p = _must_plan(problem)
         return split_row_default(p, arch, self.space(problem, arch), _vec_width(p))
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)
         vec, unroll = point["vec"], point["unroll"]
         params = launcher_params(problem)

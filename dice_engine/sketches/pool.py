@@ -14,7 +14,7 @@ import math
 from ..arch import ArchSpec
 from ..ir.graph import Dim
 from ..ir.patterns import Problem
-from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, frame, launcher_params,
                    launcher_signature)
 from .fusion import (fusion_note, fusion_unsupported, kernel_args, kernel_params, load_operand,
                     store_output)
@@ -45,9 +45,9 @@ class DirectPool(Sketch):
                 return f"{threads} threads per block (want 64..{arch.max_threads_per_block})"
             return None
         return DesignSpace(
-            [Token("block_x", (32, 64, 128), "threads along OW"),
-             Token("block_y", (1, 2, 4, 8), "threads along OH"),
-             Token("outputs", (1, 2, 4), "outputs per thread along OW, block_x apart")],
+            [Token("block_x", (32, 64, 128), "threads along OW", (Role.THREADS,)),
+             Token("block_y", (1, 2, 4, 8), "threads along OH", (Role.THREADS,)),
+             Token("outputs", (1, 2, 4), "outputs per thread along OW, block_x apart", (Role.WORK,))],
             [threads_fit])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
@@ -55,8 +55,7 @@ class DirectPool(Sketch):
         block_x = 32 if out_w <= 32 else (64 if out_w <= 64 else 128)
         return {"block_x": block_x, "block_y": max(1, min(8, 256 // block_x)), "outputs": 1}
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        self.space(problem, arch).require_legal(point, self.name)
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         anchor = problem.anchor
         assert anchor is not None
         block_x, block_y, outputs = point["block_x"], point["block_y"], point["outputs"]

@@ -32,10 +32,10 @@ from ..ir.patterns import Problem
 from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, chunk_loops,
                      fitting_vec, hint_int, pack_element, pack_registers, pack_step, paren, plan_access,
                      scalar_element, vec_violation)
-from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, accepted, launcher_params,
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, accepted, launcher_params,
                    store_from_compute)
 from .columns import COLUMN_INDEX, COLUMN_TILES, column_partials, column_tile, column_tiles, column_tokens
-from .operands import (axis_unsupported, describe, emit_expression, expression_ctype, input_nodes,
+from .fusion import (axis_unsupported, describe, emit_expression, expression_ctype, input_nodes,
                        kernel_param_list)
 from .rowwise import row_group
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, block_threads_violation, indent, launcher_opening,
@@ -319,10 +319,12 @@ class RowReduction(Sketch):
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _plan(problem)
         tokens = [
-            Token("group", pow2_range(4, 1024), "threads cooperating on one row"),
-            Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads/group rows per block)"),
-            Token("vec", tuple(sorted({1, p.vec_width()})), "elements per load (16-byte packs when > 1)"),
-            Token("unroll", (1, 2, 4), "packs in flight per thread per step"),
+            Token("group", pow2_range(4, 1024), "threads cooperating on one row", (Role.THREADS,)),
+            Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads/group rows per block)",
+                  (Role.THREADS,)),
+            Token("vec", tuple(sorted({1, p.vec_width()})), "elements per load (16-byte packs when > 1)",
+                  (Role.VECTOR,)),
+            Token("unroll", (1, 2, 4), "packs in flight per thread per step", (Role.UNROLL,)),
         ]
 
         def group_fits(pt: Point) -> str | None:
@@ -343,7 +345,7 @@ class RowReduction(Sketch):
         point = {"group": group, "threads": max(256, group), "vec": vec, "unroll": unroll}
         return shrink_unroll(self.space(problem, arch), point)
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _plan(problem)
         group, threads, vec, unroll = point["group"], point["threads"], point["vec"], point["unroll"]
         accesses = p.accesses(vec)
@@ -442,8 +444,9 @@ class ColumnReduction(Sketch):
         p = _plan(problem)
         tokens = [
             *column_tokens(p.vec_width(), "threads of a block along the reduced axis"),
-            Token("unroll", (1, 2, 4), "reduced-axis steps in flight per thread"),
-            Token("chunks", (1, 4, 16, 64), "blocks along the reduced axis (>1: a second merge kernel)"),
+            Token("unroll", (1, 2, 4), "reduced-axis steps in flight per thread", (Role.UNROLL,)),
+            Token("chunks", (1, 4, 16, 64), "blocks along the reduced axis (>1: a second merge kernel)",
+                  (Role.SPLIT,)),
         ]
 
         def smem_fits(pt: Point) -> str | None:
@@ -481,7 +484,7 @@ class ColumnReduction(Sketch):
                  "chunks": chunks}
         return shrink_unroll(self.space(problem, arch), point)
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _plan(problem)
         tile, split, vec, unroll, chunks = (point[k] for k in ("tile", "split", "vec", "unroll", "chunks"))
         threads = tile * split
@@ -635,10 +638,11 @@ class SplitRowReduction(Sketch):
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         p = _plan(problem)
         tokens = [
-            Token("threads", (128, 256, 512, 1024), "threads per block"),
-            Token("chunks", (2, 8, 32, 128, 512, 2048), "blocks per row in stage 1"),
-            Token("vec", tuple(sorted({1, p.vec_width()})), "elements per load (16-byte packs when > 1)"),
-            Token("unroll", (1, 2, 4), "packs in flight per thread per step"),
+            Token("threads", (128, 256, 512, 1024), "threads per block", (Role.THREADS,)),
+            Token("chunks", (2, 8, 32, 128, 512, 2048), "blocks per row in stage 1", (Role.SPLIT,)),
+            Token("vec", tuple(sorted({1, p.vec_width()})), "elements per load (16-byte packs when > 1)",
+                  (Role.VECTOR,)),
+            Token("unroll", (1, 2, 4), "packs in flight per thread per step", (Role.UNROLL,)),
         ]
         checks = _common_space_checks(p, arch, lambda pt: pt["threads"], lambda pt: _words_per_pack(p, pt))
         return DesignSpace(tokens, checks)
@@ -658,7 +662,7 @@ class SplitRowReduction(Sketch):
         point = {"threads": 256, "chunks": chunks, "vec": vec, "unroll": unroll}
         return shrink_unroll(self.space(problem, arch), point)
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _plan(problem)
         threads, chunks, vec, unroll = (point[k] for k in ("threads", "chunks", "vec", "unroll"))
         accesses = p.accesses(vec)

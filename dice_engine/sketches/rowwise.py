@@ -15,9 +15,9 @@ from ..ir.patterns import Problem
 from .access import (SPLIT_ROW_PROLOGUE, Access, AxisView, axis_view, broadcast_offset, fitting_vec, hint_int,
                      pack_element, pack_registers, pack_step, paren, plan_access, scalar_element,
                      vec_violation)
-from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Token,
+from .base import (DesignSpace, Launch, Param, Point, RenderedKernel, Role, Token,
                    store_from_compute)
-from .operands import describe, emit_expression, expression_ctype, input_nodes, kernel_param_list
+from .fusion import describe, emit_expression, expression_ctype, input_nodes, kernel_param_list
 from .warp import (dynamic_smem_lines, indent, launcher_opening, min_blocks_per_sm, pack_width, pow2_range,
                    register_budget, rendered_kernel, wave_grid_cap, workspace_code)
 
@@ -116,12 +116,14 @@ def row_space(p: RowwisePlan, arch: ArchSpec, *, vec_width: int, base_registers:
     """The `*.rows` space. `stream_state_values`: the running statistics a thread keeps in the
     streaming passes (values of `p.ctype`), on top of `base_registers`."""
     tokens = [
-        Token("group", pow2_range(4, 1024), "threads cooperating on one row"),
-        Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads/group rows per block)"),
-        Token("vec", tuple(sorted({1, vec_width})), "elements per access (16-byte packs when > 1)"),
+        Token("group", pow2_range(4, 1024), "threads cooperating on one row", (Role.THREADS,)),
+        Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads/group rows per block)",
+              (Role.THREADS,)),
+        Token("vec", tuple(sorted({1, vec_width})), "elements per access (16-byte packs when > 1)",
+              (Role.VECTOR,)),
         Token("cache", ("registers", "shared", "none"),
-              "row kept in registers or shared memory (one read), or streamed twice"),
-        Token("unroll", (1, 2, 4), "packs in flight per thread per step (streaming passes)"),
+              "row kept in registers or shared memory (one read), or streamed twice", (Role.SMEM,)),
+        Token("unroll", (1, 2, 4), "packs in flight per thread per step (streaming passes)", (Role.UNROLL,)),
     ]
     value_words = 2 if p.ctype == "double" else 1
 
@@ -159,10 +161,11 @@ def split_row_space(p: RowwisePlan, arch: ArchSpec, *, vec_width: int, base_regi
     """The `*.split_rows` space. `state_registers(point)`: what a thread keeps beyond
     `base_registers` and the packs in flight (its chunk's statistics)."""
     tokens = [
-        Token("threads", (128, 256, 512, 1024), "threads per block"),
-        Token("chunks", (2, 4, 8, 16, 32, 64, 128), "blocks per row"),
-        Token("vec", tuple(sorted({1, vec_width})), "elements per access (16-byte packs when > 1)"),
-        Token("unroll", (1, 2, 4), "packs in flight per thread per step"),
+        Token("threads", (128, 256, 512, 1024), "threads per block", (Role.THREADS,)),
+        Token("chunks", (2, 4, 8, 16, 32, 64, 128), "blocks per row", (Role.SPLIT,)),
+        Token("vec", tuple(sorted({1, vec_width})), "elements per access (16-byte packs when > 1)",
+              (Role.VECTOR,)),
+        Token("unroll", (1, 2, 4), "packs in flight per thread per step", (Role.UNROLL,)),
     ]
 
     def fits(pt: Point) -> str | None:

@@ -22,7 +22,7 @@ import math
 from ..arch import ArchSpec
 from ..ir.graph import Dim
 from ..ir.patterns import Problem
-from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, frame, launcher_params,
                    launcher_signature)
 from .fusion import (PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, load_operand,
                     store_output, widest_bytes)
@@ -198,8 +198,9 @@ class WarpRowScan(Sketch):
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         return DesignSpace(
-            [Token("items", (1, 2, 4, 8), "consecutive elements per lane per chunk (chunk = 32 x items)"),
-             Token("warps", (2, 4, 8), "warps (rows) per block")])
+            [Token("items", (1, 2, 4, 8), "consecutive elements per lane per chunk (chunk = 32 x items)",
+                   (Role.WORK,)),
+             Token("warps", (2, 4, 8), "warps (rows) per block", (Role.THREADS,))])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         length = ScanShape(problem).value(ScanShape(problem).length)
@@ -210,8 +211,7 @@ class WarpRowScan(Sketch):
                 return {"items": min(candidate, 8), "warps": 4}
         raise AssertionError("unreachable")
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        self.space(problem, arch).require_legal(point, self.name)
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         shape = ScanShape(problem)
         items, warps = point["items"], point["warps"]
         vector = _vector_ok(problem, items)
@@ -267,8 +267,8 @@ def _block_space(problem: Problem, arch: ArchSpec, extra: list[Token]) -> Design
         ok = p["threads"] <= min(arch.max_threads_per_block, 1024)
         return None if ok else f"{p['threads']} threads exceed the block limit"
     return DesignSpace(
-        [Token("threads", (128, 256, 512, 1024), "threads per block"),
-         Token("items", (1, 2, 4, 8), "consecutive elements per thread per chunk"),
+        [Token("threads", (128, 256, 512, 1024), "threads per block", (Role.THREADS,)),
+         Token("items", (1, 2, 4, 8), "consecutive elements per thread per chunk", (Role.WORK,)),
          *extra], [threads_fit])
 
 
@@ -334,8 +334,7 @@ class BlockRowScan(Sketch):
         shape = ScanShape(problem)
         return _block_default(problem, shape.value(shape.length))
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        self.space(problem, arch).require_legal(point, self.name)
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         shape = ScanShape(problem)
         threads, items = point["threads"], point["items"]
         vector = _vector_ok(problem, items)
@@ -375,15 +374,15 @@ class MultiBlockRowScan(Sketch):
         return None
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
-        return _block_space(problem, arch, [Token("tile_chunks", (2, 4, 8, 16),
-                                                  "chunks (threads x items) per tile; one block per tile")])
+        tile_chunks = Token("tile_chunks", (2, 4, 8, 16),
+                            "chunks (threads x items) per tile; one block per tile", (Role.TILE,))
+        return _block_space(problem, arch, [tile_chunks])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         point = _block_default(problem, 1 << 20)
         return {**point, "tile_chunks": 4}
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        self.space(problem, arch).require_legal(point, self.name)
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         shape = ScanShape(problem)
         threads, items, tile_chunks = point["threads"], point["items"], point["tile_chunks"]
         tile_len = threads * items * tile_chunks
@@ -492,8 +491,10 @@ class ColumnScan(Sketch):
             ok = threads <= arch.max_threads_per_block
             return None if ok else f"{threads} threads exceed the block limit"
         return DesignSpace(
-            [Token("threads_x", (32, 64, 128, 256), "threads along the contiguous inner dim"),
-             Token("split", (1, 2, 4, 8, 16), "thread rows sharing one column's length (segments)")],
+            [Token("threads_x", (32, 64, 128, 256), "threads along the contiguous inner dim",
+                   (Role.THREADS,)),
+             Token("split", (1, 2, 4, 8, 16), "thread rows sharing one column's length (segments)",
+                   (Role.SPLIT,))],
             [threads_fit])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
@@ -507,8 +508,7 @@ class ColumnScan(Sketch):
             split *= 2
         return {"threads_x": threads_x, "split": split}
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        self.space(problem, arch).require_legal(point, self.name)
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         shape = ScanShape(problem)
         threads_x, split = point["threads_x"], point["split"]
         kernel = f"{name}_kernel"

@@ -23,7 +23,7 @@ from .access import (chunk_loops, fitting_vec, hint_int, pack_declarations, pack
                      pack_step, scalar_element, vec_violation)
 from .base import DesignSpace, Launch, Point, RenderedKernel, Sketch, accepted, launcher_params
 from .columns import COLUMN_INDEX, COLUMN_TILES, column_partials, column_tile, column_tiles, column_tokens
-from .operands import axis_unsupported, describe, kernel_param_list
+from .fusion import axis_unsupported, describe, kernel_param_list
 from .rowwise import (ChunkStats, RowwisePlan, packs_per_thread, registers_write_code, row_group, row_space,
                       row_vec, rows_rendered, rowwise_plan, split_row_default, split_row_space,
                       split_rows_rendered, two_pass_body)
@@ -150,7 +150,7 @@ class RowSoftmax(Sketch):
             point.update(vec=1)
         return point
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)
         registers = point["cache"] == "registers"
         body = (self._registers_body(p, point) if registers
@@ -313,7 +313,7 @@ class ColumnSoftmax(Sketch):
             point["tile"] *= 2
         return point
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)
         tile, split, vec = point["tile"], point["split"], point["vec"]
         stat_bytes = _stat_bytes(p)
@@ -459,7 +459,7 @@ class SplitRowSoftmax(Sketch):
         p = _must_plan(problem)
         return split_row_default(p, arch, self.space(problem, arch), p.vec_width())
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         p = _must_plan(problem)
         vec, unroll = point["vec"], point["unroll"]
         params = launcher_params(problem)

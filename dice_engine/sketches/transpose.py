@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..arch import ArchSpec
 from ..ir.graph import Dim
 from ..ir.patterns import Problem
-from .base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame, launcher_params,
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, frame, launcher_params,
                    launcher_signature, load_as_compute, store_from_compute)
 from .fusion import (PACK, fusion_note, fusion_unsupported, has_epilogue, has_prologue, kernel_args,
                     kernel_params, load_operand, store_output, widest_bytes)
@@ -158,9 +158,10 @@ class TiledTranspose(Sketch):
             return f"vec={p['vec']} on a {p['tile']}-wide tile of {elem}-byte elements: shared bank conflicts"
 
         return DesignSpace(
-            [Token("tile", (32, 64), "edge of the square tile staged in shared memory"),
-             Token("block_rows", (2, 4, 8, 16), "thread rows per block; each sweeps tile/block_rows rows"),
-             Token("vec", (1, 2, 4), "consecutive elements per thread per global access")],
+            [Token("tile", (32, 64), "edge of the square tile staged in shared memory", (Role.TILE,)),
+             Token("block_rows", (2, 4, 8, 16), "thread rows per block; each sweeps tile/block_rows rows",
+                   (Role.THREADS,)),
+             Token("vec", (1, 2, 4), "consecutive elements per thread per global access", (Role.VECTOR,))],
             [vector_fits, threads_fit, smem_fits, conflict_free])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
@@ -178,8 +179,7 @@ class TiledTranspose(Sketch):
                 return point
         raise AssertionError("vec=1 is always legal")
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        self.space(problem, arch).require_legal(point, self.name)
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         layout = simplify(problem)
         tile, vec, block_rows = point["tile"], point["vec"], point["block_rows"]
         pad = tile_padding(problem.anchor.dtype.size, vec)
@@ -332,9 +332,10 @@ class GatherCopy(Sketch):
             return None if ok else f"{p['threads']} threads exceed the block limit"
 
         return DesignSpace(
-            [Token("vec", (1, 2, 4, 8, 16), "consecutive elements per thread per access"),
-             Token("threads", (128, 256, 512), "threads per block"),
-             Token("items", (1, 2, 4), "vectors per thread per grid-stride step (loads in flight)")],
+            [Token("vec", (1, 2, 4, 8, 16), "consecutive elements per thread per access", (Role.VECTOR,)),
+             Token("threads", (128, 256, 512), "threads per block", (Role.THREADS,)),
+             Token("items", (1, 2, 4), "vectors per thread per grid-stride step (loads in flight)",
+                   (Role.WORK,))],
             [vector_fits, threads_fit])
 
     @staticmethod
@@ -351,8 +352,7 @@ class GatherCopy(Sketch):
                 return point
         raise AssertionError("vec=1 is always legal")
 
-    def render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        self.space(problem, arch).require_legal(point, self.name)
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         layout = simplify(problem)
         vec, threads, items = point["vec"], point["threads"], point["items"]
         anchor = problem.anchor

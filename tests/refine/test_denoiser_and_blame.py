@@ -8,9 +8,9 @@ from tiny_sketch import TinySketch, scale_problem
 
 from dice_engine.arch import occupancy, resolve
 from dice_engine.refine import MASK, DenoiseRequest, HeuristicPrior
-from dice_engine.refine.blame import blame_estimate, roles
+from dice_engine.refine.blame import blame_estimate, blame_everything
 from dice_engine.refine.cost import CostEstimate
-from dice_engine.sketches.base import Token
+from dice_engine.sketches.base import DesignSpace, Role, Token
 
 A100 = resolve("a100")
 
@@ -38,14 +38,14 @@ def test_unmasked_tokens_stay_and_hints_push_masked_ones():
     assert draws[2] > draws[8] and draws[2] > draws[4]     # one step down is the mode
 
 
-def test_token_roles_by_name():
-    assert roles(Token("threads", (1, 2), "")) == {"threads"}
-    assert roles(Token("block_m", (1, 2), "")) == {"tiling"}
-    assert roles(Token("stages", (1, 2), "")) == {"smem"}
-    assert roles(Token("tile", (1, 2), "")) == {"tiling", "smem"}
-    assert roles(Token("thread_m", (1, 2), "")) == {"tiling"}          # a per-thread micro-tile
-    assert roles(Token("warp_n", (1, 2), "")) == {"threads", "tiling"}
-    assert roles(Token("items_per_thread", (1, 2), "")) == {"tiling"}
+def _gemm_like_space() -> DesignSpace:
+    """Tokens of every blame role, named so that no name hints at its role."""
+    def token(name, role):
+        return Token(name, (1, 2, 4), "", (role,) if role else ())
+    return DesignSpace([token("a", Role.THREADS), token("b", Role.TILE), token("c", Role.WORK),
+                        token("d", Role.VECTOR), token("e", Role.UNROLL), token("f", Role.SPLIT),
+                        token("g", Role.PIPELINE), token("h", Role.SMEM), token("i", None),
+                        Token("j", (1,), "one choice: nothing to move", (Role.TILE,))])
 
 
 def _estimate(spill=0, registers=32, blocks=100_000, threads=256, arch=A100):
@@ -64,3 +64,16 @@ def test_blame_follows_the_feedback():
     thin = blame_estimate(space, _estimate(blocks=20), A100.sms)
     assert thin.reason == "grid smaller than the GPU" and thin.tokens == {"items_per_thread": -1}
     assert blame_estimate(space, _estimate(), A100.sms) is None
+
+
+def test_blame_picks_tokens_by_declared_role_not_name():
+    space = _gemm_like_space()
+    spills = blame_estimate(space, _estimate(spill=64), A100.sms)
+    assert spills.tokens == {"a": 0, "b": -1, "c": -1, "d": -1, "e": -1}
+    smem = CostEstimate(10.0, 1.0, 0.0, 1.0, occupancy(A100, 256, 32, 96 * 1024), 100_000, 1.0, 0)
+    assert smem.occupancy.limiter == "shared memory"
+    shared = blame_estimate(space, smem, A100.sms)
+    assert shared.tokens == {"b": -1, "c": -1, "d": -1, "e": -1, "g": -1, "h": -1}
+    thin = blame_estimate(space, _estimate(blocks=20), A100.sms)
+    assert thin.tokens == {"b": -1, "c": -1, "d": -1, "e": -1, "f": +1}   # more splits fill the grid
+    assert set(blame_everything(space, "compile error").tokens) == set("abcdefghi")

@@ -7,7 +7,8 @@ from dice_engine.ir.dtypes import F32
 from dice_engine.ir.graph import Program, TensorDecl
 from dice_engine.ir.ops import const, input_tensor, make
 from dice_engine.ir.patterns import Problem, classify
-from dice_engine.sketches.base import (DesignSpace, Launch, Point, RenderedKernel, Sketch, Token, frame,
+from dice_engine.sketches.base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token,
+                                       frame,
                                        launcher_params, launcher_signature)
 
 N = 1 << 26
@@ -30,15 +31,16 @@ class TinySketch(Sketch):
         return None
 
     def space(self, problem, arch):
-        return DesignSpace([Token("threads", (32, 64, 128, 256, 512, 1024), "threads per block"),
-                            Token("items_per_thread", (1, 2, 4, 8, 16), "elements per thread")],
+        return DesignSpace([Token("threads", (32, 64, 128, 256, 512, 1024), "threads per block",
+                                  (Role.THREADS,)),
+                            Token("items_per_thread", (1, 2, 4, 8, 16), "elements per thread", (Role.WORK,))],
                            [lambda p: "more than 8192 elements per block"
                             if p["threads"] * p["items_per_thread"] > 8192 else None])
 
     def default_point(self, problem, arch):
         return dict(self.default)
 
-    def render(self, problem, arch, point, name):
+    def _render(self, problem, arch, point, name):
         threads, items = point["threads"], point["items_per_thread"]
         n = problem.program.concrete_shape(problem.output.shape)[0]
         per_block = threads * items

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from dice_engine.intent import parse_intent
 from dice_engine.ir.patterns import classify
-from dice_engine.sketches.gemm_common import GemmProblem, epilogue_inputs, read_problem, render_epilogue
+from dice_engine.sketches.fusion import epilogue_inputs
+from dice_engine.sketches.gemm_common import GemmProblem, read_problem, render_epilogue
 
 
 def gemm(text: str) -> GemmProblem:
@@ -48,7 +49,7 @@ def test_prologue_on_an_operand_is_unsupported():
 
 def test_epilogue_reads_bias_by_column_and_residual_by_position():
     gp = gemm("y = gelu(x @ W + b) + R; x: f32[64, 32]; W: f32[32, 16]; b: f32[16]; R: f32[64, 16]")
-    assert [n.name for n in epilogue_inputs(gp)] == ["b", "R"]
+    assert [n.name for n in epilogue_inputs(gp.problem)] == ["b", "R"]
     code = render_epilogue(gp)
     assert "b[(long long)col]" in code
     assert "R[(long long)row * N + (long long)col]" in code

@@ -62,7 +62,7 @@ class Emulated(Sketch):
     def default_point(self, problem, arch):
         return self.inner.default_point(problem, arch)
 
-    def render(self, problem, arch, point, name):
+    def _render(self, problem, arch, point, name):
         return emulable(self.inner.render(problem, arch, point, name))
 
 

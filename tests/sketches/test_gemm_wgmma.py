@@ -242,7 +242,7 @@ class Emulated(Sketch):
     def default_point(self, problem, arch):
         return SKETCH.default_point(problem, arch)
 
-    def render(self, problem, arch, point, name):
+    def _render(self, problem, arch, point, name):
         return emulable(SKETCH.render(problem, arch, point, name))
 
 
