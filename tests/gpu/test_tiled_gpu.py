@@ -16,28 +16,17 @@ from dice_engine.lowering import GeneralLowering
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "lowering"))
 sys.path.insert(0, str(Path(__file__).parents[1] / "sketches"))
-from test_tiled_emulated import TILED_CASES  # noqa: E402
+from test_tiled_emulated import TILED_CASES, tiled_point  # noqa: E402
 from test_tiled_nvcc import LARGE  # noqa: E402
 
 pytestmark = pytest.mark.gpu
-
-
-def _point(tile: int, threads: int) -> dict:
-    return {
-        "threads": threads,
-        "strategy": "thread",
-        "items": 1,
-        "unroll": 1,
-        "fuse": "kernels",
-        "tile": tile,
-    }
 
 
 @pytest.mark.parametrize("intent", TILED_CASES, ids=[c[:50] for c in TILED_CASES])
 @pytest.mark.parametrize("tile, threads", [(32, 64), (32, 256), (64, 256)])
 def test_tiled_kernel_is_correct_on_the_gpu(runner, intent: str, tile: int, threads: int) -> None:
     problem = classify(parse_intent(intent))
-    rendered = GeneralLowering().render(problem, ARCHS["sm_90"], _point(tile, threads), "tiled")
+    rendered = GeneralLowering().render(problem, ARCHS["sm_90"], tiled_point(tile, threads), "tiled")
     report = runner.evaluate(rendered, problem, "sm_90", time=False)
     assert report.verdict == "ok", report.detail
     assert report.verified is True
@@ -50,7 +39,7 @@ def test_tiled_kernels_at_kernelbench_sizes_are_correct_and_faster_than_per_outp
     problem = classify(parse_intent(intent))
     times = {}
     for tile in (0, 32, 64):
-        rendered = GeneralLowering().render(problem, ARCHS["sm_90"], _point(tile, 256), "tiled")
+        rendered = GeneralLowering().render(problem, ARCHS["sm_90"], tiled_point(tile, 256), "tiled")
         report = runner.evaluate(rendered, problem, "sm_90", time=True)
         assert report.verdict == "ok", (tile, report.detail)
         times[tile] = report.time_us

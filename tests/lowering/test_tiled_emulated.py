@@ -40,6 +40,11 @@ TILED_CASES = [
 ]
 
 
+def tiled_point(tile: int, threads: int) -> dict:
+    """A tiled design point of the general lowering (a thread per output outside the tiles)."""
+    return dict(threads=threads, strategy="thread", items=1, unroll=1, fuse="kernels", tile=tile)
+
+
 class Emulated(GeneralLowering):
     def render(self, *args):
         rendered = super().render(*args)
@@ -53,14 +58,7 @@ def test_tiled_contractions_match_the_reference(intent: str, tmp_path) -> None:
     sketch = Emulated()
     assert sketch.space(problem, ARCHS["sm_90"]).token("tile").choices == (0, 32, 64)
     for k, (tile, threads) in enumerate([(32, 64), (64, 256)]):
-        point = {
-            "threads": threads,
-            "strategy": "thread",
-            "items": 1,
-            "unroll": 1,
-            "fuse": "kernels",
-            "tile": tile,
-        }
+        point = tiled_point(tile, threads)
         rendered = sketch.render(problem, ARCHS["sm_90"], point, "emulated")
         assert "/tiled" in rendered.summary or "/tiled" in rendered.source.split("// design tokens")[0]
         work = tmp_path / str(k)

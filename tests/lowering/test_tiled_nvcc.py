@@ -11,7 +11,7 @@ from dice_engine.intent import parse_intent
 from dice_engine.ir.patterns import classify
 from dice_engine.lowering import GeneralLowering
 
-from test_tiled_emulated import TILED_CASES
+from test_tiled_emulated import TILED_CASES, tiled_point
 
 
 def _nvcc_missing() -> bool:
@@ -31,23 +31,12 @@ LARGE = [
 ]
 
 
-def _point(tile: int, threads: int) -> dict:
-    return {
-        "threads": threads,
-        "strategy": "thread",
-        "items": 1,
-        "unroll": 1,
-        "fuse": "kernels",
-        "tile": tile,
-    }
-
-
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("intent", TILED_CASES, ids=[c[:50] for c in TILED_CASES])
 def test_tiled_kernels_compile(intent: str, arch: str) -> None:
     problem = classify(parse_intent(intent))
     for tile, threads in ((32, 128), (64, 256)):
-        rendered = GeneralLowering().render(problem, ARCHS[arch], _point(tile, threads), "tiled")
+        rendered = GeneralLowering().render(problem, ARCHS[arch], tiled_point(tile, threads), "tiled")
         result = compile_cuda(rendered.source, arch)
         assert result.ok, "\n".join(str(m) for m in result.messages)[:3000]
 
@@ -56,7 +45,7 @@ def test_tiled_kernels_compile(intent: str, arch: str) -> None:
 def test_tiled_kernels_do_not_spill_at_kernelbench_sizes(intent: str) -> None:
     problem = classify(parse_intent(intent))
     for tile, threads in ((32, 64), (64, 64), (64, 256)):
-        rendered = GeneralLowering().render(problem, ARCHS["sm_90"], _point(tile, threads), "tiled")
+        rendered = GeneralLowering().render(problem, ARCHS["sm_90"], tiled_point(tile, threads), "tiled")
         result = compile_cuda(rendered.source, "sm_90")
         assert result.ok, "\n".join(str(m) for m in result.messages)[:3000]
         res = result.kernel(rendered.launches[0].kernel)
