@@ -37,6 +37,15 @@ def find_nvcc(explicit: str | None = None) -> str:
     raise NvccNotFound(f"nvcc (the CUDA compiler) was not found: {HOW_TO_FIX}")
 
 
+def nvcc_found() -> bool:
+    """Whether `find_nvcc()` finds an nvcc (for callers that only need to know, such as test skips)."""
+    try:
+        find_nvcc()
+    except NvccNotFound:
+        return False
+    return True
+
+
 def nvcc_version(nvcc: str) -> str:
     """nvcc's full `--version` text (memoized per executable and modification time)."""
     return _version(nvcc, os.stat(nvcc).st_mtime_ns)

@@ -88,6 +88,7 @@ def test_missing_nvcc_says_how_to_fix(monkeypatch):
         compile_cuda(GOOD)
     with pytest.raises(NvccNotFound, match="nvccPath"):
         compile_cuda(GOOD, nvcc="/nonexistent/nvcc")
+    assert not toolchain.nvcc_found()
 
 
 def test_timeout_kills_the_compiler(tmp_path):

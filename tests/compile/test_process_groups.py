@@ -10,19 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from dice_engine.compile import NvccNotFound, compile_cuda, find_nvcc
+from dice_engine.compile import compile_cuda, nvcc_found
 from dice_engine.compile.processes import PGID_FILE, reap, run_group
 
 
-def _nvcc_missing() -> bool:
-    try:
-        find_nvcc()
-    except NvccNotFound:
-        return True
-    return False
 
-
-needs_nvcc = pytest.mark.skipif(_nvcc_missing(), reason="nvcc (CUDA toolkit) not found")
+needs_nvcc = pytest.mark.skipif(not nvcc_found(), reason="nvcc (CUDA toolkit) not found")
 SLOW = "\n".join(f"__global__ void k{i}(float* x) {{ float a = x[threadIdx.x]; for (int t = 0; t < 64; t++) "
                  f"a = a * 1.0001f + {i}.0f; x[threadIdx.x] = a; }}" for i in range(3000))
 

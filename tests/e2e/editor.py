@@ -17,21 +17,14 @@ from pygls.uris import to_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from dice_engine.compile import NvccNotFound, find_nvcc
+from dice_engine.compile import find_nvcc, nvcc_found
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _nvcc_missing() -> bool:
-    try:
-        find_nvcc()
-    except NvccNotFound:
-        return True
-    return False
-
 
 # Generation compiles every candidate with nvcc; without one these tests cannot run.
-needs_nvcc = pytest.mark.skipif(_nvcc_missing(), reason="nvcc (CUDA toolkit) not found")
+needs_nvcc = pytest.mark.skipif(not nvcc_found(), reason="nvcc (CUDA toolkit) not found")
 
 
 class HeldCompiler:

@@ -8,7 +8,7 @@ import pytest
 
 from dice_engine.api import CUDAGenerator
 from dice_engine.arch import ARCHS
-from dice_engine.compile import NvccNotFound, find_nvcc
+from dice_engine.compile import nvcc_found
 from dice_engine.intent import parse_intent
 from dice_engine.ir.patterns import classify
 from dice_engine.lowering import GeneralLowering
@@ -18,13 +18,6 @@ from dice_engine.lowering.traffic import plan_bytes
 CONV3D = "y = conv3d(x, w); x: f32[8, 16, 32, 32, 32]; w: f32[32, 16, 3, 3, 3]"
 MATMUL4D = "C = A @ B; A: f32[16, 256, 512, 256]; B: f32[16, 256, 256, 768]"
 
-
-def _nvcc_missing() -> bool:
-    try:
-        find_nvcc()
-    except NvccNotFound:
-        return True
-    return False
 
 
 @pytest.mark.parametrize(
@@ -50,7 +43,7 @@ def test_tiling_cuts_the_modelled_operand_traffic_by_the_tile_edge() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(_nvcc_missing(), reason="nvcc is not installed")
+@pytest.mark.skipif(not nvcc_found(), reason="nvcc is not installed")
 @pytest.mark.parametrize(
     "intent, sketch",
     [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dice_engine.arch import ARCHS
-from dice_engine.compile import NvccNotFound, compile_cuda, find_nvcc
+from dice_engine.compile import compile_cuda, nvcc_found
 from dice_engine.intent import parse_intent
 from dice_engine.ir.patterns import classify
 from dice_engine.lowering import GeneralLowering
@@ -14,15 +14,8 @@ from dice_engine.lowering import GeneralLowering
 from test_tiled_emulated import TILED_CASES, tiled_point
 
 
-def _nvcc_missing() -> bool:
-    try:
-        find_nvcc()
-    except NvccNotFound:
-        return True
-    return False
 
-
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(_nvcc_missing(), reason="nvcc is not installed")]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not nvcc_found(), reason="nvcc is not installed")]
 
 LARGE = [
     "C = A @ B; A: f32[16, 256, 512, 256]; B: f32[16, 256, 256, 768]",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from dice_engine.arch import ARCHS
-from dice_engine.compile import NvccNotFound, compile_cuda, find_nvcc
+from dice_engine.compile import compile_cuda, nvcc_found
 from dice_engine.intent import parse_intent
 from dice_engine.ir.patterns import classify
 from dice_engine.sketches.attention import FusedAttention, match
@@ -29,13 +29,6 @@ CASES = [
 def _problem(intent: str):
     return classify(parse_intent(intent))
 
-
-def _nvcc_missing() -> bool:
-    try:
-        find_nvcc()
-    except NvccNotFound:
-        return True
-    return False
 
 
 def test_the_front_ends_graphs_are_recognised_and_others_refused() -> None:
@@ -63,7 +56,7 @@ def test_fused_attention_matches_the_reference_on_the_emulator(intent: str, tmp_
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(_nvcc_missing(), reason="nvcc is not installed")
+@pytest.mark.skipif(not nvcc_found(), reason="nvcc is not installed")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_fused_attention_compiles_at_kernelbench_shape(arch: str) -> None:
     problem = _problem("y = scaled_dot_product_attention(q, k, v); q, k, v: f32[32, 32, 512, 1024]")

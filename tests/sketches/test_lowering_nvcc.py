@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dice_engine.arch import ARCHS
-from dice_engine.compile import NvccNotFound, compile_cuda, find_nvcc
+from dice_engine.compile import compile_cuda, nvcc_found
 from dice_engine.intent import parse_intent
 from dice_engine.ir.patterns import classify
 from dice_engine.sketches.registry import candidates
@@ -13,15 +13,8 @@ from dice_engine.sketches.registry import candidates
 from lowering_cases import EMULATED_CASES
 
 
-def _nvcc_missing() -> bool:
-    try:
-        find_nvcc()
-    except NvccNotFound:
-        return True
-    return False
 
-
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(_nvcc_missing(), reason="nvcc is not installed")]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not nvcc_found(), reason="nvcc is not installed")]
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
