@@ -1,5 +1,7 @@
-"""The soak's short form (see soak.py): 2,000 random edits against a real `dice-lsp`, bounded
-to 90 s. `benchmarks/lsp_soak.py` runs the long form and writes its figures."""
+"""The soak's short form (see soak.py): 2,000 random edits against a real `dice-lsp`. About 80 s
+on a calm 2-core machine; the bound is 4 minutes, so that a busy machine slows the run instead of
+cutting it short of the 2,000 edits the issue asks for. `benchmarks/lsp_soak.py` runs the long
+form and writes its figures."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +12,7 @@ from .soak import run_soak
 
 @needs_nvcc
 async def test_soak_never_touches_text_outside_regions_nor_publishes_invalid_positions(tmp_path: Path):
-    figures = await run_soak(tmp_path, edits=2000, seed=19, time_limit_s=75)
+    figures = await run_soak(tmp_path, edits=2000, seed=19, time_limit_s=240)
     print(figures.to_json())
     assert figures.edits >= 2000, figures.to_json()
     assert figures.generates >= 15 and figures.saves >= 30 and figures.cancelled >= 10
