@@ -16,8 +16,9 @@ rewritten after every evaluation, so a run that is stopped keeps what it measure
 1. `dice kernelbench` on every task (CPU, `--jobs` at a time);
 2. each ModelNew's CUDA compiled into its cached library (CPU, `--jobs` at a time), so that
    compile time never lands in a GPU's queue;
-3. `dice kernelbench --eval` on every ModelNew, one per GPU at a time (`--gpus`, pinned with
-   CUDA_VISIBLE_DEVICES), each in its own process with a timeout;
+3. KernelBench's protocol (`dice kernelbench --eval`'s) on every ModelNew, one per GPU at a time
+   (`--gpus`, pinned with CUDA_VISIBLE_DEVICES), each with a timeout (`--case-timeout`), in as
+   few evaluation processes as is safe (`evaluate_many`);
 4. writes the Markdown table (per level: translated, correct, fast_1 = correct and faster than
    eager, geometric-mean speedup over the correct ones; one row per task) and a JSON file beside it.
 """
@@ -28,13 +29,14 @@ import argparse
 import json
 import math
 import os
-import queue
 import subprocess
 import sys
 import threading
-import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from dice_engine.kernelbench.evaluate import evaluate_many
 
 
 def _run(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -83,27 +85,26 @@ def build(row: dict) -> None:
         row["message"] = "build: " + (done.stderr.strip().splitlines() or ["failed"])[-1]
 
 
-def evaluate(row: dict, task: Path, gpu: int, trials: int, with_compile: bool) -> None:
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu))
-    cmd = [
-        sys.executable,
-        "-m",
-        "dice_engine",
-        "kernelbench",
-        "--eval",
-        str(task),
-        row["new"],
-        "--trials",
-        str(trials),
-        "--format",
-        "json",
-    ] + (["--compile"] if with_compile else [])
-    done = _run(cmd, 1200, env)
-    try:
-        result = json.loads(done.stdout.strip().splitlines()[-1])
-    except (json.JSONDecodeError, IndexError):
-        result = {"correct": False, "message": (done.stderr.strip().splitlines() or ["no result"])[-1]}
-    row["eval"] = result
+def evaluate_on_gpu(
+    rows: list[dict], by_name: dict, gpu: int, args: argparse.Namespace, on_row: Callable[[dict], None]
+) -> None:
+    """The rows' ModelNew files evaluated one after another on one GPU, through as few evaluation
+    processes as is safe (`evaluate_many`)."""
+    pairs = [(str(by_name[(r["level"], r["task"])]), r["new"]) for r in rows]
+
+    def record(i: int, result: dict) -> None:
+        rows[i]["eval"] = result
+        on_row(rows[i])
+
+    evaluate_many(
+        pairs,
+        trials=args.trials,
+        with_compile=args.compile,
+        timeout=args.case_timeout,
+        time_budget=args.time_budget,
+        env=dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu)),
+        on_result=record,
+    )
 
 
 def _geomean(values: list[float | None]) -> str:
@@ -182,6 +183,7 @@ def main() -> int:
     parser.add_argument("--skip-build", action="store_true", help="translate only; --stage build later")
     parser.add_argument("--time-budget", type=float, default=None, help="start no evaluation after S seconds")
     parser.add_argument("--resume", action="store_true", help="skip rows that already have a result")
+    parser.add_argument("--case-timeout", type=float, default=1200.0, help="seconds one evaluation may take")
     args = parser.parse_args()
     tasks = [t for d in args.dirs for t in sorted(Path(d).glob("*.py"), key=lambda p: (len(p.name), p.name))]
     work = Path(args.work)
@@ -206,31 +208,21 @@ def main() -> int:
         for r in rows
         if r["translated"] and (r["level"], r["task"]) in by_name and not (args.resume and "eval" in r)
     ]
-    deadline = None if args.time_budget is None else time.monotonic() + args.time_budget
     progress = threading.Lock()
-    free: queue.Queue[int] = queue.Queue()
-    for gpu in range(args.gpus):
-        free.put(gpu)
 
-    def on_a_free_gpu(row: dict) -> None:
-        gpu = free.get()
-        try:
-            if deadline is not None and time.monotonic() > deadline:
-                return
-            evaluate(row, by_name[(row["level"], row["task"])], gpu, args.trials, args.compile)
-            with progress:
-                saved.write_text(json.dumps(rows, indent=1))
-                ev = row["eval"]
-                print(
-                    f"{row['level']}/{row['task']}: correct={ev.get('correct')} "
-                    f"speedup={ev.get('speedup_eager', float('nan')):.2f} {ev.get('message', '')[:80]}",
-                    flush=True,
-                )
-        finally:
-            free.put(gpu)
+    def on_row(row: dict) -> None:
+        with progress:
+            saved.write_text(json.dumps(rows, indent=1))
+            ev = row["eval"]
+            print(
+                f"{row['level']}/{row['task']}: correct={ev.get('correct')} "
+                f"speedup={ev.get('speedup_eager', float('nan')):.2f} {ev.get('message', '')[:80]}",
+                flush=True,
+            )
 
+    shares = [todo[g :: args.gpus] for g in range(args.gpus)]
     with ThreadPoolExecutor(args.gpus) as pool:
-        list(pool.map(on_a_free_gpu, todo))
+        list(pool.map(lambda g: evaluate_on_gpu(shares[g], by_name, g, args, on_row), range(args.gpus)))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps(rows, indent=1))
     text = table(rows, args.trials)

@@ -1,6 +1,13 @@
 """The evaluation itself, in a child process that owns the GPU (`evaluate.py` starts it).
 
-    python -m dice_engine.kernelbench.eval_child TASK.py NEW.py CONFIG_JSON RESULT_JSON
+    python -m dice_engine.kernelbench.eval_child JOBS_JSON CONFIG_JSON RESULTS_JSONL
+
+JOBS_JSON names a list of [TASK.py, NEW.py] pairs, evaluated in order; one JSON line per pair
+is appended to RESULTS_JSONL as soon as it is done. One process serves many pairs (starting
+Python, torch and CUDA costs seconds a task), but only while nothing could carry over: the
+child exits after a pair whose run raised (a fault may have broken the CUDA context), after
+any torch or timer callable was replaced, or after a global numeric flag (TF32, matmul
+precision, cuDNN autotuning) changed. The parent starts a fresh one for the pairs left.
 
 KernelBench's protocol: both models built from the same seed; correctness on freshly seeded
 inputs (tolerance 1e-4 for fp32 results, 1e-2 for fp16/bf16); then timing with CUDA events,
@@ -18,8 +25,11 @@ PyTorch and still differ from it. That figure is reported, never used to pass a 
 from __future__ import annotations
 
 import copy
+import gc
 import json
+import os
 import sys
+import time
 import types
 from pathlib import Path
 from collections.abc import Iterator
@@ -62,8 +72,16 @@ def _as_list(out: Any) -> list[Any]:
 
 
 def _inputs(task: types.ModuleType, seed: int) -> list[Any]:
+    """The task's inputs, drawn on the GPU (as many seconds faster as a 6 GB input has
+    gigabytes); a get_inputs that cannot run there draws them on the host instead."""
     torch.manual_seed(seed)
-    return [x.cuda() if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+    try:
+        with torch.device("cuda"):
+            made = task.get_inputs()
+    except (RuntimeError, TypeError):
+        torch.manual_seed(seed)
+        made = task.get_inputs()
+    return [x.cuda() if isinstance(x, torch.Tensor) else x for x in made]
 
 
 def _chunks(*tensors: torch.Tensor) -> Iterator[tuple[torch.Tensor, ...]]:
@@ -240,6 +258,7 @@ def run(task_path: str, new_path: str, config: dict[str, Any]) -> dict[str, Any]
         "correct": False,
         "message": "",
         "device": torch.cuda.get_device_name(0),
+        "process": os.getpid(),  # which evaluation process served it
     }
     try:
         ev = Evaluation(task_path, new_path, config)
@@ -269,21 +288,47 @@ def run(task_path: str, new_path: str, config: dict[str, Any]) -> dict[str, Any]
     return result
 
 
-def main(argv: list[str]) -> int:
-    task_path, new_path, config, out_path = argv[0], argv[1], json.loads(argv[2]), argv[3]
-    if not torch.cuda.is_available():
-        Path(out_path).write_text(json.dumps({"error": "no CUDA GPU visible to torch"}))
-        return 0
+def _numeric_flags() -> tuple[Any, ...]:
+    return (
+        torch.backends.cuda.matmul.allow_tf32,
+        torch.backends.cudnn.allow_tf32,
+        torch.backends.cudnn.benchmark,
+        torch.get_float32_matmul_precision(),
+    )
+
+
+def _evaluate_pair(task_path: str, new_path: str, config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The pair's result, and whether this process may go on to the next pair."""
     try:
-        result = run(task_path, new_path, config)
+        return run(task_path, new_path, config), True
     except Exception as e:  # the solution's or the task's code failed: a result, not a crash
-        result = {
+        return {
             "task": task_path,
             "new": new_path,
             "correct": False,
             "message": f"{type(e).__name__}: {' '.join(str(e).split())[:400]}",
-        }
-    Path(out_path).write_text(json.dumps(result))
+        }, False
+
+
+def main(argv: list[str]) -> int:
+    jobs, config, out_path = json.loads(Path(argv[0]).read_text()), json.loads(argv[1]), argv[2]
+    with open(out_path, "a", encoding="utf-8") as out:
+        if not torch.cuda.is_available():
+            out.write(json.dumps({"index": 0, "error": "no CUDA GPU visible to torch"}) + "\n")
+            return 0
+        process_guard, flags = PatchGuard(), _numeric_flags()
+        for index, (task_path, new_path) in enumerate(jobs):
+            if config.get("deadline") and time.time() > config["deadline"]:
+                return 0
+            result, reusable = _evaluate_pair(task_path, new_path, config)
+            out.write(json.dumps({"index": index, **result}) + "\n")
+            out.flush()
+            if not reusable or process_guard.patched() or _numeric_flags() != flags:
+                return 0
+            if config.get("compile"):
+                torch._dynamo.reset()
+            gc.collect()
+            torch.cuda.empty_cache()
     return 0
 
 
