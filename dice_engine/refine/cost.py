@@ -25,8 +25,8 @@ from ..ir.patterns import Problem
 from ..ir.work import Work, work
 from ..sketches.base import Launch, RenderedKernel
 from ..sketches.gemm_common import read_problem
-from .cost_gemm import (gemv_bytes_in_flight_efficiency, simt_gemm_tokens, simt_issue_efficiency,
-                        simt_saturating_occupancy)
+from .cost_gemm import (gemv_bytes_in_flight_efficiency, micro_tile_issue_efficiency, simt_gemm_tokens,
+                        simt_issue_efficiency, simt_saturating_occupancy)
 
 LAUNCH_OVERHEAD_US = 2.0        # per kernel launch, host + device
 L2_BANDWIDTH_FACTOR = 3.0       # L2 bandwidth as a multiple of DRAM bandwidth (A100/H100 class)
@@ -151,8 +151,7 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
             compute_eff *= simt_issue_efficiency(simt, a_transposed_store=gp.a.layout == "row",
                                                  b_transposed_store=gp.b.layout != "row")
         elif not tensor:
-            # an r×r register micro-tile does r² FMAs per 2r shared loads; r=4 keeps the FMA pipes fed
-            compute_eff *= min(1.0, math.sqrt(outputs_per_thread) / 4)
+            compute_eff *= micro_tile_issue_efficiency(outputs_per_thread)
         if tile < 64:
             notes.append(f"small output tile per block (~{tile:.0f}×{tile:.0f}): operands re-read from L2")
 
