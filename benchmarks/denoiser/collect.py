@@ -178,7 +178,8 @@ def record(job: Job, built: BuiltPoint, arch: ArchSpec, target: str, gpu: str, s
     name = f"{job.kernel_name}_p{built.index}"
     out: dict[str, Any] = {
         "v": FORMAT_VERSION, "seed": seed, "shape_id": spec.shape_id, "family": spec.family,
-        "split": spec.split, "intent": spec.intent, "target": target, "gpu": gpu, "kernel_name": job.kernel_name,
+        "split": spec.split, "intent": spec.intent, "target": target, "gpu": gpu,
+        "kernel_name": job.kernel_name,
         "sketch": job.sketch.name, "tokens": built.point, "round": job.round, "status": "ok", "time_us": None,
         "cost_us": None, "reference_time_us": None, "max_rel_err": None, "resources": {}, "detail": ""}
     if built.rendered is None:
