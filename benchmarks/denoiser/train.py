@@ -1,7 +1,7 @@
 """Train the learned denoiser on a collected dataset and write its weights into the package.
 
     python benchmarks/denoiser/train.py [--data benchmarks/denoiser/data/h200.jsonl]
-        [--out dice_engine/refine/weights/denoiser.npz] [--steps 3000] [--include-heldout]
+        [--out dice_engine/refine/weights/denoiser.npz] [--steps 2000] [--include-heldout]
 
 The network (dice_engine/refine/denoiser_model.py) is trained as a masked discrete diffusion
 model over design tokens: each example is a verified design of one (problem, sketch), weighted
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="train.py", description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=HERE / "data" / "h200.jsonl")
     parser.add_argument("--out", type=Path, default=WEIGHTS_PATH)
-    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
