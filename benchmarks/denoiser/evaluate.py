@@ -15,9 +15,10 @@ measured points without replacement). Also the no-GPU choice: the search ranked 
 model alone (budget 24), its pick's measured speed. Median and quartiles over problems go to a
 Markdown table.
 
-Caveat: where a problem's space is only partly measured, both priors are kept to the measured
-points; the learned denoiser's legality steering then sees only those, a slight advantage over
-the heuristic, which learns of them by having its proposals refused. The table gives coverage.
+Where a problem's space is only partly measured, a proposal of an unmeasured point is refused
+like an illegal one (the denoiser is asked again, at a higher temperature), for every prior
+alike: the learned denoiser still steers by the sketch's whole space, as in a real search, not
+by the measured points. Sparse coverage makes every curve climb slower; the table gives it.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ import argparse
 import math
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -43,7 +45,7 @@ from dice_engine.refine import Denoiser, HeuristicPrior, Search  # noqa: E402
 from dice_engine.refine.denoiser_model import WEIGHTS_PATH, load  # noqa: E402
 from dice_engine.refine.learned import LearnedDenoiser  # noqa: E402
 from dice_engine.runner.report import VERDICTS, RunReport  # noqa: E402
-from dice_engine.sketches.base import DesignSpace, RenderedKernel  # noqa: E402
+from dice_engine.sketches.base import DesignSpace, Point, RenderedKernel  # noqa: E402
 from dice_engine.sketches.registry import candidates  # noqa: E402
 
 NS = (1, 4, 8, 16, 24)
@@ -85,6 +87,20 @@ def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
 
 # -- the replay --------------------------------------------------------------------------------
 
+@dataclass
+class MeasuredSpace(DesignSpace):
+    """A sketch's space cut down to the measured points; `full` is the space it was cut from."""
+    full: DesignSpace | None = None
+
+
+class ReplayLearned(LearnedDenoiser):
+    """The learned denoiser steering by the sketch's whole space, as it does in a real search."""
+
+    def _legal_points(self, space: DesignSpace) -> list[Point] | None:
+        full = space.full if isinstance(space, MeasuredSpace) and space.full is not None else space
+        return super()._legal_points(full)
+
+
 class Replay:
     """One problem's measurements, served to the search as compiles and runs."""
 
@@ -124,8 +140,9 @@ class Replay:
                         seed=seed, runner=self if gpu else None, denoiser=denoiser, compiler=self.compile,
                         cancel=threading.Event())
         for arm in search.arms:
-            arm.space = DesignSpace(list(arm.space.tokens),
-                                    [*arm.space.constraints, self._measured_only(arm.sketch.name)])
+            arm.space = MeasuredSpace(list(arm.space.tokens),
+                                      [*arm.space.constraints, self._measured_only(arm.sketch.name)],
+                                      full=arm.space)
         return search
 
     def tuned(self, denoiser: Denoiser, seed: int, budget: int = max(NS)) -> list[float | None]:
@@ -241,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     net, why = load(args.weights)
     priors: dict[str, Callable[[], Denoiser]] = {"heuristic": HeuristicPrior}
     if net is not None:
-        priors = {"learned": lambda: LearnedDenoiser(net), **priors}
+        priors = {"learned": lambda: ReplayLearned(net), **priors}
     else:
         print(f"evaluate.py: {why}; evaluating the heuristic prior and random sampling only", file=sys.stderr)
     result = evaluate(data, priors, args.seeds, args.min_points)

@@ -163,13 +163,14 @@ def test_quartiles_and_markdown():
 
 def test_replay_runs_the_search_on_measurements_only(trained):
     net, data, _ = trained
-    result = evaluate.evaluate(data, {"learned": lambda: LearnedDenoiser(net), "heuristic": HeuristicPrior},
-                               seeds=1, min_points=8)
+    priors = {"learned": lambda: evaluate.ReplayLearned(net), "heuristic": HeuristicPrior}
+    result = evaluate.evaluate(data, priors, seeds=1, min_points=8)
     assert sorted(result["used"]) == sorted(s.shape_id for s in data if s.split != "train")
     for curves in result["curves"].values():
         for curve in curves:
             assert all(0.0 <= v <= 1.0 + 1e-9 for v in curve)
             assert curve == sorted(curve)                          # more evaluations never lose ground
+    assert result["coverage"] == [1.0] * len(result["used"])
     learned_first = sorted(c[0] for c in result["curves"]["learned"])
     heuristic_first = sorted(c[0] for c in result["curves"]["heuristic"])
     assert learned_first[len(learned_first) // 2] >= heuristic_first[len(heuristic_first) // 2]
@@ -229,3 +230,16 @@ def test_collect_refuses_to_mix_into_an_existing_file(tmp_path, capsys):
 def test_unknown_family_is_a_usage_error(capsys):
     assert collect.main(["--dry-run", "--families", "sorting"]) == 2
     assert "no problems" in capsys.readouterr().err
+
+
+def test_replay_never_evaluates_an_unmeasured_point(trained):
+    net, data, _ = trained
+    shape = next(s for s in data if s.split != "train")
+    rng = random.Random(3)
+    sparse = dataset.Shape(shape.shape_id, shape.family, shape.split, shape.intent, shape.target,
+                           shape.kernel_name, [r for r in shape.records if rng.random() < 0.3])
+    replay = evaluate.Replay(sparse)
+    assert 0.1 < replay.coverage() < 0.5
+    for denoiser in (evaluate.ReplayLearned(net), HeuristicPrior()):
+        found = replay.tuned(denoiser, seed=0)    # an unmeasured point would have no record: KeyError
+        assert found and all(t is None or t >= replay.best_us for t in found)
