@@ -30,7 +30,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, Callable, Iterator, TextIO
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1]), str(HERE)]
@@ -213,13 +213,17 @@ def _done(path: Path, seed: int) -> set[tuple[str, str, str]]:
     return {(r["shape_id"], r["sketch"], point_key(r["tokens"])) for r in records}
 
 
-def run(args: argparse.Namespace, specs: list[ProblemSpec], out: TextIO, done: set[tuple[str, str, str]],
-        started: float) -> dict[str, int]:
+def _gpu_runner() -> Any:
     from dice_engine.runner import GpuRunner
+    return GpuRunner(trials=TRIALS, timed_runs=TIMED_RUNS, kernel_timeout_s=KERNEL_TIMEOUT_S)
+
+
+def run(args: argparse.Namespace, specs: list[ProblemSpec], out: TextIO, done: set[tuple[str, str, str]],
+        started: float, make_runner: Callable[[], Any] = _gpu_runner) -> dict[str, int]:
     counts = {"measured": 0, "ok": 0, "failed": 0, "shapes": 0}
     deadline = started + args.time_budget
     cancel = threading.Event()
-    with GpuRunner(trials=TRIALS, timed_runs=TIMED_RUNS, kernel_timeout_s=KERNEL_TIMEOUT_S) as runner:
+    with make_runner() as runner:
         if not runner.available():
             raise DatasetError("no GPU runner (needs pycuda, nvcc and an NVIDIA GPU)")
         gpu = runner.gpu.get("gpu", "?")
@@ -246,7 +250,13 @@ def run(args: argparse.Namespace, specs: list[ProblemSpec], out: TextIO, done: s
                                    return_when=FIRST_COMPLETED)
                 for future in finished:
                     job = pending.pop(future)
-                    for built in future.result():
+                    try:
+                        points = future.result()
+                    except Exception as e:       # a failed build job costs its points, not the run
+                        print(f"collect.py: {job.spec.shape_id} {job.sketch.name}: {type(e).__name__}: {e}",
+                              file=sys.stderr)
+                        continue
+                    for built in points:
                         if time.monotonic() >= deadline - MEASURE_MARGIN_S:
                             break
                         line = record(job, built, arch, target, gpu, args.seed, runner)
