@@ -294,3 +294,21 @@ def test_collect_builds_in_batches_records_and_stops_at_its_budget(tmp_path):
     # one library per (problem, sketch) batch: its points' launchers are named _p0, _p1, ...
     assert any(s.endswith("_p1_launch") for s in runner.symbols)
     assert len({(r["shape_id"], r["sketch"], dataset.point_key(r["tokens"])) for r in rows}) == len(rows)
+
+
+def test_train_and_evaluate_scripts_end_to_end(tmp_path, capsys):
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in syn.records(SIZES, HELDOUT)))
+    weights = tmp_path / "w.npz"
+    assert train.main(["--data", str(data), "--out", str(weights), "--steps", "200", "--hidden", "32"]) == 0
+    net, why = load(weights)
+    assert net is not None and net.meta["include_heldout"] is False and net.meta["problems"] == len(SIZES)
+    report = tmp_path / "e.md"
+    assert evaluate.main(["--data", str(data), "--weights", str(weights), "--out", str(report),
+                          "--seeds", "1", "--min-points", "8"]) == 0
+    text = report.read_text()
+    assert f"{len(HELDOUT)} held-out problems" in text
+    assert all(f"| {name} |" in text for name in ("learned", "heuristic", "random"))
+    capsys.readouterr()
+    assert evaluate.main(["--data", str(tmp_path / "none.jsonl")]) == 1
+    assert capsys.readouterr().err.strip() == f"evaluate.py: no dataset at {tmp_path / 'none.jsonl'}"
