@@ -2,7 +2,7 @@
 several hundred problems, each compiled, verified and timed by the runner.
 
     python benchmarks/denoiser/collect.py [--out benchmarks/denoiser/data/h200.jsonl]
-        [--time-budget 220] [--resume] [--jobs N] [--seed 0] [--families a,b] [--dry-run]
+        [--time-budget 220] [--resume] [--jobs N] [--seed 0] [--families a,b] [--splits s,t] [--dry-run]
 
 Order: breadth first. Round 0 takes a few points of every (problem, sketch), the sketch's
 default point first; later rounds add more (denser on held-out problems, which the evaluation
@@ -14,8 +14,9 @@ one kernel at a time as builds finish (the runner: fresh inputs, every element c
 timed). Every measurement is appended as one JSON line (benchmarks/denoiser/dataset.py) and
 flushed, so an interrupted run loses nothing; `--resume` skips what the file already holds.
 `--time-budget` counts from the start (runner start-up included): no measurement starts after
-it, running builds are stopped. `--dry-run` lists what would be measured, in order, without
-nvcc or a GPU.
+it, running builds are stopped. `--splits heldout-shape,heldout-range` spends a run on the
+held-out problems only (the evaluation replays searches on them: the denser, the truer).
+`--dry-run` lists what would be measured, in order, without nvcc or a GPU.
 """
 from __future__ import annotations
 
@@ -302,14 +303,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel nvcc builds")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--families", help="comma-separated subset of the problem families")
+    parser.add_argument("--splits", help="comma-separated subset of train, heldout-shape, heldout-range")
     parser.add_argument("--target", help="the arch table entry the cost model uses (default: the GPU's)")
     parser.add_argument("--dry-run", action="store_true", help="list what would be measured, in order")
     parser.add_argument("--limit", type=int, default=0, help="--dry-run: list only the first N builds")
     args = parser.parse_args(argv)
     families = args.families.split(",") if args.families else None
     specs = problem_specs(args.seed, families)
+    if args.splits:
+        specs = [s for s in specs if s.split in args.splits.split(",")]
     if not specs:
-        print(f"collect.py: no problems in families {args.families!r}", file=sys.stderr)
+        print(f"collect.py: no problems in families {args.families!r}, splits {args.splits!r}",
+              file=sys.stderr)
         return 2
     if args.jobs < 1 or args.time_budget <= 0:
         print("collect.py: --jobs and --time-budget must be positive", file=sys.stderr)
