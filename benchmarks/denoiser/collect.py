@@ -70,10 +70,6 @@ class Job:
     round: int
 
 
-def _target_arch(target: str) -> ArchSpec:
-    return resolve(target)
-
-
 def _prepare(spec: ProblemSpec, arch: ArchSpec,
              seed: int) -> tuple[Problem, str, list[tuple[Sketch, list[Point]]]]:
     """The problem, its kernel name and, per applicable sketch, its legal points in the order
@@ -230,7 +226,7 @@ def run(args: argparse.Namespace, specs: list[ProblemSpec], out: TextIO, done: s
         gpu = runner.gpu.get("gpu", "?")
         gpu_arch = runner.build_arch() or "sm_90"
         target = args.target or _gpu_target(gpu, gpu_arch)
-        arch = _target_arch(target)
+        arch = resolve(target)
         runner.ceilings()
         jobs = plan(specs, arch, args.seed, done)
         shapes: set[str] = set()
@@ -282,7 +278,7 @@ def _gpu_target(gpu: str, gpu_arch: str) -> str:
 
 
 def dry_run(args: argparse.Namespace, specs: list[ProblemSpec], done: set[tuple[str, str, str]]) -> int:
-    arch = _target_arch(args.target or "H200")
+    arch = resolve(args.target or "H200")
     jobs = 0
     for job in plan(specs, arch, args.seed, done):
         for point in job.points:
