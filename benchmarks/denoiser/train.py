@@ -21,7 +21,7 @@ import json
 import math
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,7 +226,11 @@ def main(argv: list[str] | None = None) -> int:
               threads=args.threads)
     heldout_best = [ex for ex in all_items if ex.split != "train" and ex.best]
     accuracy = token_accuracy(net, heldout_best)
-    net.meta = {"data": args.data.name, "records": sum(len(s.records) for s in data),
+    per_sketch = Counter(ex.sketch for ex in train)
+    trained_on = [s for s in data if args.include_heldout or s.split == "train"]
+    patterns = sorted({parsed[0].pattern for s in trained_on if (parsed := _problem(s)) is not None})
+    net.meta = {"patterns": patterns, "examples_per_sketch": dict(per_sketch),
+                "data": args.data.name, "records": sum(len(s.records) for s in data),
                 "problems": len(data), "examples": len(train), "gpus": sorted({r["gpu"] for s in data
                                                                                  for r in s.records}),
                 "include_heldout": args.include_heldout, "steps": args.steps, "hidden": args.hidden,

@@ -10,8 +10,9 @@ re-masked token keeps its incumbent value only with a small weight (it was blame
 feedback's direction is favoured; temperature 0 takes the most likely value, a higher one
 samples from a wider distribution.
 
-Requests the network cannot serve (no weights, an unknown sketch, token or choice) go to the
-`HeuristicPrior`; `name` says which of the two filled the points.
+Requests the network cannot serve (no weights, an unknown sketch, token or choice, a pattern or
+a sketch it saw too little of in training) go to the `HeuristicPrior`; `name` says which of the
+two filled the points.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ STAY_WEIGHT = 0.2            # as the heuristic's: a blamed token rarely keeps i
 AGAINST_HINT_WEIGHT = 0.2    # values on the side the feedback did not ask for
 UNIFORM_FLOOR = 0.02         # sampling mixes in this much of uniform, so any legal value can come
 MAX_ENUMERATED = 50_000      # larger spaces are filled without the legality steering
+MIN_EXAMPLES = 30            # a sketch trained on fewer designs is left to the heuristic
 
 
 class LearnedDenoiser(Denoiser):
@@ -56,10 +58,16 @@ class LearnedDenoiser(Denoiser):
         return "+".join(used) if used else ("learned" if self.net is not None else "heuristic")
 
     def knows(self, request: DenoiseRequest) -> bool:
-        """Whether the network has a slot for every token and every choice of the request."""
+        """Whether the network has a slot for every token and every choice of the request, and
+        (where its training record says) was trained on the problem's pattern and on enough
+        designs of the sketch."""
         if self.net is None:
             return False
-        vocab, sketch = self.net.vocab, request.sketch.name
+        vocab, sketch, meta = self.net.vocab, request.sketch.name, self.net.meta
+        if "patterns" in meta and request.problem.pattern not in meta["patterns"]:
+            return False
+        if "examples_per_sketch" in meta and meta["examples_per_sketch"].get(sketch, 0) < MIN_EXAMPLES:
+            return False
         for token in request.space.tokens:
             slot = vocab.slot(sketch, token.name)
             if slot is None or any(vocab.choice_index(slot, c) is None for c in token.choices):

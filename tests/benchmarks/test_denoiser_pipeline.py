@@ -107,6 +107,17 @@ def test_falls_back_to_the_heuristic_without_weights_or_for_an_unknown_sketch(tr
     assert denoiser.name == "learned+heuristic"
 
 
+def test_falls_back_for_a_pattern_or_a_sketch_it_saw_too_little_of(trained):
+    net = trained[0]
+    learned = LearnedDenoiser(net).fill(_request(1 << 24, {}))
+    heuristic = HeuristicPrior().fill(_request(1 << 24, {}))
+    assert learned != heuristic          # the planted rule differs from the default point here
+    for meta in ({"patterns": ["reduction"]}, {"examples_per_sketch": {syn.SKETCH.name: 3}}):
+        restricted = DenoiserNet(net.vocab, net.arrays, meta)
+        denoiser = LearnedDenoiser(restricted)
+        assert denoiser.fill(_request(1 << 24, {})) == heuristic and denoiser.name == "heuristic"
+
+
 def test_weights_round_trip_and_stale_features_are_refused(trained, tmp_path, monkeypatch):
     net = trained[0]
     path = tmp_path / "w.npz"
@@ -303,6 +314,7 @@ def test_train_and_evaluate_scripts_end_to_end(tmp_path, capsys):
     assert train.main(["--data", str(data), "--out", str(weights), "--steps", "200", "--hidden", "32"]) == 0
     net, why = load(weights)
     assert net is not None and net.meta["include_heldout"] is False and net.meta["problems"] == len(SIZES)
+    assert net.meta["patterns"] == ["elementwise"] and net.meta["examples_per_sketch"][syn.SKETCH.name] > 30
     report = tmp_path / "e.md"
     assert evaluate.main(["--data", str(data), "--weights", str(weights), "--out", str(report),
                           "--seeds", "1", "--min-points", "8"]) == 0
