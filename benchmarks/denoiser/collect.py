@@ -2,17 +2,19 @@
 several hundred problems, each compiled, verified and timed by the runner.
 
     python benchmarks/denoiser/collect.py [--out benchmarks/denoiser/data/h200.jsonl]
-        [--time-budget 220] [--resume] [--jobs N] [--seed 0] [--families a,b] [--splits s,t] [--dry-run]
+        [--time-budget 220] [--resume] [--jobs N] [--seed 0] [--families a,b] [--splits s,t]
+        [--dry-run [--limit N]]
 
 Order: breadth first. Round 0 takes a few points of every (problem, sketch), the sketch's
 default point first; later rounds add more (denser on held-out problems, which the evaluation
 replays), until the space is exhausted or the time is up. Problems are visited in a seeded
-order, so a cut-short run covers a random spread of them. Points of one (problem, sketch) are
-rendered under distinct names into one translation unit and built by one nvcc (nvcc's fixed
-cost is most of a small kernel's build), the builds run on every core, and the GPU measures
-one kernel at a time as builds finish (the runner: fresh inputs, every element checked, then
-timed). Every measurement is appended as one JSON line (benchmarks/denoiser/dataset.py) and
-flushed, so an interrupted run loses nothing; `--resume` skips what the file already holds.
+order, so a cut-short run covers a random spread of them. Up to 16 points of one problem (of
+its sketches) are rendered under distinct names into one translation unit and built by one nvcc
+per target (nvcc's fixed cost is most of a small kernel's build); the builds run on every core
+and the GPU measures one kernel at a time as builds finish (the runner: fresh inputs, every
+element checked, then timed). Every measurement is appended as one JSON line
+(benchmarks/denoiser/dataset.py) and flushed, so an interrupted run loses nothing; `--resume`
+skips what the file already holds.
 `--time-budget` counts from the start (runner start-up included): no measurement starts after
 it, running builds are stopped. `--splits heldout-shape,heldout-range` spends a run on the
 held-out problems only (the evaluation replays searches on them: the denser, the truer).
@@ -48,7 +50,7 @@ from dice_engine.sketches.base import Point, RenderedKernel, Sketch  # noqa: E40
 from dice_engine.sketches.registry import candidates  # noqa: E402
 
 DEFAULT_OUT = HERE / "data" / "h200.jsonl"
-BATCH = 8                       # points per nvcc run
+BATCH = 16                      # points per job: nvcc runs once per target among them
 # cumulative points per (problem, sketch) after each round
 TRAIN_QUOTA = (6, 16, 40, 100, 1 << 30)
 HELDOUT_QUOTA = (16, 64, 160, 1 << 30)
@@ -61,12 +63,11 @@ MEASURE_MARGIN_S = 2.0          # no measurement starts this close to the deadli
 
 @dataclass
 class Job:
-    """Points of one (problem, sketch), built together."""
+    """Points of one problem (of one or several sketches), built together."""
     spec: ProblemSpec
     problem: Problem
     kernel_name: str
-    sketch: Sketch
-    points: list[Point]
+    items: list[tuple[Sketch, Point]]
     round: int
 
 
@@ -105,12 +106,13 @@ def plan(specs: list[ProblemSpec], arch: ArchSpec, seed: int,
             if round_no >= len(quota):
                 continue
             start = quota[round_no - 1] if round_no else 0
+            todo = []
             for sketch, points in sketches:
                 cap = min(quota[round_no], SPARSE_QUOTA.get(sketch.name, quota[round_no]))
-                todo = [p for p in points[start:cap]
-                        if (spec.shape_id, sketch.name, point_key(p)) not in done]
-                for i in range(0, len(todo), BATCH):
-                    yield Job(spec, problem, name, sketch, todo[i:i + BATCH], round_no)
+                todo += [(sketch, p) for p in points[start:cap]
+                         if (spec.shape_id, sketch.name, point_key(p)) not in done]
+            for i in range(0, len(todo), BATCH):
+                yield Job(spec, problem, name, todo[i:i + BATCH], round_no)
 
 
 # -- building ----------------------------------------------------------------------------------
@@ -118,42 +120,44 @@ def plan(specs: list[ProblemSpec], arch: ArchSpec, seed: int,
 @dataclass
 class BuiltPoint:
     index: int                  # of the point in its job (its kernels are named after it)
+    sketch: Sketch
     point: Point
     rendered: RenderedKernel | None
     built: Any                  # runner.build.Built, or None when rendering failed
     error: str = ""
 
 
-def _render(job: Job, arch: ArchSpec, index: int, point: Point) -> RenderedKernel | str:
+def _render(job: Job, arch: ArchSpec, index: int, sketch: Sketch, point: Point) -> RenderedKernel | str:
     try:
-        return job.sketch.render(job.problem, arch, point, f"{job.kernel_name}_p{index}")
+        return sketch.render(job.problem, arch, point, f"{job.kernel_name}_p{index}")
     except Exception as e:       # a sketch bug at one point is recorded, not fatal
         return f"{type(e).__name__}: {e}"
 
 
 def build_job(job: Job, arch: ArchSpec, gpu_arch: str, cancel: threading.Event) -> list[BuiltPoint]:
-    """Render the job's points and build them as one library; when that fails, each alone (so
-    one bad point costs only itself)."""
+    """Render the job's points and build those of one target (sm_90 or sm_90a, ...) as one
+    library; where that fails, each alone (so one bad point costs only itself)."""
     from dice_engine.runner.build import build_library
-    rendered = [_render(job, arch, i, p) for i, p in enumerate(job.points)]
-    good = [r for r in rendered if not isinstance(r, str)]
-    together = None
-    if good:
-        source = "\n".join(r.source for r in good)
-        together = build_library(source, good[0].compile_arch(gpu_arch), filename=f"{job.kernel_name}.cu",
-                                 cancel=cancel.is_set)
+    rendered = [_render(job, arch, i, sketch, p) for i, (sketch, p) in enumerate(job.items)]
+    by_target: dict[str, list[RenderedKernel]] = {}
+    for r in rendered:
+        if not isinstance(r, str):
+            by_target.setdefault(r.compile_arch(gpu_arch), []).append(r)
+    together = {target: build_library("\n".join(r.source for r in group), target,
+                                      filename=f"{job.kernel_name}.cu", cancel=cancel.is_set)
+                for target, group in by_target.items()}
     out = []
-    for index, (point, r) in enumerate(zip(job.points, rendered)):
+    for index, ((sketch, point), r) in enumerate(zip(job.items, rendered)):
         if isinstance(r, str):
-            out.append(BuiltPoint(index, point, None, None, r))
-        elif together is not None and together.library is not None:
-            out.append(BuiltPoint(index, point, r, together))
-        elif cancel.is_set():
-            break
-        else:
-            alone = build_library(r.source, r.compile_arch(gpu_arch), filename=f"{job.kernel_name}.cu",
+            out.append(BuiltPoint(index, sketch, point, None, None, r))
+            continue
+        built = together[r.compile_arch(gpu_arch)]
+        if built.library is None:
+            if cancel.is_set():
+                break
+            built = build_library(r.source, r.compile_arch(gpu_arch), filename=f"{job.kernel_name}.cu",
                                   cancel=cancel.is_set)
-            out.append(BuiltPoint(index, point, r, alone, alone.error))
+        out.append(BuiltPoint(index, sketch, point, r, built, built.error))
     return out
 
 
@@ -176,9 +180,9 @@ def record(job: Job, built: BuiltPoint, arch: ArchSpec, target: str, gpu: str, s
     out: dict[str, Any] = {
         "v": FORMAT_VERSION, "seed": seed, "shape_id": spec.shape_id, "family": spec.family,
         "split": spec.split, "intent": spec.intent, "target": target, "gpu": gpu,
-        "kernel_name": job.kernel_name,
-        "sketch": job.sketch.name, "tokens": built.point, "round": job.round, "status": "ok", "time_us": None,
-        "cost_us": None, "reference_time_us": None, "max_rel_err": None, "resources": {}, "detail": ""}
+        "kernel_name": job.kernel_name, "sketch": built.sketch.name, "tokens": built.point,
+        "round": job.round, "status": "ok", "time_us": None, "cost_us": None, "reference_time_us": None,
+        "max_rel_err": None, "resources": {}, "detail": ""}
     if built.rendered is None:
         out.update(status="render-error", detail=built.error[:300])
         return out
@@ -250,8 +254,7 @@ def run(args: argparse.Namespace, specs: list[ProblemSpec], out: TextIO, done: s
                     try:
                         points = future.result()
                     except Exception as e:       # a failed build job costs its points, not the run
-                        print(f"collect.py: {job.spec.shape_id} {job.sketch.name}: {type(e).__name__}: {e}",
-                              file=sys.stderr)
+                        print(f"collect.py: {job.spec.shape_id}: {type(e).__name__}: {e}", file=sys.stderr)
                         continue
                     for built in points:
                         if time.monotonic() >= deadline - MEASURE_MARGIN_S:
@@ -281,9 +284,9 @@ def dry_run(args: argparse.Namespace, specs: list[ProblemSpec], done: set[tuple[
     arch = resolve(args.target or "H200")
     jobs = 0
     for job in plan(specs, arch, args.seed, done):
-        for point in job.points:
+        for sketch, point in job.items:
             print(json.dumps({"round": job.round, "shape_id": job.spec.shape_id, "split": job.spec.split,
-                              "sketch": job.sketch.name, "tokens": point}))
+                              "sketch": sketch.name, "tokens": point}))
         jobs += 1
         if args.limit and jobs >= args.limit:
             break
