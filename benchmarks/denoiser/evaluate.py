@@ -175,7 +175,7 @@ def evaluate(data: list[Shape], priors: dict[str, Callable[[], Denoiser]], seeds
     """Curves per method per held-out problem, and the no-GPU fractions."""
     rows: dict[str, list[list[float]]] = {name: [] for name in [*priors, "random"]}
     no_gpu: dict[str, list[float]] = {name: [] for name in priors}
-    used, skipped, coverage, splits = [], [], [], []
+    used, skipped, coverage, splits, families = [], [], [], [], []
     for shape in data:
         if shape.split == "train":
             continue
@@ -189,6 +189,7 @@ def evaluate(data: list[Shape], priors: dict[str, Callable[[], Denoiser]], seeds
             continue
         used.append(shape.shape_id)
         splits.append(shape.split)
+        families.append(shape.family)
         coverage.append(replay.coverage())
         rows["random"].append(random_curve([r["time_us"] if r["status"] == "ok" else None
                                             for r in replay.table.values()]))
@@ -197,7 +198,7 @@ def evaluate(data: list[Shape], priors: dict[str, Callable[[], Denoiser]], seeds
             rows[name].append(list(np.mean(curves, axis=0)))
             no_gpu[name].append(replay.no_gpu_pick(make(), 0))
     return {"curves": rows, "no_gpu": no_gpu, "used": used, "skipped": skipped, "coverage": coverage,
-            "splits": splits}
+            "splits": splits, "families": families}
 
 
 def _cell(values: Sequence[float]) -> str:
@@ -231,12 +232,33 @@ def markdown(result: dict[str, Any], title: str, ns: Sequence[int] = NS) -> str:
         for name, curves in result["curves"].items():
             cells = [_cell([curves[i][j] for i in picked]) for j in range(len(ns))]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += _per_family(result, ns)
     lines += ["", "No-GPU choice (the cost model ranks a budget-24 search; its pick's measured speed):", "",
               "| prior | median (quartiles) | within 5% of the best |", "| --- | --- | --- |"]
     for name, fractions in result["no_gpu"].items():
         share = sum(f >= WITHIN for f in fractions) / len(fractions) if fractions else 0.0
         lines.append(f"| {name} | {_cell(fractions)} | {share:.0%} |")
     return "\n".join(lines) + "\n"
+
+
+def _per_family(result: dict[str, Any], ns: Sequence[int]) -> list[str]:
+    """Medians per problem family at N=1 and N=8 (or the first and the middle N given)."""
+    families = result.get("families") or []
+    if not families:
+        return []
+    first, middle = 0, min(2, len(ns) - 1)
+    names = list(result["curves"])
+    lines = ["", f"Per family, median at N={ns[first]} / N={ns[middle]}:", "",
+             "| family | problems | " + " | ".join(names) + " |", "| --- | --- |" + " --- |" * len(names)]
+    for family in sorted(set(families)):
+        picked = [i for i, f in enumerate(families) if f == family]
+        cells = []
+        for name in names:
+            curves = [result["curves"][name][i] for i in picked]
+            medians = [np.median([c[at] for c in curves]) for at in (first, middle)]
+            cells.append(f"{medians[0]:.2f} / {medians[1]:.2f}")
+        lines.append(f"| {family} | {len(picked)} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -166,8 +166,9 @@ def test_quartiles_and_markdown():
     assert evaluate.quartiles([1.0, 2.0, 3.0, 4.0, 5.0]) == (2.0, 3.0, 4.0)
     result = {"curves": {"heuristic": [[0.5, 1.0], [0.7, 0.9]], "random": [[0.2, 0.4], [0.4, 0.6]]},
               "no_gpu": {"heuristic": [1.0, 0.5]}, "used": ["a", "b"], "skipped": [], "coverage": [1.0, 0.5],
-              "splits": ["heldout-shape", "heldout-range"]}
+              "splits": ["heldout-shape", "heldout-range"], "families": ["gemm_f32", "gemm_f32"]}
     text = evaluate.markdown(result, "t", ns=(1, 8))
+    assert "| gemm_f32 | 2 | 0.60 / 0.95 | 0.30 / 0.50 |" in text
     assert "| heuristic | 0.60 (0.55–0.65) | 0.95 (0.93–0.97) |" in text
     assert "| heuristic | 0.75 (0.62–0.88) | 50% |" in text
 
