@@ -228,8 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     accuracy = token_accuracy(net, heldout_best)
     per_sketch = Counter(ex.sketch for ex in train)
     trained_on = [s for s in data if args.include_heldout or s.split == "train"]
-    patterns = sorted({parsed[0].pattern for s in trained_on if (parsed := _problem(s)) is not None})
-    net.meta = {"patterns": patterns, "examples_per_sketch": dict(per_sketch),
+    parsed = [p for s in trained_on if (p := _problem(s)) is not None]
+    net.meta = {"patterns": sorted({problem.pattern for problem, _ in parsed}),
+                "archs": sorted({arch.name for _, arch in parsed}), "examples_per_sketch": dict(per_sketch),
                 "data": args.data.name, "records": sum(len(s.records) for s in data),
                 "problems": len(data), "examples": len(train), "gpus": sorted({r["gpu"] for s in data
                                                                                  for r in s.records}),

@@ -10,9 +10,9 @@ re-masked token keeps its incumbent value only with a small weight (it was blame
 feedback's direction is favoured; temperature 0 takes the most likely value, a higher one
 samples from a wider distribution.
 
-Requests the network cannot serve (no weights, an unknown sketch, token or choice, a pattern or
-a sketch it saw too little of in training) go to the `HeuristicPrior`; `name` says which of the
-two filled the points.
+Requests the network cannot serve (no weights, an unknown sketch, token or choice, a pattern,
+an architecture or a sketch it saw too little of in training) go to the `HeuristicPrior`;
+`name` says which of the two filled the points.
 """
 from __future__ import annotations
 
@@ -59,13 +59,15 @@ class LearnedDenoiser(Denoiser):
 
     def knows(self, request: DenoiseRequest) -> bool:
         """Whether the network has a slot for every token and every choice of the request, and
-        (where its training record says) was trained on the problem's pattern and on enough
-        designs of the sketch."""
+        (where its training record says) was trained on the problem's pattern, on the target's
+        architecture and on enough designs of the sketch."""
         if self.net is None:
             return False
         vocab, sketch, meta = self.net.vocab, request.sketch.name, self.net.meta
         if "patterns" in meta and request.problem.pattern not in meta["patterns"]:
             return False
+        if "archs" in meta and request.arch.name not in meta["archs"]:
+            return False        # trained on other GPUs' measurements: their figures never varied
         if "examples_per_sketch" in meta and meta["examples_per_sketch"].get(sketch, 0) < MIN_EXAMPLES:
             return False
         for token in request.space.tokens:

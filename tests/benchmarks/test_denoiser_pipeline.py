@@ -112,7 +112,8 @@ def test_falls_back_for_a_pattern_or_a_sketch_it_saw_too_little_of(trained):
     learned = LearnedDenoiser(net).fill(_request(1 << 24, {}))
     heuristic = HeuristicPrior().fill(_request(1 << 24, {}))
     assert learned != heuristic          # the planted rule differs from the default point here
-    for meta in ({"patterns": ["reduction"]}, {"examples_per_sketch": {syn.SKETCH.name: 3}}):
+    for meta in ({"patterns": ["reduction"]}, {"archs": ["sm_80"]},
+                 {"examples_per_sketch": {syn.SKETCH.name: 3}}):
         restricted = DenoiserNet(net.vocab, net.arrays, meta)
         denoiser = LearnedDenoiser(restricted)
         assert denoiser.fill(_request(1 << 24, {})) == heuristic and denoiser.name == "heuristic"
@@ -315,7 +316,8 @@ def test_train_and_evaluate_scripts_end_to_end(tmp_path, capsys):
     assert train.main(["--data", str(data), "--out", str(weights), "--steps", "200", "--hidden", "32"]) == 0
     net, why = load(weights)
     assert net is not None and net.meta["include_heldout"] is False and net.meta["problems"] == len(SIZES)
-    assert net.meta["patterns"] == ["elementwise"] and net.meta["examples_per_sketch"][syn.SKETCH.name] > 30
+    assert net.meta["patterns"] == ["elementwise"] and net.meta["archs"] == ["sm_90"]
+    assert net.meta["examples_per_sketch"][syn.SKETCH.name] > 30
     report = tmp_path / "e.md"
     assert evaluate.main(["--data", str(data), "--weights", str(weights), "--out", str(report),
                           "--seeds", "1", "--min-points", "8"]) == 0
