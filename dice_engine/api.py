@@ -22,7 +22,7 @@ from .ir.graph import Program
 from .ir.patterns import classify
 from .llm import (ConfigError, Judgement, LLMConfig, ModelBackend, ModelError, ModelGaveUp, best_kernel,
                   make_backend, model_rounds, split_launcher)
-from .refine import Candidate, Evaluation, Runner, Search
+from .refine import Candidate, Evaluation, LearnedDenoiser, Runner, Search
 from .refine.priors import DEFAULT_PRIOR, check_prior, make_denoiser
 from .runner.regions import RegionCheck as RegionCheck, verify_file as verify_file  # re-exported
 from .sketches.registry import candidates, why_unsupported
@@ -128,6 +128,8 @@ def _device_code(source: str, launcher: str) -> str:
 
 def _result(candidate: Candidate, search: Search, program: Program, notes: list[str]) -> GenerationResult:
     ev, rendered, spec = candidate.evaluation, candidate.rendered, search.arch
+    prior_note = search.denoiser.note() if isinstance(search.denoiser, LearnedDenoiser) else ""
+    notes = notes + ([prior_note] if prior_note else [])
     measured = f"; {ev.time_us:.1f} us on {spec.gpu_name}" if ev.time_us is not None else ""
     run = candidate.run if candidate.run is not None and candidate.run.verified else None
     return GenerationResult(

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..sketches.base import DesignSpace, Point
 from .denoiser import MASK, DenoiseRequest, Denoiser, HeuristicPrior
-from .denoiser_model import WEIGHTS_PATH, DenoiserNet, load
+from .denoiser_model import DenoiserNet
 from .features import problem_features
 
 ROUNDS = 3                   # unmasking rounds per fill (fewer when fewer tokens are masked)
@@ -45,17 +45,21 @@ class LearnedDenoiser(Denoiser):
         self._legal: dict[int, tuple[DesignSpace, list[Point] | None]] = {}
         self._features: tuple[Any, Any, np.ndarray] | None = None   # (problem, arch, features)
 
-    @classmethod
-    def from_file(cls, path: Any = WEIGHTS_PATH) -> "LearnedDenoiser":
-        net, why = load(path)
-        return cls(net, why)
-
     @property
     def name(self) -> str:     # type: ignore[override]
         """"learned" when the network filled every point so far, "heuristic" when it filled none
         (no weights, or no known sketch), "learned+heuristic" when both did."""
         used = [k for k, n in self.served.items() if n]
         return "+".join(used) if used else ("learned" if self.net is not None else "heuristic")
+
+    def note(self) -> str:
+        """A line for the report when the heuristic filled some points, saying why; else ""."""
+        fallback = self.served["heuristic"]
+        if not fallback:
+            return ""
+        why = self.why_not or "the network was not trained on this sketch, pattern or target"
+        return (f"prior: the heuristic filled {fallback} of {fallback + self.served['learned']} points "
+                f"({why})")
 
     def knows(self, request: DenoiseRequest) -> bool:
         """Whether the network has a slot for every token and every choice of the request, and

@@ -64,7 +64,7 @@ def test_training_learns_the_planted_rule(trained):
     for n in sorted(HELDOUT):
         filled = denoiser.fill(_request(n, {}))
         assert (filled["vec"], filled["schedule"]) == (syn.planted_vec(n), syn.planted_schedule(n)), n
-    assert denoiser.name == "learned"
+    assert denoiser.name == "learned" and denoiser.note() == ""
 
 
 def test_inference_keeps_unmasked_tokens_and_stays_legal(trained):
@@ -97,6 +97,7 @@ def test_falls_back_to_the_heuristic_without_weights_or_for_an_unknown_sketch(tr
     without = LearnedDenoiser(None, "no weights")
     assert without.fill(request) == HeuristicPrior().fill(_request(1 << 20, {}))
     assert without.name == "heuristic"
+    assert without.note() == "prior: the heuristic filled 1 of 1 points (no weights)"
     rows = next(s for s in FAMILIES["reduction"].sketches if s.name == "reduction.rows")
     intent = "s = sum(x, dim=1); x: f32[1024, 4096]"
     denoiser = LearnedDenoiser(trained[0])
