@@ -28,14 +28,14 @@ def _keys(path: Path) -> list[tuple[str, str, str]]:
 @pytest.mark.gpu
 def test_collect_measures_resumes_and_feeds_training(tmp_path):
     data = tmp_path / "d.jsonl"
-    first = _run("collect.py", "--families", "row_sum", "--time-budget", "60", "--out", str(data))
+    first = _run("collect.py", "--families", "row_sum", "--time-budget", "30", "--out", str(data))
     assert first.returncode == 0, first.stderr[-2000:]
     rows = [json.loads(line) for line in data.read_text().splitlines()]
     assert len(rows) >= 10 and {r["status"] for r in rows} <= STATUSES
     ok = [r for r in rows if r["status"] == "ok"]
     assert len(ok) >= len(rows) // 2 and all(r["time_us"] > 0 and r["resources"] for r in ok)
     before = _keys(data)
-    again = _run("collect.py", "--families", "row_sum", "--time-budget", "40", "--out", str(data), "--resume")
+    again = _run("collect.py", "--families", "row_sum", "--time-budget", "20", "--out", str(data), "--resume")
     assert again.returncode == 0, again.stderr[-2000:]
     after = _keys(data)
     assert after[:len(before)] == before and len(after) > len(before) and len(set(after)) == len(after)
