@@ -35,7 +35,7 @@ def test_collect_measures_resumes_and_feeds_training(tmp_path):
     ok = [r for r in rows if r["status"] == "ok"]
     assert len(ok) >= len(rows) // 2 and all(r["time_us"] > 0 and r["resources"] for r in ok)
     before = _keys(data)
-    again = _run("collect.py", "--families", "row_sum", "--time-budget", "20", "--out", str(data), "--resume")
+    again = _run("collect.py", "--families", "row_sum", "--time-budget", "30", "--out", str(data), "--resume")
     assert again.returncode == 0, again.stderr[-2000:]
     after = _keys(data)
     assert after[:len(before)] == before and len(after) > len(before) and len(set(after)) == len(after)
