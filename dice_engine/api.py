@@ -22,7 +22,8 @@ from .ir.graph import Program
 from .ir.patterns import classify
 from .llm import (ConfigError, Judgement, LLMConfig, ModelBackend, ModelError, ModelGaveUp, best_kernel,
                   make_backend, model_rounds, split_launcher)
-from .refine import Candidate, Evaluation, Runner, Search
+from .refine import Candidate, Evaluation, LearnedDenoiser, Runner, Search
+from .refine.priors import DEFAULT_PRIOR, check_prior, make_denoiser
 from .runner.regions import RegionCheck as RegionCheck, verify_file as verify_file  # re-exported
 from .sketches.registry import candidates, why_unsupported
 
@@ -127,6 +128,8 @@ def _device_code(source: str, launcher: str) -> str:
 
 def _result(candidate: Candidate, search: Search, program: Program, notes: list[str]) -> GenerationResult:
     ev, rendered, spec = candidate.evaluation, candidate.rendered, search.arch
+    prior_note = search.denoiser.note() if isinstance(search.denoiser, LearnedDenoiser) else ""
+    notes = notes + ([prior_note] if prior_note else [])
     measured = f"; {ev.time_us:.1f} us on {spec.gpu_name}" if ev.time_us is not None else ""
     run = candidate.run if candidate.run is not None and candidate.run.verified else None
     return GenerationResult(
@@ -149,11 +152,15 @@ class CUDAGenerator:
                  runner: Runner | None = None, seed: int = 0,
                  default_shape: tuple[int, ...] | None = API_DEFAULT_SHAPE,
                  llm: LLMConfig | None = None, model: ModelBackend | None = None,
-                 on_progress: Callable[[str], None] | None = None):
+                 on_progress: Callable[[str], None] | None = None, prior: str = DEFAULT_PRIOR):
         """`llm` configures a model backend (`model` passes one ready made); its `use` says
         when it is asked: off, fallback (only where no sketch serves) or compete. `on_progress`
-        hears one line per model round (called on the generating thread)."""
+        hears one line per model round (called on the generating thread). `prior` names the
+        denoiser that fills design tokens: "heuristic" or "learned" (the shipped network, the
+        heuristic where it has no weights or does not know a sketch); ValueError for others."""
         self.target = resolve(device or arch)   # UnknownTarget (a KeyError): one line naming the targets
+        check_prior(prior)                      # an unknown prior fails here, not at the first search
+        self.prior = prior
         self.budget, self.runner, self.seed = budget, runner, seed
         self.default_shape = default_shape
         self.llm = model.config if model is not None else llm
@@ -274,7 +281,8 @@ class CUDAGenerator:
             raise GenerationError(why_unsupported(problem, spec))
         budget = int(program.options.get("budget", self.budget))
         return Search(problem, spec, sketches, default_kernel_name(program), budget=budget, seed=self.seed,
-                      runner=self.runner, cancel=cancel, goal=program.options.get("goal", "throughput"))
+                      runner=self.runner, cancel=cancel, goal=program.options.get("goal", "throughput"),
+                      denoiser=make_denoiser(self.prior))
 
     def _told(self, judgements: Iterator[Judgement]) -> Iterator[Judgement]:
         """The model's rounds, each told to `on_progress` as it is judged."""

@@ -23,6 +23,7 @@ from .bench import command as bench_command
 from .intent import IntentError
 from .kernelbench import command as kernelbench_command
 from .llm import BACKENDS, USES, ConfigError, LLMConfig, from_environment
+from .refine.priors import DEFAULT_PRIOR, PRIORS
 
 CUDA_SUFFIXES = (".cu", ".cuh")
 USER_ERRORS = (IntentError, GenerationError, NvccNotFound, UnknownTarget)
@@ -46,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--format", choices=("text", "json"), default="text")
     gen.add_argument("--write", action="store_true", help="FILE.cu: rewrite its regions in place")
     gen.add_argument("--seed", type=int, default=0, help="seed of the search (same seed, same result)")
+    gen.add_argument("--prior", choices=PRIORS, default=DEFAULT_PRIOR,
+                     help="the denoiser that fills design tokens: the hand-written heuristic, or the "
+                          "learned network (the heuristic where it has no weights or knows no sketch)")
     gen.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="print each improvement of the search to stderr while it runs "
                           "(default: when stderr is a terminal)")
@@ -128,7 +132,8 @@ def _generator(args: argparse.Namespace) -> CUDAGenerator:
         resolve(args.arch)
     except UnknownTarget as e:
         raise UsageError(str(e)) from None
-    kwargs: dict[str, Any] = {"seed": args.seed, "default_shape": None, "llm": _llm_config(args)}
+    kwargs: dict[str, Any] = {"seed": args.seed, "default_shape": None, "llm": _llm_config(args),
+                              "prior": args.prior}
     if args.budget is not None:
         kwargs["budget"] = args.budget
     return CUDAGenerator(args.arch, **kwargs)

@@ -7,6 +7,10 @@
 # tests: doctor, then `pytest -m gpu tests/` (runner on planted kernels, sanitizer/profiler, the
 #        spot-check of every sketch × sample intent × default point and corners, with its table);
 # bench: the benchmark suite against PyTorch eager (+ torch.compile), RESULTS.md and results.json.
+# denoiser (not part of all): the learned denoiser's dataset, benchmarks/denoiser/collect.py for
+#        DICE_DENOISER_BUDGET seconds (default 220) into $OUT/h200.jsonl, resuming the
+#        repository's benchmarks/denoiser/data/h200.jsonl when there is one (extra options go to
+#        collect.py).
 # Everything lands in $OUT (at most 8 files): doctor.txt, gpu-tests.log, gpu-tests.xml, bench.log,
 # RESULTS.md, results.json. Stages stop themselves before the tool's 10-minute limit; tune with
 # DICE_TESTS_TIMEOUT / DICE_BENCH_TIMEOUT (seconds), DICE_SPOTCHECK_BUDGET_S, DICE_SPOTCHECK_CORNERS,
@@ -38,6 +42,16 @@ if [[ $stage == all || $stage == tests ]]; then
   timeout "${DICE_TESTS_TIMEOUT:-300}" python3 -m pytest -m gpu tests/ --ignore=tests/e2e -q -s -rfEs -p no:cacheprovider \
     --continue-on-collection-errors --junitxml="$out/gpu-tests.xml" 2>&1 | tee "$out/gpu-tests.log" \
     | grep -E "passed|failed|error|candidates, " | tail -5
+  status=$(( status | ${PIPESTATUS[0]} ))
+fi
+
+if [[ $stage == denoiser ]]; then
+  data=benchmarks/denoiser/data/h200.jsonl
+  resume=()
+  if [[ -s $data ]]; then cp "$data" "$out/h200.jsonl"; resume=(--resume); fi
+  budget=${DICE_DENOISER_BUDGET:-220}
+  timeout $(( budget + 60 )) python3 benchmarks/denoiser/collect.py --time-budget "$budget" \
+    --out "$out/h200.jsonl" "${resume[@]}" "$@" 2>&1 | tee "$out/denoiser.log" | tail -20
   status=$(( status | ${PIPESTATUS[0]} ))
 fi
 

@@ -34,6 +34,20 @@ def test_generate_json_is_the_documented_object():
 
 
 @needs_nvcc
+def test_generate_names_the_learned_prior_or_its_fallback():
+    from dice_engine.refine.denoiser_model import WEIGHTS_PATH
+    done = dice("generate", MAP, "--arch", "h200", "--budget", "2", "--format", "json", "--prior", "learned")
+    assert done.returncode == 0, done.stderr
+    # without shipped weights the heuristic prior fills every point, and the JSON says so
+    assert json.loads(done.stdout)["prior"] == ("learned" if WEIGHTS_PATH.is_file() else "heuristic")
+
+
+def test_an_unknown_prior_is_a_usage_error():
+    done = dice("generate", MAP, "--prior", "oracle")
+    assert done.returncode == 2 and "invalid choice: 'oracle'" in done.stderr
+
+
+@needs_nvcc
 def test_generate_text_is_a_cuda_file_with_a_report(tmp_path):
     done = dice("generate", MAP, "--budget", "1", "--out", str(tmp_path / "k.cu"))
     assert done.returncode == 0, done.stderr

@@ -3,8 +3,8 @@
 A point starts fully masked and, round after round, the tokens that feedback blames are masked
 again; the denoiser proposes values for them. `HeuristicPrior` is the hand-written prior: the
 sketch's default point as the mode, then neighbours of the incumbent value, shifted in the
-direction the feedback asks for, with a temperature that widens the draw. A learned model can
-replace it behind the same `Denoiser` interface.
+direction the feedback asks for, with a temperature that widens the draw. The learned model
+(refine/learned.py, `LearnedDenoiser`) sits behind the same interface and falls back to it.
 """
 from __future__ import annotations
 

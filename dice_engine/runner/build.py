@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..compile import CompileResult, NvccNotFound, compile_cuda
 from ..sketches.base import RenderedKernel
@@ -39,11 +40,13 @@ def launcher_symbol(rendered: RenderedKernel) -> str:
     return match.group(1)
 
 
-def build_library(source: str, arch: str, *, lineinfo: bool = True, filename: str = "kernel.cu") -> Built:
+def build_library(source: str, arch: str, *, lineinfo: bool = True, filename: str = "kernel.cu",
+                  cancel: Callable[[], bool] | None = None) -> Built:
+    """`source` (one or several rendered regions) as a shared library; `cancel` stops nvcc early."""
     flags = ["-lineinfo"] if lineinfo else []
     try:
         result = compile_cuda(source.rstrip() + "\n" + ERROR_SHIM, arch, output="shared", flags=flags,
-                              filename=filename)
+                              filename=filename, cancel=cancel)
     except NvccNotFound as exc:
         return Built(None, str(exc))
     if not result.ok or result.artifact is None:
