@@ -221,34 +221,44 @@ class Evaluation:
             tol = max(tol, _tolerance(r))
         return {"err_new": err_new, "err_torch": err_torch, "ok": err_new <= max(tol, 2 * err_torch)}
 
-    def timing(self, model: Any, trials: int) -> dict[str, float]:
+    def timing(self, models: dict[str, Any], trials: int) -> dict[str, dict[str, float]]:
+        """CUDA-event times of each model on the same inputs, the L2 flushed before every call.
+        The models take turns within each trial (in alternating order), so that drift over the
+        run (clocks, the allocator settling after the float64 check) falls on all of them alike."""
         inputs = _inputs(self.task, SEED)
         l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
         flush = torch.empty(max(2 * l2, 1 << 20) // 4, dtype=torch.float32, device="cuda")
-        times = []
+        times: dict[str, list[float]] = {name: [] for name in models}
+        names = list(models)
         with torch.no_grad():
-            for _ in range(WARMUP):
-                model(*inputs)
+            for model in models.values():
+                for _ in range(WARMUP):
+                    model(*inputs)
             _synchronize()
-            for _ in range(trials):
-                flush.zero_()
-                start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-                start.record()
-                model(*inputs)
-                end.record()
-                _synchronize()
-                times.append(_elapsed(start, end))
-        times.sort()
-        mean = sum(times) / len(times)
-        std = (sum((t - mean) ** 2 for t in times) / len(times)) ** 0.5
-        return {
-            "mean_ms": mean,
-            "std_ms": std,
-            "min_ms": times[0],
-            "max_ms": times[-1],
-            "median_ms": times[len(times) // 2],
-            "trials": len(times),
-        }
+            for trial in range(trials):
+                for name in names if trial % 2 == 0 else reversed(names):
+                    flush.zero_()
+                    start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+                    start.record()
+                    models[name](*inputs)
+                    end.record()
+                    _synchronize()
+                    times[name].append(_elapsed(start, end))
+        return {name: _stats(t) for name, t in times.items()}
+
+
+def _stats(times: list[float]) -> dict[str, float]:
+    times = sorted(times)
+    mean = sum(times) / len(times)
+    std = (sum((t - mean) ** 2 for t in times) / len(times)) ** 0.5
+    return {
+        "mean_ms": mean,
+        "std_ms": std,
+        "min_ms": times[0],
+        "max_ms": times[-1],
+        "median_ms": times[len(times) // 2],
+        "trials": len(times),
+    }
 
 
 def run(task_path: str, new_path: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -275,12 +285,13 @@ def run(task_path: str, new_path: str, config: dict[str, Any]) -> dict[str, Any]
         except (RuntimeError, TypeError) as e:  # an operator without a double kernel, or out of memory
             result["float64"] = {"unavailable": " ".join(str(e).split())[:200]}
         torch.cuda.empty_cache()
-    trials = config["trials"]
-    result["time_new"] = ev.timing(ev.model, trials)
-    result["time_eager"] = ev.timing(ev.ref, trials)
+    models = {"new": ev.model, "eager": ev.ref}
+    if config.get("compile"):
+        models["compile"] = torch.compile(ev.ref)
+    for name, stats in ev.timing(models, config["trials"]).items():
+        result[f"time_{name}"] = stats
     result["speedup_eager"] = result["time_eager"]["mean_ms"] / result["time_new"]["mean_ms"]
     if config.get("compile"):
-        result["time_compile"] = ev.timing(torch.compile(ev.ref), trials)
         result["speedup_compile"] = result["time_compile"]["mean_ms"] / result["time_new"]["mean_ms"]
     if why := ev.patches.patched():  # patched while being timed: nothing counts
         result.update(correct=False, message=f"while timing: {why}")
