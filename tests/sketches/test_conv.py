@@ -107,7 +107,12 @@ def test_design_space_points_compile_without_spills(sketch, text, corners):
     ("y = conv2d(x, w, stride=2, padding=2, dilation=2); x: bf16[N, 4, 11, 13]; w: bf16[40, 4, 3, 3]; N=3",
      point(64, 32, 16, 4, 2)),
     ("y = conv2d(x, w, stride=2); x: f64[2, 5, 17, 19]; w: f64[7, 5, 3, 3]", None),
-], ids=["bias-relu", "strided-dilated-bf16", "f64-default"])
+    # The biased value is one operand of the epilogue's operators (KernelBench level 2's 67, 69
+    # and 71 computed `acc + bias * ...`: wrong by 0.3-0.7 on an H100).
+    ("y = gelu(conv2d(x, w, b)); x: f32[2, 5, 9, 7]; w: f32[6, 5, 3, 3]; b: f32[6]", point(32, 32, 8, 2, 2)),
+    ("y = leaky_relu(conv2d(x, w, b) / 2.0, negative_slope=0.01); x: f32[2, 5, 9, 7]; w: f32[6, 5, 3, 3]; "
+     "b: f32[6]", point(32, 32, 8, 2, 2)),
+], ids=["bias-relu", "strided-dilated-bf16", "f64-default", "bias-gelu", "bias-div-leaky-relu"])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(text, point, tmp_path):
     p = problem(text)
     assert_matches_reference(CONV, p, point or CONV.default_point(p, SM90), tmp_path)
