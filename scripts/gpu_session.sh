@@ -8,8 +8,8 @@
 #        spot-check of every sketch × sample intent × default point and corners, with its table);
 # bench: the benchmark suite against PyTorch eager (+ torch.compile), RESULTS.md and results.json.
 # denoiser (not part of all): the learned denoiser's dataset, benchmarks/denoiser/collect.py for
-#        DICE_DENOISER_BUDGET seconds (default 220) into $OUT/h200.jsonl, resuming the
-#        repository's benchmarks/denoiser/data/h200.jsonl when there is one (extra options go to
+#        DICE_DENOISER_BUDGET seconds (default 220) into $OUT/measurements.jsonl, resuming the
+#        repository's benchmarks/denoiser/data/measurements.jsonl when there is one (extra options go to
 #        collect.py).
 # Everything lands in $OUT (at most 8 files): doctor.txt, gpu-tests.log, gpu-tests.xml, bench.log,
 # RESULTS.md, results.json. Stages stop themselves before the tool's 10-minute limit; tune with
@@ -46,12 +46,12 @@ if [[ $stage == all || $stage == tests ]]; then
 fi
 
 if [[ $stage == denoiser ]]; then
-  data=benchmarks/denoiser/data/h200.jsonl
+  data=benchmarks/denoiser/data/measurements.jsonl
   resume=()
-  if [[ -s $data ]]; then cp "$data" "$out/h200.jsonl"; resume=(--resume); fi
+  if [[ -s $data ]]; then cp "$data" "$out/measurements.jsonl"; resume=(--resume); fi
   budget=${DICE_DENOISER_BUDGET:-220}
   timeout $(( budget + 60 )) python3 benchmarks/denoiser/collect.py --time-budget "$budget" \
-    --out "$out/h200.jsonl" "${resume[@]}" "$@" 2>&1 | tee "$out/denoiser.log" | tail -20
+    --out "$out/measurements.jsonl" "${resume[@]}" "$@" 2>&1 | tee "$out/denoiser.log" | tail -20
   status=$(( status | ${PIPESTATUS[0]} ))
 fi
 

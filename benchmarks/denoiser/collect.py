@@ -1,7 +1,7 @@
 """Collect the learned denoiser's dataset on a GPU: design points of every applicable sketch over
 several hundred problems, each compiled, verified and timed by the runner.
 
-    python benchmarks/denoiser/collect.py [--out benchmarks/denoiser/data/h200.jsonl]
+    python benchmarks/denoiser/collect.py [--out benchmarks/denoiser/data/measurements.jsonl]
         [--time-budget 220] [--resume] [--jobs N] [--seed 0] [--families a,b] [--splits s,t]
         [--dry-run [--limit N]]
 
@@ -49,7 +49,7 @@ from dice_engine.refine.cost import estimate  # noqa: E402
 from dice_engine.sketches.base import Point, RenderedKernel, Sketch  # noqa: E402
 from dice_engine.sketches.registry import candidates  # noqa: E402
 
-DEFAULT_OUT = HERE / "data" / "h200.jsonl"
+DEFAULT_OUT = HERE / "data" / "measurements.jsonl"
 BATCH = 16                      # points per job: nvcc runs once per target among them
 # cumulative points per (problem, sketch) after each round
 TRAIN_QUOTA = (6, 16, 40, 100, 1 << 30)

@@ -1,6 +1,6 @@
 """Search efficiency on held-out problems, replayed from the collected measurements (no GPU).
 
-    python benchmarks/denoiser/evaluate.py [--data benchmarks/denoiser/data/h200.jsonl]
+    python benchmarks/denoiser/evaluate.py [--data benchmarks/denoiser/data/measurements.jsonl]
         [--weights dice_engine/refine/weights/denoiser.npz] [--out benchmarks/denoiser/EVALUATION.md]
         [--seeds 3] [--min-points 32]
 
@@ -263,7 +263,7 @@ def _per_family(result: dict[str, Any], ns: Sequence[int]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="evaluate.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=HERE / "data" / "h200.jsonl")
+    parser.add_argument("--data", type=Path, default=HERE / "data" / "measurements.jsonl")
     parser.add_argument("--weights", type=Path, default=WEIGHTS_PATH)
     parser.add_argument("--out", type=Path, default=HERE / "EVALUATION.md")
     parser.add_argument("--seeds", type=int, default=3)

@@ -1,6 +1,6 @@
 """Train the learned denoiser on a collected dataset and write its weights into the package.
 
-    python benchmarks/denoiser/train.py [--data benchmarks/denoiser/data/h200.jsonl]
+    python benchmarks/denoiser/train.py [--data benchmarks/denoiser/data/measurements.jsonl]
         [--out dice_engine/refine/weights/denoiser.npz] [--steps 2000] [--include-heldout]
 
 The network (dice_engine/refine/denoiser_model.py) is trained as a masked discrete diffusion
@@ -198,7 +198,7 @@ def token_accuracy(net: DenoiserNet, items: list[Example]) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="train.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=HERE / "data" / "h200.jsonl")
+    parser.add_argument("--data", type=Path, default=HERE / "data" / "measurements.jsonl")
     parser.add_argument("--out", type=Path, default=WEIGHTS_PATH)
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--hidden", type=int, default=256)
