@@ -6,6 +6,8 @@ anchor's value. Nodes used more than once get a named temporary; the rest are in
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from ..ir.graph import Node
@@ -106,6 +108,9 @@ def _clamp_int(node: Node, x: str) -> str:
     return x
 
 
+_ATOM = re.compile(r"[A-Za-z_][\w.]*(\[[^\[\]]*\])*")  # a name, maybe indexed: safe to substitute bare
+
+
 def emit(root: Node, leaves: dict[int, str], ctype: str = "float", prefix: str = "t") -> Emitted:
     """Code for `root`. `leaves` maps id(node) → C expression for inputs/anchors (any node found
     there is not expanded). Constants are emitted as literals of `ctype`."""
@@ -120,7 +125,10 @@ def emit(root: Node, leaves: dict[int, str], ctype: str = "float", prefix: str =
     statements: list[str] = []
     for n in order:
         if id(n) in leaves:
-            exprs[id(n)] = leaves[id(n)]
+            # A leaf is one operand: `acc + bias` must not become `acc + bias * ...` under the
+            # operators around it (conv and norm epilogues computed that before).
+            text = leaves[id(n)]
+            exprs[id(n)] = text if _ATOM.fullmatch(text) else f"({text})"
             continue
         if n.op == "const":
             exprs[id(n)] = literal(n.value, ctype)

@@ -196,9 +196,6 @@ def operand_value(problem: Problem, read: Reader, arg_index: int = 0, prefix: st
     return emit(root, _input_leaves(root, read, ctype), ctype, prefix)
 
 
-_ATOM = re.compile(r"[A-Za-z_]\w*(\[[^\[\]]*\])*")  # a name, maybe indexed: safe to substitute bare
-
-
 def epilogue_value(problem: Problem, anchor_value: str, read: Reader, prefix: str = "epi") -> Emitted:
     """The output given the anchor's value (the anchor dtype's compute type), the other inputs
     read through `read`. Every leaf enters in the expression's compute type: an integer anchor or
@@ -207,10 +204,7 @@ def epilogue_value(problem: Problem, anchor_value: str, read: Reader, prefix: st
     ctype = expression_ctype(root)
     leaves = _input_leaves(root, read, ctype)
     anchor_ctype = compute_type(problem.output.dtype if problem.anchor is None else problem.anchor.dtype)
-    # The anchor's value enters the expression as one operand: `acc + bias` must not become
-    # `acc + bias * ...` under the epilogue's own operators.
-    atom = anchor_value if _ATOM.fullmatch(anchor_value) else f"({anchor_value})"
-    value = atom if anchor_ctype == ctype else f"(({ctype}){atom})"
+    value = anchor_value if anchor_ctype == ctype else f"(({ctype})({anchor_value}))"
     leaves.update({id(n): value for n in root.walk() if n.name == ANCHOR_LEAF})
     return emit(root, leaves, ctype, prefix)
 
