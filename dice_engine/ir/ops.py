@@ -33,8 +33,9 @@ REDUCTIONS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin"}
 CONVS = {f"conv{d}d" for d in (1, 2, 3)} | {f"conv_transpose{d}d" for d in (1, 2, 3)}
 POOLS = {f"{kind}_pool{d}d" for kind in ("max", "avg") for d in (1, 2, 3)}
 SCANS = {"cumsum", "cumprod"}
-# Views: each output element is one element of the argument (or of an index), re-addressed.
-VIEWS = {"reshape", "flip", "index"}
+# Views: each output element is one element of the argument (or of an index), re-addressed;
+# a pad's border elements are its constant instead.
+VIEWS = {"reshape", "flip", "index", "slice", "pad"}
 HEAVY = REDUCTIONS | SCANS | CONVS | POOLS | {"softmax", "log_softmax", "layer_norm", "rms_norm",
                                               "permute", "matmul", "torch"}
 OPS = ELEMENTWISE | HEAVY | VIEWS
@@ -475,6 +476,47 @@ def _flip(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
     return _node(op, args, x.dtype, x.shape, {"dims": norm})
 
 
+def _concrete(x: Node, dim: int, what: str) -> int:
+    size = x.shape[dim]
+    if not isinstance(size, int):
+        raise OpError(f"{what} needs a concrete size along dim {dim}, not the symbol {size}", 0)
+    return size
+
+
+def _slice(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
+    """x[start:end:step] along `dim` with Python's rules (negative bounds count from the end,
+    bounds past either end are clipped). Stored as dim, start, step; the length is the shape's."""
+    _arity(op, args, 1)
+    (x,) = args
+    dim = normalize_dim(int(attrs.get("dim", 0)), x.rank)
+    size = _concrete(x, dim, "slice")
+    step = int(attrs.get("step", 1))
+    if step < 1:
+        raise OpError(f"slice step must be positive, got {step}", None, "step")
+    start, stop, _ = slice(attrs.get("start"), attrs.get("end"), step).indices(size)
+    length = max(0, -(-(stop - start) // step))
+    if length == 0:
+        raise OpError(f"the slice [{start}:{stop}:{step}] of dim {dim} (size {size}) is empty", None, "start")
+    shape = x.shape[:dim] + (length,) + x.shape[dim + 1:]
+    return _node(op, args, x.dtype, shape, {"dim": dim, "start": start, "step": step})
+
+
+def _pad(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
+    """Constant padding: `pads` holds (before, after) element counts per dimension (>= 0)."""
+    _arity(op, args, 1)
+    (x,) = args
+    pads = tuple(tuple(int(v) for v in pair) for pair in attrs.get("pads", ()))
+    if len(pads) != x.rank or any(len(pair) != 2 or min(pair) < 0 for pair in pads):
+        raise OpError(f"pad needs one (before, after) pair of counts >= 0 per dimension ({x.rank}), "
+                      f"got {list(pads)}", None, "pads")
+    value = attrs.get("value", 0.0)
+    if not isinstance(value, (int, float, bool)):
+        raise OpError(f"pad value must be a number, got {value!r}", None, "value")
+    shape = tuple(x.shape[d] if lo == hi == 0 else _concrete(x, d, "pad") + lo + hi
+                  for d, (lo, hi) in enumerate(pads))
+    return _node(op, args, x.dtype, shape, {"pads": pads, "value": value})
+
+
 def index(shape: Shape, dim: int) -> Node:
     """The i64 tensor of `shape` whose every element is its own index along `dim` (an arange
     broadcast over the other dimensions; triangular masks and one-hot selections use it)."""
@@ -492,4 +534,6 @@ _BUILDERS = {
     **{op: _pool for op in POOLS},
     "reshape": _reshape,
     "flip": _flip,
+    "slice": _slice,
+    "pad": _pad,
 }

@@ -339,6 +339,12 @@ def _eval_node(node: Node, args: list[Array], inputs: dict[str, Array]) -> Array
         return np.flip(args[0], axis=node.attr("dims"))
     if op == "reshape":
         return np.reshape(args[0], node.attr("shape"))
+    if op == "slice":
+        dim = node.attr("dim")
+        taken = node.attr("start") + node.attr("step") * np.arange(int(node.shape[dim]))
+        return np.take(args[0], taken, axis=dim)
+    if op == "pad":
+        return np.pad(args[0], node.attr("pads"), constant_values=node.attr("value"))
     if op == "permute":
         return np.transpose(args[0], node.attr("dims"))
     if op == "matmul":

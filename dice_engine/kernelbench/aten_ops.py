@@ -201,9 +201,10 @@ def _var(root: bool) -> Handler:
         x = a[0]
         dim = _dims(_get(a, k, 1, "dim"))
         correction = k.get("correction", 1)
-        if "unbiased" in k:
-            correction = 1 if k["unbiased"] else 0
-        keep = bool(k.get("keepdim", False))
+        unbiased = k.get("unbiased", a[2] if len(a) > 2 and isinstance(a[2], bool) else None)
+        if unbiased is not None:  # aten.var.dim(x, dim, unbiased, keepdim) passes them positionally
+            correction = 1 if unbiased else 0
+        keep = bool(k.get("keepdim", a[3] if len(a) > 3 else False))
         mean = make("mean", [x], dim=dim, keepdim=True)
         dev = make("sub", [x, mean])
         total = make("sum", [make("mul", [dev, dev])], dim=dim, keepdim=keep)
@@ -272,6 +273,46 @@ def _addmm(a: Sequence[Any], k: dict[str, Any]) -> Node:
     prod = prod if alpha == 1 else make("mul", [prod, const(alpha)])
     bias = a[0] if beta == 1 else make("mul", [a[0], const(beta)])
     return prod if beta == 0 else make("add", [bias, prod])
+
+
+def _baddbmm(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """beta * input + alpha * (batch1 @ batch2), as addmm batched."""
+    return _addmm(a, k)
+
+
+def _log_sigmoid(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """log(sigmoid(x)) = min(x, 0) - log(1 + exp(-|x|)), which never overflows."""
+    x = a[0]
+    tail = make("log", [make("add", [const(1.0), make("exp", [make("neg", [make("abs", [x])])])])])
+    return make("sub", [make("minimum", [x, const(0.0)]), tail])
+
+
+def _cosine_similarity(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """ATen's form: each operand divided by its norm clamped to eps, then the dot product."""
+    x1, x2 = a[0], a[1]
+    dim, eps = int(_get(a, k, 2, "dim", 1)), float(_get(a, k, 3, "eps", 1e-8))
+
+    def unit(x: Node) -> Node:
+        norm = make("sqrt", [make("sum", [make("mul", [x, x])], dim=dim, keepdim=True)])
+        return make("div", [x, make("clamp", [norm], min=eps)])
+
+    return make("sum", [make("mul", [unit(x1), unit(x2)])], dim=dim)
+
+
+def _cosine_embedding(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """ATen's cosine_embedding_loss: 1 - cos for target 1, max(cos - margin, 0) for -1."""
+    x1, x2, target = a[0], a[1], a[2]
+    margin = float(_get(a, k, 3, "margin", 0.0))
+    dim = x1.rank - 1
+    eps = const(1e-12)
+    prod = make("sum", [make("mul", [x1, x2])], dim=dim)
+    mag1 = make("add", [make("sum", [make("mul", [x1, x1])], dim=dim), eps])
+    mag2 = make("add", [make("sum", [make("mul", [x2, x2])], dim=dim), eps])
+    cos = make("div", [prod, make("sqrt", [make("mul", [mag1, mag2])])])
+    pos = make("where", [make("eq", [target, const(1)]), make("sub", [const(1.0), cos]), const(0.0)])
+    neg = make("clamp", [make("sub", [cos, const(margin)])], min=0.0)
+    neg = make("where", [make("eq", [target, const(-1)]), neg, const(0.0)])
+    return _reduced(make("add", [pos, neg]), _get(a, k, 4, "reduction", 1))
 
 
 def _dropout(a: Sequence[Any], k: dict[str, Any]) -> Node:
@@ -475,6 +516,12 @@ TABLE: dict[str, Handler] = {
     "aten.bmm": _binary("matmul"),
     "aten.linear": _linear,
     "aten.addmm": _addmm,
+    "aten.baddbmm": _baddbmm,
+    "aten.log_sigmoid": _log_sigmoid,
+    "aten.cosine_similarity": _cosine_similarity,
+    "aten.cosine_embedding_loss": _cosine_embedding,
+    # a dtype/device assertion export records for `.float()` and the like: checks, computes nothing
+    "aten._assert_tensor_metadata": lambda a, k: a[0],
     "aten.linalg_vector_norm": _vector_norm,
     "aten.broadcast_tensors": _broadcast_tensors,
     "aten.smooth_l1_loss": _smooth_l1,

@@ -12,9 +12,10 @@ import math
 from typing import Any, Callable, Sequence
 
 from ..ir.graph import Node
-from ..ir.ops import const, make, normalize_dim
+from ..ir.ops import broadcast_shapes, const, make, normalize_dim
 from ..sketches.attention import match as match_attention
 from .aten_ops import Unsupported, _get
+from .aten_slicing import broadcast_to
 from .aten_windows import conv_padding
 
 View = Callable[[Node, tuple[int, ...]], Node]
@@ -192,9 +193,22 @@ def _batch_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
 def _matmul(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     """matmul of any rank: the IR's 2-D/3-D forms, leading batch dims flattened through views."""
     x, w = a[0], a[1]
-    if x.rank <= 3 and w.rank <= 3 and min(x.rank, w.rank) >= 2:
+    if x.rank == 1 and w.rank == 1:  # a dot product
+        return make("sum", [make("mul", [x, w])])
+    if w.rank == 1:  # (..., K) @ (K,): w as a column, the column dimension dropped
+        y = _matmul([x, view(w, (_shape(w)[0], 1))], k, view)
+        return view(y, _shape(y)[:-1])
+    if x.rank == 1:  # (K,) @ (..., K, N): x as a row, the row dimension dropped
+        y = _matmul([view(x, (1, _shape(x)[0])), w], k, view)
+        return view(y, _shape(y)[:-2] + _shape(y)[-1:])
+    if x.rank <= 3 and w.rank <= 3:
         return make("matmul", [x, w])
     xs, ws = _shape(x), _shape(w)
+    batch = broadcast_shapes(xs[:-2], ws[:-2])
+    if w.rank > 2 and batch is not None and (xs[:-2] != batch or ws[:-2] != batch):
+        # batch dims that broadcast: both operands broadcast to the whole batch first
+        x, w = broadcast_to(x, tuple(batch) + xs[-2:]), broadcast_to(w, tuple(batch) + ws[-2:])
+        return _matmul([x, w], k, view)
     if x.rank >= 3 and w.rank == 2:  # (..., M, K) @ (K, N): rows of every batch at once
         y = make("matmul", [view(x, (math.prod(xs[:-1]), xs[-1])), w])
         return view(y, xs[:-1] + (ws[-1],))

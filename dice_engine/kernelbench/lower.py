@@ -22,13 +22,14 @@ from .aten_composed import COMPOSED, COMPOSED_RESHAPING
 from .aten_einsum import EINSUM
 from .aten_ops import TABLE, VIEWS, Unsupported
 from .aten_reshaping import RESHAPING, ReshapingHandler
+from .aten_slicing import SLICING
 from .aten_windows import WINDOWS
 from .plan import Buffer, KernelPlan, Origin, heavy_in, is_layout_view, substitute
 from .trace import Traced
 
 
 # Every mapped operator: handlers that read values through other shapes get `view_as` too.
-HANDLERS = {**TABLE, **WINDOWS, **COMPOSED}
+HANDLERS = {**TABLE, **WINDOWS, **COMPOSED, **SLICING}
 RESHAPING_HANDLERS: dict[str, ReshapingHandler] = {**RESHAPING, **COMPOSED_RESHAPING, **EINSUM}
 
 
@@ -178,7 +179,19 @@ class Lowering:
                     str(node.target), traced.line_of(node), "", f"graph node kind '{node.op}' is not handled"
                 )
         out_buffers = [self.output_buffer(o) for o in outputs]
-        return Lowered(traced, self.buffers, self.plans, out_buffers, is_tuple, self.notes, self.temp)
+        plans = self.live_plans(out_buffers)
+        return Lowered(traced, self.buffers, plans, out_buffers, is_tuple, self.notes, self.temp)
+
+    def live_plans(self, outputs: list[Buffer]) -> list[KernelPlan]:
+        """The plans whose results are read: a value only its shape was taken from (the
+        argument of zeros_like) is never computed."""
+        needed = {b.storage for b in outputs}
+        live: list[KernelPlan] = []
+        for plan in reversed(self.plans):
+            if plan.out.storage in needed:
+                live.append(plan)
+                needed |= {self.buffers[n.name].storage for n in plan.leaves()}
+        return live[::-1]
 
     def output_buffer(self, value: Any) -> Buffer:
         if not hasattr(value, "op") or value not in self.values or not isinstance(self.values[value], Node):

@@ -110,6 +110,13 @@ class Body:
             flipped = tuple(f"({dim_c(node.shape[k])} - 1 - ({i}))" if k in node.attr("dims") else i
                             for k, i in enumerate(idx))
             return self.value(node.args[0], flipped)
+        if op == "slice":
+            k, start, step = node.attr("dim"), node.attr("start"), node.attr("step")
+            moved = f"({idx[k]})" if step == 1 else f"{step}LL * ({idx[k]})"
+            moved = moved if start == 0 else f"({start}LL + {moved})"
+            return self.value(node.args[0], idx[:k] + (moved,) + idx[k + 1:])
+        if op == "pad":
+            return self._pad(node, idx)
         if op == "reshape":
             arg = node.args[0]
             if arg.shape == node.shape:
@@ -123,6 +130,25 @@ class Body:
             return self._cast(node, self.value(node.args[0], broadcast_index(idx, node.args[0].shape)))
         args = [self.value(a, broadcast_index(idx, a.shape)) for a in node.args]
         return self.temp(scalar_op(node, args, self.ctype), self.type_of(node))
+
+    def _pad(self, node: Node, idx: Index) -> str:
+        """The argument read at a clamped index (always in bounds, so the read is unconditional)
+        and the pad value wherever the index falls outside it."""
+        arg = node.args[0]
+        inner, inside = list(idx), []
+        for k, (lo, hi) in enumerate(node.attr("pads")):
+            if lo == hi == 0:
+                continue
+            size = int(arg.shape[k])
+            shifted = self.temp(f"({idx[k]}) - {lo}LL", "long long")
+            inner[k] = f"({shifted} < 0LL ? 0LL : ({shifted} > {size - 1}LL ? {size - 1}LL : {shifted}))"
+            inside.append(f"({shifted} >= 0LL && {shifted} < {size}LL)")
+        read = self.value(arg, tuple(inner))
+        if not inside:
+            return read
+        kind = self.type_of(node)
+        fill = literal(node.attr("value"), kind)
+        return self.temp(f"({' && '.join(inside)}) ? {read} : ({kind})({fill})", kind)
 
     def _cast(self, node: Node, x: str) -> str:
         target = node.attr("dtype")

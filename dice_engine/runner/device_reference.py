@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from ..ir import ops, torch_expr
 from ..ir.dtypes import DType
 from ..ir.graph import Node, Program
+from .torch_program import pad_view, slice_view
 
 Tensor = torch.Tensor
 # GEMM/convolution rows (output elements) per float64 chunk in narrow mode
@@ -263,6 +264,10 @@ class _Evaluator:
             return torch.flip(args[0], dims=node.attr("dims"))
         if op == "reshape":
             return args[0].reshape(node.attr("shape"))
+        if op == "slice":
+            return slice_view(args[0], node)
+        if op == "pad":
+            return pad_view(args[0], node)
         if op == "index":
             return self.index(node, self.device)
         if op == "permute":

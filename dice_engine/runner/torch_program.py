@@ -46,6 +46,19 @@ def _binary(op: str, a: Value, b: Value) -> Value:
             "ge": lambda: a >= b, "eq": lambda: a == b, "ne": lambda: a != b}[op]()
 
 
+def slice_view(x: torch.Tensor, node: Node) -> torch.Tensor:
+    """An IR slice node's value: every `step`-th element from `start` along `dim`."""
+    dim, start, step = node.attr("dim"), node.attr("start"), node.attr("step")
+    stop = start + step * (int(node.shape[dim]) - 1) + 1
+    return x[(slice(None),) * dim + (slice(start, stop, step),)]
+
+
+def pad_view(x: torch.Tensor, node: Node) -> torch.Tensor:
+    """An IR pad node's value: constant padding, F.pad's pairs are last dimension first."""
+    flat = [v for pair in reversed(node.attr("pads")) for v in pair]
+    return F.pad(x, flat, mode="constant", value=float(node.attr("value")))
+
+
 def _step(node: Node, args: list[Value]) -> Value:
     op, a = node.op, node.attr
     x = args[0] if args else None
@@ -68,6 +81,8 @@ def _step(node: Node, args: list[Value]) -> Value:
         "cumprod": lambda: torch.cumprod(x, dim=a("dim")),
         "flip": lambda: torch.flip(x, dims=a("dims")),
         "reshape": lambda: x.reshape(a("shape")),
+        "slice": lambda: slice_view(x, node),
+        "pad": lambda: pad_view(x, node),
         "permute": lambda: x.permute(*a("dims")),
         "matmul": lambda: torch.matmul(args[0], args[1]),
     }
