@@ -232,9 +232,10 @@ def _upsample_nearest(spatial: int) -> Handler:
             factors = [int(s) for s in scales]
             exact = all(float(s) == f for s, f in zip(scales, factors))
         if not exact or min(factors) < 1:
-            raise Unsupported("nearest upsampling by a fractional factor has no IR form yet (whole factors have)")
+            raise Unsupported("nearest upsampling by a fractional factor has no IR form yet")
         split = list(lead) + [v for s in sizes for v in (s, 1)]
-        blocks = broadcast_to(reshape(x, split), list(lead) + [v for s, f in zip(sizes, factors) for v in (s, f)])
+        spread = list(lead) + [v for s, f in zip(sizes, factors) for v in (s, f)]
+        blocks = broadcast_to(reshape(x, split), spread)
         return reshape(blocks, list(lead) + [s * f for s, f in zip(sizes, factors)])
 
     return handler

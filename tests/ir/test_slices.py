@@ -26,7 +26,8 @@ def _both(node, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize(
     "start, end, step",
-    [(None, None, 1), (2, None, 1), (1, None, 2), (None, -1, 3), (-4, None, 1), (3, 100, 4), (-100, 5, 2), (10, 11, 1)],
+    [(None, None, 1), (2, None, 1), (1, None, 2), (None, -1, 3), (-4, None, 1), (3, 100, 4), (-100, 5, 2),
+     (10, 11, 1)],
 )
 def test_slice_follows_python_slicing(start, end, step):
     x = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
@@ -46,7 +47,9 @@ def test_slice_of_a_slice_composes():
     np.testing.assert_array_equal(ref, x[-2:, 1::2])
 
 
-@pytest.mark.parametrize("pads, value", [(((0, 0), (2, 1)), 0.0), (((1, 2), (0, 3)), -1.5), (((1, 0), (0, 0)), 7)])
+@pytest.mark.parametrize(
+    "pads, value", [(((0, 0), (2, 1)), 0.0), (((1, 2), (0, 3)), -1.5), (((1, 0), (0, 0)), 7)]
+)
 def test_pad_matches_torch_constant_pad(pads, value):
     x = np.random.default_rng(1).standard_normal(SHAPE).astype(np.float32)
     node = make("pad", [input_tensor("x", F32, SHAPE)], pads=pads, value=value)

@@ -1,6 +1,7 @@
 """Slices, pads and concatenations inside the general lowering's kernels, computed on the CPU
 emulator (tests/sketches/cuda_emu.h + g++) against the float64 reference: every kernel plan of
-the cov_* KernelBench task files that reads through one of these index maps (or a reshape: repeat, expand). No GPU needed."""
+the cov_* KernelBench task files that reads through one of these index maps (or a reshape:
+repeat, expand). No GPU needed."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 
 class Model(nn.Module):
@@ -12,11 +11,12 @@ class Model(nn.Module):
     def forward(self, bias, a, b, c, d):
         x = torch.addmm(bias, a, b, beta=0.5, alpha=2.0)
         y = torch.baddbmm(c, c, d, beta=1.5, alpha=0.5)
-        return x.sum() + torch.bmm(c, d).mean(dim=0)
+        return x.sum() + torch.bmm(c, d).mean(dim=0) + y[0, :, :4].sum(dim=0, keepdim=True)
 
 
 def get_inputs():
-    return [torch.randn(4, 6), torch.randn(4, 5), torch.randn(5, 6), torch.randn(3, 4, 4), torch.randn(3, 4, 4)]
+    a, b = torch.randn(4, 5), torch.randn(5, 6)
+    return [torch.randn(4, 6), a, b, torch.randn(3, 4, 4), torch.randn(3, 4, 4)]
 
 
 def get_init_inputs():

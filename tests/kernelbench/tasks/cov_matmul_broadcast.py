@@ -1,6 +1,5 @@
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 
 class Model(nn.Module):
@@ -10,7 +9,8 @@ class Model(nn.Module):
         super().__init__()
 
     def forward(self, a, b, m, v):
-        return torch.matmul(a, b) + torch.matmul(m, a.transpose(1, 2)).transpose(1, 2)[:, :, :1] + torch.matmul(a, v).unsqueeze(-1)
+        left = torch.matmul(m, a.transpose(1, 2)).transpose(1, 2)[:, :, :1]
+        return torch.matmul(a, b) + left + torch.matmul(a, v).unsqueeze(-1)
 
 
 def get_inputs():

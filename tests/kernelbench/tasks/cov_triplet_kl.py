@@ -11,7 +11,8 @@ class Model(nn.Module):
         self.loss = nn.TripletMarginLoss(margin=0.5, p=1)
 
     def forward(self, a, p, n):
-        kl = F.kl_div(F.log_softmax(a, dim=1), F.log_softmax(p, dim=1), reduction="batchmean", log_target=True)
+        target = F.log_softmax(p, dim=1)
+        kl = F.kl_div(F.log_softmax(a, dim=1), target, reduction="batchmean", log_target=True)
         return self.loss(a, p, n) + kl
 
 
