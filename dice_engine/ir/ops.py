@@ -501,20 +501,41 @@ def _slice(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
     return _node(op, args, x.dtype, shape, {"dim": dim, "start": start, "step": step})
 
 
+PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
 def _pad(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
-    """Constant padding: `pads` holds (before, after) element counts per dimension (>= 0)."""
+    """Padding by `pads`, (before, after) element counts per dimension (>= 0): with `value`
+    (mode constant), or the argument's elements mirrored without the edge (reflect, pads
+    smaller than the size), its edge repeated (replicate) or wrapped around (circular, pads up
+    to the size), as F.pad."""
     _arity(op, args, 1)
     (x,) = args
     pads = tuple(tuple(int(v) for v in pair) for pair in attrs.get("pads", ()))
     if len(pads) != x.rank or any(len(pair) != 2 or min(pair) < 0 for pair in pads):
         raise OpError(f"pad needs one (before, after) pair of counts >= 0 per dimension ({x.rank}), "
                       f"got {list(pads)}", None, "pads")
+    mode = attrs.get("mode", "constant")
+    if mode not in PAD_MODES:
+        raise OpError(f"pad mode must be one of {', '.join(PAD_MODES)}, got {mode!r}", None, "mode")
     value = attrs.get("value", 0.0)
     if not isinstance(value, (int, float, bool)):
         raise OpError(f"pad value must be a number, got {value!r}", None, "value")
-    shape = tuple(x.shape[d] if lo == hi == 0 else _concrete(x, d, "pad") + lo + hi
-                  for d, (lo, hi) in enumerate(pads))
-    return _node(op, args, x.dtype, shape, {"pads": pads, "value": value})
+    shape = []
+    for d, (lo, hi) in enumerate(pads):
+        if lo == hi == 0:
+            shape.append(x.shape[d])
+            continue
+        size = _concrete(x, d, "pad")
+        if mode == "reflect" and max(lo, hi) >= size:
+            raise OpError(f"reflect padding {max(lo, hi)} must be smaller than the size {size} of dim {d}",
+                          None, "pads")
+        if mode == "circular" and max(lo, hi) > size:
+            raise OpError(f"circular padding {max(lo, hi)} must be at most the size {size} of dim {d}",
+                          None, "pads")
+        shape.append(size + lo + hi)
+    extra = {"value": value} if mode == "constant" else {"mode": mode}
+    return _node(op, args, x.dtype, tuple(shape), {"pads": pads, **extra})
 
 
 def index(shape: Shape, dim: int) -> Node:

@@ -344,7 +344,11 @@ def _eval_node(node: Node, args: list[Array], inputs: dict[str, Array]) -> Array
         taken = node.attr("start") + node.attr("step") * np.arange(int(node.shape[dim]))
         return np.take(args[0], taken, axis=dim)
     if op == "pad":
-        return np.pad(args[0], node.attr("pads"), constant_values=node.attr("value"))
+        mode = node.attr("mode", "constant")
+        if mode == "constant":
+            return np.pad(args[0], node.attr("pads"), constant_values=node.attr("value"))
+        return np.pad(args[0], node.attr("pads"), mode={"reflect": "reflect", "replicate": "edge",
+                                                        "circular": "wrap"}[mode])
     if op == "permute":
         return np.transpose(args[0], node.attr("dims"))
     if op == "matmul":

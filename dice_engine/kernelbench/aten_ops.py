@@ -129,6 +129,37 @@ def _hardsigmoid_of(x: Node) -> Node:
     return make("div", [make("clamp", [make("add", [x, const(3.0)])], min=0.0, max=6.0), const(6.0)])
 
 
+def _threshold(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, threshold, value = a[0], _get(a, k, 1, "threshold"), _get(a, k, 2, "value")
+    return make("where", [make("gt", [x, const(threshold)]), x, const(value)])
+
+
+def _hardshrink(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, lambd = a[0], float(_get(a, k, 1, "lambd", 0.5))
+    return make("where", [make("gt", [make("abs", [x]), const(lambd)]), x, const(0.0)])
+
+
+def _softshrink(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, lambd = a[0], float(_get(a, k, 1, "lambd", 0.5))
+    low = make("where", [make("lt", [x, const(-lambd)]), make("add", [x, const(lambd)]), const(0.0)])
+    return make("where", [make("gt", [x, const(lambd)]), make("sub", [x, const(lambd)]), low])
+
+
+def _celu(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """celu(x, alpha) = x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
+    x, alpha = a[0], float(_get(a, k, 1, "alpha", 1.0))
+    grown = make("exp", [make("div", [x, const(alpha)])])
+    neg = make("mul", [const(alpha), make("sub", [grown, const(1.0)])])
+    return make("where", [make("gt", [x, const(0.0)]), x, neg])
+
+
+def _rrelu(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    lower, upper = float(_get(a, k, 1, "lower", 1.0 / 8)), float(_get(a, k, 2, "upper", 1.0 / 3))
+    if _get(a, k, 3, "training", False):
+        raise Unsupported("rrelu in training mode draws random slopes; DICE has no random kernels")
+    return make("leaky_relu", [a[0]], negative_slope=(lower + upper) / 2)
+
+
 def _mish(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return make("mul", [a[0], make("tanh", [_softplus_of(a[0], 1.0, 20.0)])])
 
@@ -469,6 +500,11 @@ TABLE: dict[str, Handler] = {
     "aten.clamp_min": lambda a, k: _clamp([a[0], a[1], None], {}),
     "aten.clamp_max": lambda a, k: _clamp([a[0], None, a[1]], {}),
     "aten.elu": _elu,
+    "aten.celu": _celu,
+    "aten.threshold": _threshold,
+    "aten.hardshrink": _hardshrink,
+    "aten.softshrink": _softshrink,
+    "aten.rrelu": _rrelu,
     "aten.selu": _selu,
     "aten.softplus": _softplus,
     "aten.mish": _mish,

@@ -1,7 +1,7 @@
 """ATen operators that re-address elements, as IR index maps that fuse into their consumers:
 slices (narrow, slice with a step, select, split, chunk, unbind), concatenation and stacking,
-constant padding, broadcasting copies (expand, repeat), nearest upsampling by whole factors,
-pixel_shuffle, and constant tensors (zeros_like, full, ...).
+padding (constant, reflect, replicate, circular), broadcasting copies (expand, repeat), nearest
+upsampling by whole factors, pixel_shuffle, and constant tensors (zeros_like, full, ...).
 
 Nothing here copies: a slice reads its argument at `start + step * i`, a concatenation picks
 the piece whose range holds the index (each piece padded to the whole extent, so every read is
@@ -165,9 +165,9 @@ def _stack(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return concatenate([reshape(t, _shape(t)[:dim] + (1,) + _shape(t)[dim:]) for t in tensors], dim)
 
 
-def pad(x: Node, flat: Sequence[int], value: float) -> Node:
-    """F.pad's constant mode: `flat` holds (before, after) pairs from the last dimension back;
-    negative counts crop (a slice)."""
+def pad(x: Node, flat: Sequence[int], value: float, mode: str = "constant") -> Node:
+    """F.pad: `flat` holds (before, after) pairs from the last dimension back; negative counts
+    crop (a slice)."""
     if len(flat) % 2 or len(flat) // 2 > x.rank:
         raise Unsupported(f"padding {list(flat)} does not fit a tensor of rank {x.rank}")
     pads = [(0, 0)] * x.rank
@@ -179,7 +179,8 @@ def pad(x: Node, flat: Sequence[int], value: float) -> Node:
     pads = [(max(lo, 0), max(hi, 0)) for lo, hi in pads]
     if all(p == (0, 0) for p in pads):
         return x
-    return make("pad", [x], pads=tuple(pads), value=value)
+    extra = {"value": value} if mode == "constant" else {"mode": mode}
+    return make("pad", [x], pads=tuple(pads), **extra)
 
 
 def _constant_pad(a: Sequence[Any], k: dict[str, Any]) -> Node:
@@ -188,10 +189,13 @@ def _constant_pad(a: Sequence[Any], k: dict[str, Any]) -> Node:
 
 def _pad(a: Sequence[Any], k: dict[str, Any]) -> Node:
     mode = _get(a, k, 2, "mode", "constant")
-    if mode != "constant":
-        raise Unsupported(f"padding mode '{mode}' has no IR form yet (constant mode has)")
     value = _get(a, k, 3, "value")
-    return pad(a[0], list(_get(a, k, 1, "pad")), 0 if value is None else value)
+    return pad(a[0], list(_get(a, k, 1, "pad")), 0 if value is None else value, mode)
+
+
+def _mode_pad(mode: str) -> Handler:
+    """aten.reflection_padNd / replication_padNd(x, padding)."""
+    return lambda a, k: pad(a[0], list(_get(a, k, 1, "padding")), 0, mode)
 
 
 def _expand(a: Sequence[Any], k: dict[str, Any]) -> Node:
@@ -343,6 +347,8 @@ SLICING: dict[str, Handler] = {
     "aten.stack": _stack,
     "aten.constant_pad_nd": _constant_pad,
     "aten.pad": _pad,
+    **{f"aten.reflection_pad{d}d": _mode_pad("reflect") for d in (1, 2, 3)},
+    **{f"aten.replication_pad{d}d": _mode_pad("replicate") for d in (1, 2, 3)},
     "aten.expand": _expand,
     "aten.expand_as": lambda a, k: broadcast_to(a[0], _shape(a[1])),
     "aten.broadcast_to": _expand,

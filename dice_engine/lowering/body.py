@@ -132,17 +132,25 @@ class Body:
         return self.temp(scalar_op(node, args, self.ctype), self.type_of(node))
 
     def _pad(self, node: Node, idx: Index) -> str:
-        """The argument read at a clamped index (always in bounds, so the read is unconditional)
-        and the pad value wherever the index falls outside it."""
+        """The argument read at a source index that is always in bounds: mirrored, clamped or
+        wrapped by the mode; in constant mode clamped, and the value selected outside."""
         arg = node.args[0]
+        mode = node.attr("mode", "constant")
         inner, inside = list(idx), []
         for k, (lo, hi) in enumerate(node.attr("pads")):
             if lo == hi == 0:
                 continue
-            size = int(arg.shape[k])
-            shifted = self.temp(f"({idx[k]}) - {lo}LL", "long long")
-            inner[k] = f"({shifted} < 0LL ? 0LL : ({shifted} > {size - 1}LL ? {size - 1}LL : {shifted}))"
-            inside.append(f"({shifted} >= 0LL && {shifted} < {size}LL)")
+            n = int(arg.shape[k])
+            j = self.temp(f"({idx[k]}) - {lo}LL", "long long")
+            clamped = f"({j} < 0LL ? 0LL : ({j} > {n - 1}LL ? {n - 1}LL : {j}))"
+            if mode == "reflect":
+                inner[k] = f"({j} < 0LL ? -{j} : ({j} > {n - 1}LL ? {2 * (n - 1)}LL - {j} : {j}))"
+            elif mode == "circular":
+                inner[k] = f"({j} < 0LL ? {j} + {n}LL : ({j} > {n - 1}LL ? {j} - {n}LL : {j}))"
+            else:
+                inner[k] = clamped
+            if mode == "constant":
+                inside.append(f"({j} >= 0LL && {j} < {n}LL)")
         read = self.value(arg, tuple(inner))
         if not inside:
             return read

@@ -54,9 +54,25 @@ def slice_view(x: torch.Tensor, node: Node) -> torch.Tensor:
 
 
 def pad_view(x: torch.Tensor, node: Node) -> torch.Tensor:
-    """An IR pad node's value: constant padding, F.pad's pairs are last dimension first."""
-    flat = [v for pair in reversed(node.attr("pads")) for v in pair]
-    return F.pad(x, flat, mode="constant", value=float(node.attr("value")))
+    """An IR pad node's value: constant padding as F.pad (pairs last dimension first); the
+    other modes gather each padded dimension's source indices (any rank, any dimension)."""
+    mode = node.attr("mode", "constant")
+    if mode == "constant":
+        flat = [v for pair in reversed(node.attr("pads")) for v in pair]
+        return F.pad(x, flat, mode="constant", value=float(node.attr("value")))
+    for d, (lo, hi) in enumerate(node.attr("pads")):
+        if lo or hi:
+            n = x.shape[d]
+            j = torch.arange(-lo, n + hi, device=x.device)
+            if mode == "reflect":
+                j = j.abs()
+                j = torch.where(j >= n, 2 * (n - 1) - j, j)
+            elif mode == "replicate":
+                j = j.clamp(0, n - 1)
+            else:
+                j = j.remainder(n)
+            x = x.index_select(d, j)
+    return x
 
 
 def _step(node: Node, args: list[Value]) -> Value:
