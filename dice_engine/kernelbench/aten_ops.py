@@ -160,6 +160,16 @@ def _rrelu(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return make("leaky_relu", [a[0]], negative_slope=(lower + upper) / 2)
 
 
+def _sign(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """1, -1 or 0 in x's dtype; NaN stays NaN."""
+    x = a[0]
+    one, zero = (1.0, 0.0) if x.dtype.is_float else (1, 0)
+    out = make("where", [make("gt", [x, const(zero)]), const(one),
+                         make("where", [make("lt", [x, const(zero)]), const(-one), const(zero)])])
+    out = out if out.dtype == x.dtype else make("cast", [out], dtype=x.dtype)
+    return make("where", [make("ne", [x, x]), x, out]) if x.dtype.is_float else out
+
+
 def _mish(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return make("mul", [a[0], make("tanh", [_softplus_of(a[0], 1.0, 20.0)])])
 
@@ -502,6 +512,7 @@ TABLE: dict[str, Handler] = {
     "aten.elu": _elu,
     "aten.celu": _celu,
     "aten.threshold": _threshold,
+    "aten.sign": _sign,
     "aten.hardshrink": _hardshrink,
     "aten.softshrink": _softshrink,
     "aten.rrelu": _rrelu,

@@ -306,6 +306,26 @@ def _full(value: float | None) -> Handler:
     return handler
 
 
+def _diag(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """diag of a matrix: its (offset) diagonal, a strided slice of the flattened matrix; diag of
+    a vector: the square matrix holding it on the main diagonal, zero elsewhere."""
+    x, offset = a[0], int(_get(a, k, 1, "diagonal", 0))
+    if x.rank == 2:
+        rows, cols = _shape(x)
+        length = min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols)
+        if length <= 0:
+            raise Unsupported(f"diagonal {offset} of a {rows}x{cols} matrix is empty")
+        start = offset if offset >= 0 else -offset * cols
+        flat = reshape(x, (rows * cols,))
+        end = start + (length - 1) * (cols + 1) + 1
+        return make("slice", [flat], dim=0, start=start, end=end, step=cols + 1)
+    if x.rank != 1 or offset != 0:
+        raise Unsupported("diag of a vector off the main diagonal has no IR form yet")
+    n = _shape(x)[0]
+    on = make("eq", [index((n, n), 0), index((n, n), 1)])
+    return make("where", [on, broadcast_to(reshape(x, (n, 1)), (n, n)), const(0)])
+
+
 def _masked_fill(a: Sequence[Any], k: dict[str, Any]) -> Node:
     x, mask, value = a[0], a[1], _scalar(a[2])
     out = make("where", [mask, value, x])
@@ -365,6 +385,7 @@ SLICING: dict[str, Handler] = {
     "aten.ones": _full(1.0),
     "aten.full": _full(None),
     "aten.masked_fill": _masked_fill,
+    "aten.diag": _diag,
     "aten.glu": _glu,
     "aten.prelu": _prelu,
 }
