@@ -223,10 +223,11 @@ def _amax(op: str) -> Handler:
 
 def _arg(op: str) -> Handler:
     def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
-        dim = _get(a, k, 1, "dim")
-        if dim is None:
-            raise Unsupported(f"{op} over the flattened tensor has no IR form yet")
-        return make(op, [a[0]], dim=dim, keepdim=bool(_get(a, k, 2, "keepdim", False)))
+        x, dim, keep = a[0], _get(a, k, 1, "dim"), bool(_get(a, k, 2, "keepdim", False))
+        if dim is None:  # the index into the flattened tensor: a reduction of its 1-D view
+            flat = make(op, [make("reshape", [x], shape=(-1,))], dim=0)
+            return make("reshape", [flat], shape=(1,) * x.rank) if keep else flat
+        return make(op, [x], dim=dim, keepdim=keep)
 
     return handler
 

@@ -12,7 +12,7 @@ import math
 from typing import Any, Callable, Sequence
 
 from ..ir.graph import Node
-from ..ir.ops import broadcast_shapes, const, make, normalize_dim
+from ..ir.ops import broadcast_shapes, const, index, make, normalize_dim
 from ..sketches.attention import match as match_attention
 from .aten_ops import Unsupported, _get
 from .aten_slicing import broadcast_to
@@ -222,8 +222,9 @@ def _matmul(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
 def _attention(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     """scaled_dot_product_attention as softmax(Q Kᵀ · scale) V: two matmuls and a row softmax."""
     q, key, v = a[0], a[1], a[2]
-    if _get(a, k, 3, "attn_mask") is not None or _get(a, k, 5, "is_causal", False):
-        raise Unsupported("attention with a mask or is_causal has no IR form yet")
+    if _get(a, k, 3, "attn_mask") is not None:
+        raise Unsupported("attention with an attn_mask has no IR form yet (is_causal has)")
+    causal = bool(_get(a, k, 5, "is_causal", False))
     if _get(a, k, 4, "dropout_p", 0.0) != 0.0:
         raise Unsupported("attention dropout draws random numbers; DICE has no random kernels")
     if _get(a, k, 7, "enable_gqa", False):
@@ -231,12 +232,20 @@ def _attention(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     scale = _get(a, k, 6, "scale")
     scale = 1.0 / math.sqrt(_shape(q)[-1]) if scale is None else float(scale)
     keys_t = make("permute", [key], dims=tuple(range(key.rank - 2)) + (key.rank - 1, key.rank - 2))
+
+    def masked(scores: Node) -> Node:
+        """is_causal: key j is seen by query i when j <= i (torch's top-left aligned tril)."""
+        if not causal:
+            return scores
+        seen = make("le", [index(scores.shape, -1), index(scores.shape, -2)])
+        return make("where", [seen, scores, const(float("-inf"))])
+
     # the whole attention as one expression, where the fused attention sketch takes it
-    fused = make("matmul", [make("softmax", [make("mul", [make("matmul", [q, keys_t]), const(scale)])],
-                                 dim=-1), v])
+    scores = masked(make("mul", [make("matmul", [q, keys_t]), const(scale)]))
+    fused = make("matmul", [make("softmax", [scores], dim=-1), v])
     if not isinstance(match_attention(fused), str):
         return fused
-    scores = make("mul", [_matmul([q, keys_t], {}, view), const(scale)])
+    scores = masked(make("mul", [_matmul([q, keys_t], {}, view), const(scale)]))
     return _matmul([make("softmax", [scores], dim=-1), v], {}, view)
 
 

@@ -33,6 +33,7 @@ INDEX_MAPS = [
     "cov_stack_mean",
     "cov_chunk_gate",
     "cov_pad_constant",
+    "cov_pad_modes",
     "cov_expand_repeat",
     "cov_interpolate_nearest",
     "cov_pixel_shuffle",

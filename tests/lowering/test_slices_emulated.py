@@ -24,7 +24,7 @@ from test_lowering_emulated import ALLOCATOR  # noqa: E402
 
 TASKS = Path(__file__).parents[1] / "kernelbench" / "tasks"
 STEMS = ["cov_exclusive_cumsum", "cov_slice_step", "cov_select_narrow", "cov_stack_mean",
-         "cov_chunk_gate", "cov_pad_constant", "cov_expand_repeat"]
+         "cov_chunk_gate", "cov_pad_constant", "cov_expand_repeat", "cov_pad_modes", "cov_diag_hinge_scans"]
 
 
 class Emulated(GeneralLowering):
