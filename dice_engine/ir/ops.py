@@ -21,7 +21,7 @@ class OpError(ValueError):
         self.attr = attr
 
 
-UNARY_FLOAT = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "silu"}
+UNARY_FLOAT = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "silu", "erf"}
 UNARY_SAME = {"neg", "abs", "relu", "leaky_relu", "clamp"}
 UNARY = UNARY_FLOAT | UNARY_SAME | {"cast", "logical_not"}
 ARITH = {"add", "sub", "mul", "div", "pow", "maximum", "minimum"}

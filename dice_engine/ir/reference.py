@@ -124,6 +124,7 @@ UNARY: dict[str, Callable[[Array, Node], Array]] = {
     "relu": lambda x, n: np.maximum(x, 0),
     "gelu": lambda x, n: _gelu(x, n.attr("approximate", "none")),
     "silu": lambda x, n: _as_float(x) * _sigmoid(x),
+    "erf": lambda x, n: _erf(_as_float(x)),
     "leaky_relu": lambda x, n: np.where(x > 0, x, x * n.attr("negative_slope")),
     "clamp": _clamp,
     "logical_not": lambda x, n: ~x.astype(bool),

@@ -24,6 +24,14 @@ class Unsupported(Exception):
     """The operator, or this use of it, has no IR form yet; the message says why."""
 
 
+class Absent:
+    """A result with no IR form (adaptive_max_pool's indices): the operation that reads it is
+    refused, saying `why`."""
+
+    def __init__(self, why: str):
+        self.why = why
+
+
 # Operators that only reinterpret a contiguous tensor's shape (same storage, same order).
 VIEWS = {
     "aten.view",
@@ -499,6 +507,7 @@ TABLE: dict[str, Handler] = {
             "abs",
             "neg",
             "silu",
+            "erf",
             "logical_not",
         )
     },

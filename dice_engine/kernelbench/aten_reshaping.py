@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 from ..ir.graph import Node
 from ..ir.ops import broadcast_shapes, const, index, make, normalize_dim
 from ..sketches.attention import match as match_attention
-from .aten_ops import Unsupported, _get
+from .aten_ops import Absent, Unsupported, _get
 from .aten_slicing import broadcast_to
 from .aten_windows import conv_padding
 
@@ -249,30 +249,47 @@ def _attention(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     return _matmul([make("softmax", [scores], dim=-1), v], {}, view)
 
 
-def _adaptive_avg_pool(spatial: int) -> ReshapingHandler:
-    """Adaptive average pooling where the output size divides the input: a plain average pool
-    (2-D, through a view for 1-D), or a mean for an output of one element per channel."""
+def _adaptive_pool(kind: str, spatial: int) -> ReshapingHandler:
+    """Adaptive average or max pooling where the output size divides the input: a plain pool
+    with kernel = stride = input / output (1-D through a 2-D view), or a mean / max over the
+    spatial dims for an output of one element per channel. The max form also gives its indices
+    in ATen; they have no IR form (reading them is refused)."""
 
-    def handler(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+    def handler(a: Sequence[Any], k: dict[str, Any], view: View) -> Any:
         x = a[0]
-        out = a[1] if isinstance(a[1], (list, tuple)) else [a[1]] * spatial
+        out = list(a[1]) if isinstance(a[1], (list, tuple)) else [a[1]] * spatial
         sizes = _shape(x)[-spatial:]
+        if any(o is None for o in out):  # None keeps the input's size
+            out = [s if o is None else o for s, o in zip(sizes, out)]
         if all(o == 1 for o in out):
-            return make("mean", [x], dim=tuple(range(x.rank - spatial, x.rank)), keepdim=True)
-        if spatial == 2 and all(s % o == 0 for s, o in zip(sizes, out)):
+            op = "mean" if kind == "avg" else "max"
+            y = make(op, [x], dim=tuple(range(x.rank - spatial, x.rank)), keepdim=True)
+        elif all(s % o == 0 for s, o in zip(sizes, out)):
             kernel = tuple(s // o for s, o in zip(sizes, out))
-            return make("avg_pool2d", [x], kernel_size=kernel, stride=kernel, padding=(0, 0))
-        raise Unsupported(f"adaptive pooling from {list(sizes)} to {list(out)} has no IR form yet")
+            if spatial == 1:
+                lead = _shape(x)[:-1]
+                flat = view(x, (math.prod(lead[:-1]) if len(lead) > 1 else 1, lead[-1], 1, sizes[0]))
+                pooled = make(f"{kind}_pool2d", [flat], kernel_size=(1,) + kernel, stride=(1,) + kernel,
+                              padding=(0, 0))
+                y = view(pooled, lead + (out[0],))
+            else:
+                y = make(f"{kind}_pool{spatial}d", [x], kernel_size=kernel, stride=kernel,
+                         padding=(0,) * spatial)
+        else:
+            raise Unsupported(f"adaptive pooling from {list(sizes)} to {list(out)} has no IR form yet")
+        return y if kind == "avg" else (y, _NO_INDICES)
 
     return handler
+
+
+_NO_INDICES = Absent("the indices adaptive_max_pool returns have no IR form yet")
 
 
 RESHAPING: dict[str, ReshapingHandler] = {
     "aten.matmul": _matmul,
     "aten.scaled_dot_product_attention": _attention,
-    "aten.adaptive_avg_pool1d": _adaptive_avg_pool(1),
-    "aten.adaptive_avg_pool2d": _adaptive_avg_pool(2),
-    "aten.adaptive_avg_pool3d": _adaptive_avg_pool(3),
+    **{f"aten.adaptive_{kind}_pool{d}d": _adaptive_pool(kind, d)
+       for kind in ("avg", "max") for d in (1, 2, 3)},
     "aten.conv1d": _conv1d,
     "aten.max_pool1d": _pool1d("max_pool2d"),
     "aten.avg_pool1d": _pool1d("avg_pool2d"),

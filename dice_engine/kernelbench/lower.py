@@ -20,7 +20,7 @@ from ..ir.ops import HEAVY, OpError, const, input_tensor, make
 from ..sketches.attention import match as match_attention
 from .aten_composed import COMPOSED, COMPOSED_RESHAPING
 from .aten_einsum import EINSUM
-from .aten_ops import TABLE, VIEWS, Unsupported
+from .aten_ops import TABLE, VIEWS, Absent, Unsupported
 from .aten_reshaping import RESHAPING, ReshapingHandler
 from .aten_slicing import SLICING
 from .aten_windows import WINDOWS
@@ -194,6 +194,8 @@ class Lowering:
         return live[::-1]
 
     def output_buffer(self, value: Any) -> Buffer:
+        if isinstance(self.values.get(value), Absent):
+            raise Unmapped("output", None, "", self.values[value].why)
         if not hasattr(value, "op") or value not in self.values or not isinstance(self.values[value], Node):
             raise Unmapped("output", None, "", "forward returns something other than tensors")
         expr = self.values[value]
@@ -210,6 +212,9 @@ class Lowering:
             return self.values[node.args[0]][node.args[1]]
         args = [self._value(a) for a in node.args]
         kwargs = {k: self._value(v) for k, v in node.kwargs.items()}
+        absent = next((v for v in _flat([*args, *kwargs.values()]) if isinstance(v, Absent)), None)
+        if absent is not None:
+            raise Unmapped(name, line, code, absent.why)
         if name in VIEWS:
             return self.view(args[0], node, name, line, code)
         if self.is_state_update(name, args, node):
@@ -231,7 +236,8 @@ class Lowering:
         except (TypeError, ValueError, IndexError, KeyError) as e:
             raise Unmapped(name, line, code, f"unexpected arguments ({type(e).__name__}: {e})") from None
         for r in result if isinstance(result, tuple) else (result,):
-            self.label(r)
+            if isinstance(r, Node):  # not a result with no IR form (adaptive_max_pool's indices)
+                self.label(r)
         return result
 
     def is_state_update(self, name: str, args: list[Any], node: Any) -> bool:
@@ -295,6 +301,13 @@ def _split_point(expr: Node) -> list[Node]:
         holders = [a for a in n.args if heavy_in(a) and not is_layout_view(a, n)]
         return holders if n.op in HEAVY else holders[1:]
     return []
+
+
+def _flat(values: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for v in values:
+        out += _flat(list(v)) if isinstance(v, (list, tuple)) else [v]
+    return out
 
 
 def _scalar_constant(value: Any) -> float | int | bool | None:

@@ -102,6 +102,7 @@ class _Evaluator:
             "relu": lambda: torch.maximum(x, self.const(0)),
             "gelu": lambda: self.gelu(f(x), node.attr("approximate", "none")),
             "silu": lambda: f(x) * torch.sigmoid(f(x)),
+            "erf": lambda: torch.special.erf(f(x)),
             "leaky_relu": lambda: torch.where(x > 0, x, x * self.const(node.attr("negative_slope"))),
             "clamp": lambda: self.clamp(x, node),
             "logical_not": lambda: torch.logical_not(x),

@@ -82,6 +82,7 @@ def _step(node: Node, args: list[Value]) -> Value:
         "exp": lambda: torch.exp(x), "log": lambda: torch.log(x), "sqrt": lambda: torch.sqrt(x),
         "rsqrt": lambda: torch.rsqrt(x), "tanh": lambda: torch.tanh(x), "sigmoid": lambda: torch.sigmoid(x),
         "gelu": lambda: F.gelu(x, approximate=a("approximate", "none")), "silu": lambda: F.silu(x),
+        "erf": lambda: torch.special.erf(x),
         "neg": lambda: -x, "abs": lambda: torch.abs(x), "relu": lambda: torch.relu(x),
         "leaky_relu": lambda: F.leaky_relu(x, a("negative_slope", 0.01)),
         "clamp": lambda: torch.clamp(x, min=a("min"), max=a("max")),

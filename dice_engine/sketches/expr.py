@@ -63,7 +63,7 @@ def _op_expr(node: Node, a: list[str], ctype: str) -> str:
         if exponent.op == "const" and exponent.value == 0.5:
             return f"{_fn('sqrt', ctype)}({a[0]})"
         return f"{_fn('pow', ctype)}({a[0]}, {a[1]})"
-    simple = {"exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "fabs", "tanh": "tanh",
+    simple = {"exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "fabs", "tanh": "tanh", "erf": "erf",
               "maximum": "fmax", "minimum": "fmin"}
     if op in simple:
         return f"{_fn(simple[op], ctype)}({', '.join(a)})"

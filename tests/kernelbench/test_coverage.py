@@ -101,3 +101,30 @@ def test_coverage_model_new_passes_the_protocol(stem, translations):
     _, path = translations[stem]
     result = evaluate(str(TASKS / f"{stem}.py"), str(path), trials=5)
     assert result["correct"] is True, result["message"]
+
+
+@pytest.mark.parametrize(
+    "call, inputs, op, why",
+    [
+        ("F.adaptive_max_pool2d(x0, 2, return_indices=True)[1]", "torch.randn(1, 2, 4, 4)",
+         "output", "indices adaptive_max_pool returns"),
+        ("torch.nn.functional.interpolate(x0, scale_factor=1.5)", "torch.randn(1, 2, 4, 4)",
+         "aten.upsample_nearest2d", "fractional factor"),
+        ("torch.nn.functional.pad(x0, (3, 0), mode='reflect')", "torch.randn(1, 2, 3)",
+         None, "Padding size should be less"),
+        ("torch.nn.functional.rrelu(x0, training=True)", "torch.randn(4, 4)", "aten.rrelu", "random"),
+        ("torch.cat([x0, x1], dim=1)", "torch.randn(2, 3), torch.randn(3, 3)", None, "Sizes of tensors"),
+    ],
+)
+def test_index_map_uses_without_an_ir_form_are_refused_in_one_line(tmp_path, call, inputs, op, why):
+    from dice_engine.kernelbench import TaskError
+
+    from .test_new_mappings import _task
+
+    path = _task(tmp_path, call.replace("F.", "torch.nn.functional."), inputs)
+    with pytest.raises((Unmapped, TaskError)) as e:
+        lower(trace_task(load_task(path)))
+    message = str(e.value)
+    assert why in message and "\n" not in message, message
+    if op is not None:
+        assert e.value.op == op, message

@@ -8,7 +8,7 @@ class Model(nn.Module):
 
     def forward(self, x):
         y = torch.relu(x)
-        return torch.erf(y)
+        return torch.lgamma(y)
 
 
 def get_inputs():
