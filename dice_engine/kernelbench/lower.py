@@ -22,6 +22,7 @@ from .aten_composed import COMPOSED, COMPOSED_RESHAPING
 from .aten_einsum import EINSUM
 from .aten_ops import TABLE, VIEWS, Absent, Unsupported
 from .aten_reshaping import RESHAPING, ReshapingHandler
+from .aten_losses import LOSSES
 from .aten_slicing import SLICING
 from .aten_windows import WINDOWS
 from .plan import Buffer, KernelPlan, Origin, heavy_in, is_layout_view, substitute
@@ -29,7 +30,7 @@ from .trace import Traced
 
 
 # Every mapped operator: handlers that read values through other shapes get `view_as` too.
-HANDLERS = {**TABLE, **WINDOWS, **COMPOSED, **SLICING}
+HANDLERS = {**TABLE, **WINDOWS, **COMPOSED, **SLICING, **LOSSES}
 RESHAPING_HANDLERS: dict[str, ReshapingHandler] = {**RESHAPING, **COMPOSED_RESHAPING, **EINSUM}
 
 
@@ -224,11 +225,14 @@ class Lowering:
             )
             return args[0]
         self.current = Origin(name, line)
+        # an in-place form (x.relu_(), inplace=True): the operator's value, which x then holds
+        known = name in HANDLERS or name in RESHAPING_HANDLERS
+        base = name[:-1] if name.endswith("_") and not known else name
         try:
-            if name in RESHAPING_HANDLERS:
-                result = RESHAPING_HANDLERS[name](args, kwargs, self.view_as)
-            elif name in HANDLERS:
-                result = HANDLERS[name](args, kwargs)
+            if base in RESHAPING_HANDLERS:
+                result = RESHAPING_HANDLERS[base](args, kwargs, self.view_as)
+            elif base in HANDLERS:
+                result = HANDLERS[base](args, kwargs)
             else:
                 raise Unmapped(name, line, code, "this operator has no mapping to DICE's IR yet")
         except (Unsupported, OpError) as e:
@@ -238,6 +242,8 @@ class Lowering:
         for r in result if isinstance(result, tuple) else (result,):
             if isinstance(r, Node):  # not a result with no IR form (adaptive_max_pool's indices)
                 self.label(r)
+        if base != name and node.args and node.args[0] in self.values and isinstance(result, Node):
+            self.values[node.args[0]] = result  # later reads of x see the updated value
         return result
 
     def is_state_update(self, name: str, args: list[Any], node: Any) -> bool:
