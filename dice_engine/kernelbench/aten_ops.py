@@ -11,6 +11,7 @@ move no data and are handled with the buffers (see `VIEWS`).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence
 
 from ..ir.dtypes import DTYPES
@@ -178,6 +179,63 @@ def _sign(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return make("where", [make("ne", [x, x]), x, out]) if x.dtype.is_float else out
 
 
+def _scaled_log(base: float) -> Handler:
+    """log2 / log10 as log(x) / log(base)."""
+    return lambda a, k: make("div", [make("log", [a[0]]), const(math.log(base))])
+
+
+def _addc(op: str) -> Handler:
+    """addcmul / addcdiv: x + value * (t1 op t2)."""
+
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
+        value = _get(a, k, 3, "value", 1)
+        term = make(op, [a[1], a[2]])
+        return make("add", [a[0], term if value == 1 else make("mul", [term, const(value)])])
+
+    return handler
+
+
+def _lerp(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """ATen's two-sided form: start + w (end - start) for w < 0.5, end - (end - start)(1 - w) else."""
+    start, end, w = a[0], a[1], _scalar(a[2])
+    diff = make("sub", [end, start])
+    low = make("add", [start, make("mul", [w, diff])])
+    high = make("sub", [end, make("mul", [diff, make("sub", [const(1.0), w])])])
+    return make("where", [make("lt", [make("abs", [w]), const(0.5)]), low, high])
+
+
+def _logaddexp(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, y = a[0], a[1]
+    top = make("maximum", [x, y])
+    gap = make("neg", [make("abs", [make("sub", [x, y])])])
+    return make("add", [top, make("log", [make("add", [const(1.0), make("exp", [gap])])])])
+
+
+def _any_all(op: str) -> Handler:
+    """any / all: a count of the true (or false) elements compared with 0."""
+
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
+        x = a[0]
+        truth = make("ne", [x, const(0)]) if x.dtype.name != "bool" else x
+        counted = truth if op == "any" else make("logical_not", [truth])
+        total = make("sum", [make("cast", [counted], dtype=DTYPES["i64"])], dim=_dims(_get(a, k, 1, "dim")),
+                     keepdim=bool(_get(a, k, 2, "keepdim", False)))
+        return make("ne" if op == "any" else "eq", [total, const(0)])
+
+    return handler
+
+
+def _stat_mean(root: bool) -> Handler:
+    """var_mean / std_mean: (var or std, mean) with var's arguments."""
+    spread = _var(root)
+
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> tuple[Node, Node]:
+        dim, keep = _dims(_get(a, k, 1, "dim")), bool(k.get("keepdim", a[3] if len(a) > 3 else False))
+        return spread(a, k), make("mean", [a[0]], dim=dim, keepdim=keep)
+
+    return handler
+
+
 def _mish(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return make("mul", [a[0], make("tanh", [_softplus_of(a[0], 1.0, 20.0)])])
 
@@ -198,13 +256,19 @@ def _dims(dim: Any) -> Any:
 
 def _reduce(op: str) -> Handler:
     def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
-        if _get(a, k, 3, "dtype") is not None:
-            raise Unsupported(f"{op} with dtype= has no IR form yet")
-        return make(
-            op, [a[0]], dim=_dims(_get(a, k, 1, "dim")), keepdim=bool(_get(a, k, 2, "keepdim", False))
-        )
+        x = _in_dtype(a[0], _get(a, k, 3, "dtype"))  # dtype=: the input converted first, as torch
+        return make(op, [x], dim=_dims(_get(a, k, 1, "dim")), keepdim=bool(_get(a, k, 2, "keepdim", False)))
 
     return handler
+
+
+def _in_dtype(x: Node, dtype: Any) -> Node:
+    if dtype is None:
+        return x
+    target = next((d for d in DTYPES.values() if d.torch == str(dtype).removeprefix("torch.")), None)
+    if target is None:
+        raise Unsupported(f"no IR dtype for {dtype}")
+    return x if target == x.dtype else make("cast", [x], dtype=target)
 
 
 def _max_or_min(op: str) -> Handler:
@@ -402,6 +466,22 @@ def _norm_of(x: Node, p: Any, dim: Any, keep: bool) -> Node:
     raise Unsupported(f"the {p!r}-norm has no IR form yet")
 
 
+def _linalg_norm(matrix: bool) -> Handler:
+    """linalg.norm / matrix_norm: the Frobenius norm over two dims (their default), else a vector
+    norm; other matrix norms (nuclear, spectral, 1/inf) are refused."""
+
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
+        x, ord_ = a[0], _get(a, k, 1, "ord", "fro" if matrix else None)
+        dim = _dims(_get(a, k, 2, "dim", (-2, -1) if matrix else None))
+        keep = bool(_get(a, k, 3, "keepdim", False))
+        two = isinstance(dim, tuple) and len(dim) == 2
+        if ord_ in (None, "fro") or (not two and not matrix):
+            return _norm_of(x, 2 if ord_ in (None, "fro") else ord_, dim, keep)
+        raise Unsupported(f"the matrix norm ord={ord_!r} has no IR form yet (the Frobenius norm has)")
+
+    return handler
+
+
 def _vector_norm(a: Sequence[Any], k: dict[str, Any]) -> Node:
     if _get(a, k, 4, "dtype") is not None:
         raise Unsupported("vector_norm with dtype= has no IR form yet")
@@ -522,6 +602,19 @@ TABLE: dict[str, Handler] = {
     "aten.elu": _elu,
     "aten.celu": _celu,
     "aten.threshold": _threshold,
+    "aten.log2": _scaled_log(2.0),
+    "aten.log10": _scaled_log(10.0),
+    "aten.log1p": lambda a, k: make("log", [make("add", [const(1.0), a[0]])]),
+    "aten.expm1": lambda a, k: make("sub", [make("exp", [a[0]]), const(1.0)]),
+    "aten.exp2": lambda a, k: make("exp", [make("mul", [a[0], const(math.log(2.0))])]),
+    "aten.addcmul": _addc("mul"),
+    "aten.addcdiv": _addc("div"),
+    "aten.lerp": _lerp,
+    "aten.logaddexp": _logaddexp,
+    "aten.any": _any_all("any"),
+    "aten.all": _any_all("all"),
+    "aten.var_mean": _stat_mean(False),
+    "aten.std_mean": _stat_mean(True),
     "aten.sign": _sign,
     "aten.hardshrink": _hardshrink,
     "aten.softshrink": _softshrink,
@@ -580,6 +673,8 @@ TABLE: dict[str, Handler] = {
     # a dtype/device assertion export records for `.float()` and the like: checks, computes nothing
     "aten._assert_tensor_metadata": lambda a, k: a[0],
     "aten.linalg_vector_norm": _vector_norm,
+    "aten.linalg_norm": _linalg_norm(False),
+    "aten.linalg_matrix_norm": _linalg_norm(True),
     "aten.broadcast_tensors": _broadcast_tensors,
     "aten.smooth_l1_loss": _smooth_l1,
     "aten.huber_loss": _huber,

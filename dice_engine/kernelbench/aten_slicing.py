@@ -326,6 +326,73 @@ def _diag(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return make("where", [on, broadcast_to(reshape(x, (n, 1)), (n, n)), const(0)])
 
 
+def _roll(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """roll along each dim: the last `shift` elements, then the rest (two slices concatenated);
+    without dims, the flattened tensor rolled and read back."""
+    x, shifts, dims = a[0], _get(a, k, 1, "shifts"), _get(a, k, 2, "dims", ())
+    shifts = list(shifts) if isinstance(shifts, (list, tuple)) else [shifts]
+    dims = list(dims) if isinstance(dims, (list, tuple)) else [dims]
+    if not dims:
+        flat = reshape(x, (math.prod(_shape(x)),))
+        return reshape(_roll([flat, shifts, [0]], {}), _shape(x))
+    if len(shifts) != len(dims):
+        raise Unsupported(f"roll needs one shift per dim, got shifts {shifts} and dims {dims}")
+    for shift, dim in zip(shifts, dims):
+        dim = normalize_dim(int(dim), x.rank)
+        n = _shape(x)[dim]
+        s = int(shift) % n
+        if s:
+            x = concatenate([_slice_of(x, dim, n - s, None), _slice_of(x, dim, 0, n - s)], dim)
+    return x
+
+
+def _tile(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, reps = a[0], [int(r) for r in _get(a, k, 1, "dims")]
+    return _repeat([x, [1] * (x.rank - len(reps)) + reps], {})
+
+
+def _movedim(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, src, dst = a[0], _get(a, k, 1, "source"), _get(a, k, 2, "destination")
+    src = [src] if isinstance(src, int) else list(src)
+    dst = [dst] if isinstance(dst, int) else list(dst)
+    src = [normalize_dim(int(d), x.rank) for d in src]
+    dst = [normalize_dim(int(d), x.rank) for d in dst]
+    order: list[int | None] = [None] * x.rank
+    for s_, d_ in zip(src, dst):
+        order[d_] = s_
+    rest = iter(d for d in range(x.rank) if d not in src)
+    dims = tuple(d if d is not None else next(rest) for d in order)
+    return x if dims == tuple(range(x.rank)) else make("permute", [x], dims=dims)
+
+
+def _rot90(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, turns, dims = a[0], int(_get(a, k, 1, "k", 1)) % 4, _get(a, k, 2, "dims", [0, 1])
+    d0, d1 = (normalize_dim(int(d), x.rank) for d in dims)
+    swap = list(range(x.rank))
+    swap[d0], swap[d1] = d1, d0
+    if turns == 1:
+        return make("permute", [make("flip", [x], dims=(d1,))], dims=tuple(swap))
+    if turns == 2:
+        return make("flip", [x], dims=(d0, d1))
+    if turns == 3:
+        return make("flip", [make("permute", [x], dims=tuple(swap))], dims=(d1,))
+    return x
+
+
+def _trace(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    return make("sum", [_diag([a[0]], {})])
+
+
+def _new_full(value: float | None) -> Handler:
+    """x.new_zeros/new_ones/new_full(size): x's dtype unless dtype= says otherwise."""
+
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
+        fill = _get(a, k, 2, "fill_value") if value is None else value
+        return full([int(s) for s in a[1]], fill, _dtype(k.get("dtype"), a[0]))
+
+    return handler
+
+
 def _masked_fill(a: Sequence[Any], k: dict[str, Any]) -> Node:
     x, mask, value = a[0], a[1], _scalar(a[2])
     out = make("where", [mask, value, x])
@@ -386,6 +453,15 @@ SLICING: dict[str, Handler] = {
     "aten.full": _full(None),
     "aten.masked_fill": _masked_fill,
     "aten.diag": _diag,
+    "aten.trace": _trace,
+    "aten.roll": _roll,
+    "aten.tile": _tile,
+    "aten.movedim": _movedim,
+    "aten.moveaxis": _movedim,
+    "aten.rot90": _rot90,
+    "aten.new_zeros": _new_full(0),
+    "aten.new_ones": _new_full(1),
+    "aten.new_full": _new_full(None),
     "aten.glu": _glu,
     "aten.prelu": _prelu,
 }
