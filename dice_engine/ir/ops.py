@@ -21,8 +21,10 @@ class OpError(ValueError):
         self.attr = attr
 
 
-UNARY_FLOAT = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "silu", "erf"}
-UNARY_SAME = {"neg", "abs", "relu", "leaky_relu", "clamp"}
+UNARY_FLOAT = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "silu", "erf", "sin", "cos"}
+# rounding keeps the dtype (an integer is its own floor); round is half to even, as torch
+ROUNDING = {"floor", "ceil", "round", "trunc"}
+UNARY_SAME = {"neg", "abs", "relu", "leaky_relu", "clamp"} | ROUNDING
 UNARY = UNARY_FLOAT | UNARY_SAME | {"cast", "logical_not"}
 ARITH = {"add", "sub", "mul", "div", "pow", "maximum", "minimum"}
 COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}

@@ -588,6 +588,12 @@ TABLE: dict[str, Handler] = {
             "neg",
             "silu",
             "erf",
+            "sin",
+            "cos",
+            "floor",
+            "ceil",
+            "round",
+            "trunc",
             "logical_not",
         )
     },

@@ -83,6 +83,8 @@ def _step(node: Node, args: list[Value]) -> Value:
         "rsqrt": lambda: torch.rsqrt(x), "tanh": lambda: torch.tanh(x), "sigmoid": lambda: torch.sigmoid(x),
         "gelu": lambda: F.gelu(x, approximate=a("approximate", "none")), "silu": lambda: F.silu(x),
         "erf": lambda: torch.special.erf(x),
+        "sin": lambda: torch.sin(x), "cos": lambda: torch.cos(x), "floor": lambda: torch.floor(x),
+        "ceil": lambda: torch.ceil(x), "round": lambda: torch.round(x), "trunc": lambda: torch.trunc(x),
         "neg": lambda: -x, "abs": lambda: torch.abs(x), "relu": lambda: torch.relu(x),
         "leaky_relu": lambda: F.leaky_relu(x, a("negative_slope", 0.01)),
         "clamp": lambda: torch.clamp(x, min=a("min"), max=a("max")),
