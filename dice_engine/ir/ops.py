@@ -21,8 +21,10 @@ class OpError(ValueError):
         self.attr = attr
 
 
-UNARY_FLOAT = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "silu"}
-UNARY_SAME = {"neg", "abs", "relu", "leaky_relu", "clamp"}
+UNARY_FLOAT = {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "silu", "erf", "sin", "cos"}
+# rounding keeps the dtype (an integer is its own floor); round is half to even, as torch
+ROUNDING = {"floor", "ceil", "round", "trunc"}
+UNARY_SAME = {"neg", "abs", "relu", "leaky_relu", "clamp"} | ROUNDING
 UNARY = UNARY_FLOAT | UNARY_SAME | {"cast", "logical_not"}
 ARITH = {"add", "sub", "mul", "div", "pow", "maximum", "minimum"}
 COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
@@ -33,8 +35,9 @@ REDUCTIONS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin"}
 CONVS = {f"conv{d}d" for d in (1, 2, 3)} | {f"conv_transpose{d}d" for d in (1, 2, 3)}
 POOLS = {f"{kind}_pool{d}d" for kind in ("max", "avg") for d in (1, 2, 3)}
 SCANS = {"cumsum", "cumprod"}
-# Views: each output element is one element of the argument (or of an index), re-addressed.
-VIEWS = {"reshape", "flip", "index"}
+# Views: each output element is one element of the argument (or of an index), re-addressed;
+# a pad's border elements are its constant instead.
+VIEWS = {"reshape", "flip", "index", "slice", "pad"}
 HEAVY = REDUCTIONS | SCANS | CONVS | POOLS | {"softmax", "log_softmax", "layer_norm", "rms_norm",
                                               "permute", "matmul", "torch"}
 OPS = ELEMENTWISE | HEAVY | VIEWS
@@ -475,6 +478,68 @@ def _flip(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
     return _node(op, args, x.dtype, x.shape, {"dims": norm})
 
 
+def _concrete(x: Node, dim: int, what: str) -> int:
+    size = x.shape[dim]
+    if not isinstance(size, int):
+        raise OpError(f"{what} needs a concrete size along dim {dim}, not the symbol {size}", 0)
+    return size
+
+
+def _slice(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
+    """x[start:end:step] along `dim` with Python's rules (negative bounds count from the end,
+    bounds past either end are clipped). Stored as dim, start, step; the length is the shape's."""
+    _arity(op, args, 1)
+    (x,) = args
+    dim = normalize_dim(int(attrs.get("dim", 0)), x.rank)
+    size = _concrete(x, dim, "slice")
+    step = int(attrs.get("step", 1))
+    if step < 1:
+        raise OpError(f"slice step must be positive, got {step}", None, "step")
+    start, stop, _ = slice(attrs.get("start"), attrs.get("end"), step).indices(size)
+    length = max(0, -(-(stop - start) // step))
+    if length == 0:
+        raise OpError(f"the slice [{start}:{stop}:{step}] of dim {dim} (size {size}) is empty", None, "start")
+    shape = x.shape[:dim] + (length,) + x.shape[dim + 1:]
+    return _node(op, args, x.dtype, shape, {"dim": dim, "start": start, "step": step})
+
+
+PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _pad(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
+    """Padding by `pads`, (before, after) element counts per dimension (>= 0): with `value`
+    (mode constant), or the argument's elements mirrored without the edge (reflect, pads
+    smaller than the size), its edge repeated (replicate) or wrapped around (circular, pads up
+    to the size), as F.pad."""
+    _arity(op, args, 1)
+    (x,) = args
+    pads = tuple(tuple(int(v) for v in pair) for pair in attrs.get("pads", ()))
+    if len(pads) != x.rank or any(len(pair) != 2 or min(pair) < 0 for pair in pads):
+        raise OpError(f"pad needs one (before, after) pair of counts >= 0 per dimension ({x.rank}), "
+                      f"got {list(pads)}", None, "pads")
+    mode = attrs.get("mode", "constant")
+    if mode not in PAD_MODES:
+        raise OpError(f"pad mode must be one of {', '.join(PAD_MODES)}, got {mode!r}", None, "mode")
+    value = attrs.get("value", 0.0)
+    if not isinstance(value, (int, float, bool)):
+        raise OpError(f"pad value must be a number, got {value!r}", None, "value")
+    shape = []
+    for d, (lo, hi) in enumerate(pads):
+        if lo == hi == 0:
+            shape.append(x.shape[d])
+            continue
+        size = _concrete(x, d, "pad")
+        if mode == "reflect" and max(lo, hi) >= size:
+            raise OpError(f"reflect padding {max(lo, hi)} must be smaller than the size {size} of dim {d}",
+                          None, "pads")
+        if mode == "circular" and max(lo, hi) > size:
+            raise OpError(f"circular padding {max(lo, hi)} must be at most the size {size} of dim {d}",
+                          None, "pads")
+        shape.append(size + lo + hi)
+    extra = {"value": value} if mode == "constant" else {"mode": mode}
+    return _node(op, args, x.dtype, tuple(shape), {"pads": pads, **extra})
+
+
 def index(shape: Shape, dim: int) -> Node:
     """The i64 tensor of `shape` whose every element is its own index along `dim` (an arange
     broadcast over the other dimensions; triangular masks and one-hot selections use it)."""
@@ -492,4 +557,6 @@ _BUILDERS = {
     **{op: _pool for op in POOLS},
     "reshape": _reshape,
     "flip": _flip,
+    "slice": _slice,
+    "pad": _pad,
 }

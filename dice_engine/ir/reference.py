@@ -124,6 +124,13 @@ UNARY: dict[str, Callable[[Array, Node], Array]] = {
     "relu": lambda x, n: np.maximum(x, 0),
     "gelu": lambda x, n: _gelu(x, n.attr("approximate", "none")),
     "silu": lambda x, n: _as_float(x) * _sigmoid(x),
+    "erf": lambda x, n: _erf(_as_float(x)),
+    "sin": lambda x, n: np.sin(_as_float(x)),
+    "cos": lambda x, n: np.cos(_as_float(x)),
+    "floor": lambda x, n: np.floor(x),
+    "ceil": lambda x, n: np.ceil(x),
+    "round": lambda x, n: np.round(x),
+    "trunc": lambda x, n: np.trunc(x),
     "leaky_relu": lambda x, n: np.where(x > 0, x, x * n.attr("negative_slope")),
     "clamp": _clamp,
     "logical_not": lambda x, n: ~x.astype(bool),
@@ -339,6 +346,16 @@ def _eval_node(node: Node, args: list[Array], inputs: dict[str, Array]) -> Array
         return np.flip(args[0], axis=node.attr("dims"))
     if op == "reshape":
         return np.reshape(args[0], node.attr("shape"))
+    if op == "slice":
+        dim = node.attr("dim")
+        taken = node.attr("start") + node.attr("step") * np.arange(int(node.shape[dim]))
+        return np.take(args[0], taken, axis=dim)
+    if op == "pad":
+        mode = node.attr("mode", "constant")
+        if mode == "constant":
+            return np.pad(args[0], node.attr("pads"), constant_values=node.attr("value"))
+        return np.pad(args[0], node.attr("pads"), mode={"reflect": "reflect", "replicate": "edge",
+                                                        "circular": "wrap"}[mode])
     if op == "permute":
         return np.transpose(args[0], node.attr("dims"))
     if op == "matmul":

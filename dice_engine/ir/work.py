@@ -13,8 +13,8 @@ from .ops import CONVS, REDUCTIONS
 from .patterns import Problem
 
 # Operations per element for the costlier elementwise functions (hardware SFU sequences).
-_ELEMENTWISE_FLOPS = {"exp": 4, "log": 4, "sqrt": 2, "rsqrt": 2, "tanh": 6, "sigmoid": 6, "silu": 7,
-                      "gelu": 10, "pow": 8, "div": 2}
+_ELEMENTWISE_FLOPS = {"exp": 4, "log": 4, "sqrt": 2, "rsqrt": 2, "tanh": 6, "sigmoid": 6, "silu": 7, "erf": 8,
+                      "sin": 6, "cos": 6, "gelu": 10, "pow": 8, "div": 2}
 _ROW_OP_FLOPS = {"softmax": 5, "log_softmax": 6, "layer_norm": 8, "rms_norm": 5, "cumsum": 1}
 
 

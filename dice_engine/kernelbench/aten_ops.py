@@ -11,6 +11,7 @@ move no data and are handled with the buffers (see `VIEWS`).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence
 
 from ..ir.dtypes import DTYPES
@@ -22,6 +23,14 @@ Handler = Callable[[Sequence[Any], dict[str, Any]], "Node | tuple[Node, ...]"]
 
 class Unsupported(Exception):
     """The operator, or this use of it, has no IR form yet; the message says why."""
+
+
+class Absent:
+    """A result with no IR form (adaptive_max_pool's indices): the operation that reads it is
+    refused, saying `why`."""
+
+    def __init__(self, why: str):
+        self.why = why
 
 
 # Operators that only reinterpret a contiguous tensor's shape (same storage, same order).
@@ -129,6 +138,104 @@ def _hardsigmoid_of(x: Node) -> Node:
     return make("div", [make("clamp", [make("add", [x, const(3.0)])], min=0.0, max=6.0), const(6.0)])
 
 
+def _threshold(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, threshold, value = a[0], _get(a, k, 1, "threshold"), _get(a, k, 2, "value")
+    return make("where", [make("gt", [x, const(threshold)]), x, const(value)])
+
+
+def _hardshrink(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, lambd = a[0], float(_get(a, k, 1, "lambd", 0.5))
+    return make("where", [make("gt", [make("abs", [x]), const(lambd)]), x, const(0.0)])
+
+
+def _softshrink(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, lambd = a[0], float(_get(a, k, 1, "lambd", 0.5))
+    low = make("where", [make("lt", [x, const(-lambd)]), make("add", [x, const(lambd)]), const(0.0)])
+    return make("where", [make("gt", [x, const(lambd)]), make("sub", [x, const(lambd)]), low])
+
+
+def _celu(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """celu(x, alpha) = x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
+    x, alpha = a[0], float(_get(a, k, 1, "alpha", 1.0))
+    grown = make("exp", [make("div", [x, const(alpha)])])
+    neg = make("mul", [const(alpha), make("sub", [grown, const(1.0)])])
+    return make("where", [make("gt", [x, const(0.0)]), x, neg])
+
+
+def _rrelu(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    lower, upper = float(_get(a, k, 1, "lower", 1.0 / 8)), float(_get(a, k, 2, "upper", 1.0 / 3))
+    if _get(a, k, 3, "training", False):
+        raise Unsupported("rrelu in training mode draws random slopes; DICE has no random kernels")
+    return make("leaky_relu", [a[0]], negative_slope=(lower + upper) / 2)
+
+
+def _sign(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """1, -1 or 0 in x's dtype; NaN stays NaN."""
+    x = a[0]
+    one, zero = (1.0, 0.0) if x.dtype.is_float else (1, 0)
+    out = make("where", [make("gt", [x, const(zero)]), const(one),
+                         make("where", [make("lt", [x, const(zero)]), const(-one), const(zero)])])
+    out = out if out.dtype == x.dtype else make("cast", [out], dtype=x.dtype)
+    return make("where", [make("ne", [x, x]), x, out]) if x.dtype.is_float else out
+
+
+def _scaled_log(base: float) -> Handler:
+    """log2 / log10 as log(x) / log(base)."""
+    return lambda a, k: make("div", [make("log", [a[0]]), const(math.log(base))])
+
+
+def _addc(op: str) -> Handler:
+    """addcmul / addcdiv: x + value * (t1 op t2)."""
+
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
+        value = _get(a, k, 3, "value", 1)
+        term = make(op, [a[1], a[2]])
+        return make("add", [a[0], term if value == 1 else make("mul", [term, const(value)])])
+
+    return handler
+
+
+def _lerp(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """ATen's two-sided form: start + w (end - start) for w < 0.5, end - (end - start)(1 - w) else."""
+    start, end, w = a[0], a[1], _scalar(a[2])
+    diff = make("sub", [end, start])
+    low = make("add", [start, make("mul", [w, diff])])
+    high = make("sub", [end, make("mul", [diff, make("sub", [const(1.0), w])])])
+    return make("where", [make("lt", [make("abs", [w]), const(0.5)]), low, high])
+
+
+def _logaddexp(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    x, y = a[0], a[1]
+    top = make("maximum", [x, y])
+    gap = make("neg", [make("abs", [make("sub", [x, y])])])
+    return make("add", [top, make("log", [make("add", [const(1.0), make("exp", [gap])])])])
+
+
+def _any_all(op: str) -> Handler:
+    """any / all: a count of the true (or false) elements compared with 0."""
+
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
+        x = a[0]
+        truth = make("ne", [x, const(0)]) if x.dtype.name != "bool" else x
+        counted = truth if op == "any" else make("logical_not", [truth])
+        total = make("sum", [make("cast", [counted], dtype=DTYPES["i64"])], dim=_dims(_get(a, k, 1, "dim")),
+                     keepdim=bool(_get(a, k, 2, "keepdim", False)))
+        return make("ne" if op == "any" else "eq", [total, const(0)])
+
+    return handler
+
+
+def _stat_mean(root: bool) -> Handler:
+    """var_mean / std_mean: (var or std, mean) with var's arguments."""
+    spread = _var(root)
+
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> tuple[Node, Node]:
+        dim, keep = _dims(_get(a, k, 1, "dim")), bool(k.get("keepdim", a[3] if len(a) > 3 else False))
+        return spread(a, k), make("mean", [a[0]], dim=dim, keepdim=keep)
+
+    return handler
+
+
 def _mish(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return make("mul", [a[0], make("tanh", [_softplus_of(a[0], 1.0, 20.0)])])
 
@@ -149,13 +256,19 @@ def _dims(dim: Any) -> Any:
 
 def _reduce(op: str) -> Handler:
     def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
-        if _get(a, k, 3, "dtype") is not None:
-            raise Unsupported(f"{op} with dtype= has no IR form yet")
-        return make(
-            op, [a[0]], dim=_dims(_get(a, k, 1, "dim")), keepdim=bool(_get(a, k, 2, "keepdim", False))
-        )
+        x = _in_dtype(a[0], _get(a, k, 3, "dtype"))  # dtype=: the input converted first, as torch
+        return make(op, [x], dim=_dims(_get(a, k, 1, "dim")), keepdim=bool(_get(a, k, 2, "keepdim", False)))
 
     return handler
+
+
+def _in_dtype(x: Node, dtype: Any) -> Node:
+    if dtype is None:
+        return x
+    target = next((d for d in DTYPES.values() if d.torch == str(dtype).removeprefix("torch.")), None)
+    if target is None:
+        raise Unsupported(f"no IR dtype for {dtype}")
+    return x if target == x.dtype else make("cast", [x], dtype=target)
 
 
 def _max_or_min(op: str) -> Handler:
@@ -182,10 +295,11 @@ def _amax(op: str) -> Handler:
 
 def _arg(op: str) -> Handler:
     def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
-        dim = _get(a, k, 1, "dim")
-        if dim is None:
-            raise Unsupported(f"{op} over the flattened tensor has no IR form yet")
-        return make(op, [a[0]], dim=dim, keepdim=bool(_get(a, k, 2, "keepdim", False)))
+        x, dim, keep = a[0], _get(a, k, 1, "dim"), bool(_get(a, k, 2, "keepdim", False))
+        if dim is None:  # the index into the flattened tensor: a reduction of its 1-D view
+            flat = make(op, [make("reshape", [x], shape=(-1,))], dim=0)
+            return make("reshape", [flat], shape=(1,) * x.rank) if keep else flat
+        return make(op, [x], dim=dim, keepdim=keep)
 
     return handler
 
@@ -201,9 +315,10 @@ def _var(root: bool) -> Handler:
         x = a[0]
         dim = _dims(_get(a, k, 1, "dim"))
         correction = k.get("correction", 1)
-        if "unbiased" in k:
-            correction = 1 if k["unbiased"] else 0
-        keep = bool(k.get("keepdim", False))
+        unbiased = k.get("unbiased", a[2] if len(a) > 2 and isinstance(a[2], bool) else None)
+        if unbiased is not None:  # aten.var.dim(x, dim, unbiased, keepdim) passes them positionally
+            correction = 1 if unbiased else 0
+        keep = bool(k.get("keepdim", a[3] if len(a) > 3 else False))
         mean = make("mean", [x], dim=dim, keepdim=True)
         dev = make("sub", [x, mean])
         total = make("sum", [make("mul", [dev, dev])], dim=dim, keepdim=keep)
@@ -274,6 +389,46 @@ def _addmm(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return prod if beta == 0 else make("add", [bias, prod])
 
 
+def _baddbmm(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """beta * input + alpha * (batch1 @ batch2), as addmm batched."""
+    return _addmm(a, k)
+
+
+def _log_sigmoid(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """log(sigmoid(x)) = min(x, 0) - log(1 + exp(-|x|)), which never overflows."""
+    x = a[0]
+    tail = make("log", [make("add", [const(1.0), make("exp", [make("neg", [make("abs", [x])])])])])
+    return make("sub", [make("minimum", [x, const(0.0)]), tail])
+
+
+def _cosine_similarity(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """ATen's form: each operand divided by its norm clamped to eps, then the dot product."""
+    x1, x2 = a[0], a[1]
+    dim, eps = int(_get(a, k, 2, "dim", 1)), float(_get(a, k, 3, "eps", 1e-8))
+
+    def unit(x: Node) -> Node:
+        norm = make("sqrt", [make("sum", [make("mul", [x, x])], dim=dim, keepdim=True)])
+        return make("div", [x, make("clamp", [norm], min=eps)])
+
+    return make("sum", [make("mul", [unit(x1), unit(x2)])], dim=dim)
+
+
+def _cosine_embedding(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """ATen's cosine_embedding_loss: 1 - cos for target 1, max(cos - margin, 0) for -1."""
+    x1, x2, target = a[0], a[1], a[2]
+    margin = float(_get(a, k, 3, "margin", 0.0))
+    dim = x1.rank - 1
+    eps = const(1e-12)
+    prod = make("sum", [make("mul", [x1, x2])], dim=dim)
+    mag1 = make("add", [make("sum", [make("mul", [x1, x1])], dim=dim), eps])
+    mag2 = make("add", [make("sum", [make("mul", [x2, x2])], dim=dim), eps])
+    cos = make("div", [prod, make("sqrt", [make("mul", [mag1, mag2])])])
+    pos = make("where", [make("eq", [target, const(1)]), make("sub", [const(1.0), cos]), const(0.0)])
+    neg = make("clamp", [make("sub", [cos, const(margin)])], min=0.0)
+    neg = make("where", [make("eq", [target, const(-1)]), neg, const(0.0)])
+    return _reduced(make("add", [pos, neg]), _get(a, k, 4, "reduction", 1))
+
+
 def _dropout(a: Sequence[Any], k: dict[str, Any]) -> Node:
     p, train = _get(a, k, 1, "p", 0.5), _get(a, k, 2, "train", True)
     if p == 0 or not train:
@@ -309,6 +464,22 @@ def _norm_of(x: Node, p: Any, dim: Any, keep: bool) -> Node:
         total = make("sum", [make("pow", [absx, const(float(p))])], dim=dim, keepdim=keep)
         return make("pow", [total, const(1.0 / p)])
     raise Unsupported(f"the {p!r}-norm has no IR form yet")
+
+
+def _linalg_norm(matrix: bool) -> Handler:
+    """linalg.norm / matrix_norm: the Frobenius norm over two dims (their default), else a vector
+    norm; other matrix norms (nuclear, spectral, 1/inf) are refused."""
+
+    def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
+        x, ord_ = a[0], _get(a, k, 1, "ord", "fro" if matrix else None)
+        dim = _dims(_get(a, k, 2, "dim", (-2, -1) if matrix else None))
+        keep = bool(_get(a, k, 3, "keepdim", False))
+        two = isinstance(dim, tuple) and len(dim) == 2
+        if ord_ in (None, "fro") or (not two and not matrix):
+            return _norm_of(x, 2 if ord_ in (None, "fro") else ord_, dim, keep)
+        raise Unsupported(f"the matrix norm ord={ord_!r} has no IR form yet (the Frobenius norm has)")
+
+    return handler
 
 
 def _vector_norm(a: Sequence[Any], k: dict[str, Any]) -> Node:
@@ -416,6 +587,13 @@ TABLE: dict[str, Handler] = {
             "abs",
             "neg",
             "silu",
+            "erf",
+            "sin",
+            "cos",
+            "floor",
+            "ceil",
+            "round",
+            "trunc",
             "logical_not",
         )
     },
@@ -428,6 +606,25 @@ TABLE: dict[str, Handler] = {
     "aten.clamp_min": lambda a, k: _clamp([a[0], a[1], None], {}),
     "aten.clamp_max": lambda a, k: _clamp([a[0], None, a[1]], {}),
     "aten.elu": _elu,
+    "aten.celu": _celu,
+    "aten.threshold": _threshold,
+    "aten.log2": _scaled_log(2.0),
+    "aten.log10": _scaled_log(10.0),
+    "aten.log1p": lambda a, k: make("log", [make("add", [const(1.0), a[0]])]),
+    "aten.expm1": lambda a, k: make("sub", [make("exp", [a[0]]), const(1.0)]),
+    "aten.exp2": lambda a, k: make("exp", [make("mul", [a[0], const(math.log(2.0))])]),
+    "aten.addcmul": _addc("mul"),
+    "aten.addcdiv": _addc("div"),
+    "aten.lerp": _lerp,
+    "aten.logaddexp": _logaddexp,
+    "aten.any": _any_all("any"),
+    "aten.all": _any_all("all"),
+    "aten.var_mean": _stat_mean(False),
+    "aten.std_mean": _stat_mean(True),
+    "aten.sign": _sign,
+    "aten.hardshrink": _hardshrink,
+    "aten.softshrink": _softshrink,
+    "aten.rrelu": _rrelu,
     "aten.selu": _selu,
     "aten.softplus": _softplus,
     "aten.mish": _mish,
@@ -475,7 +672,15 @@ TABLE: dict[str, Handler] = {
     "aten.bmm": _binary("matmul"),
     "aten.linear": _linear,
     "aten.addmm": _addmm,
+    "aten.baddbmm": _baddbmm,
+    "aten.log_sigmoid": _log_sigmoid,
+    "aten.cosine_similarity": _cosine_similarity,
+    "aten.cosine_embedding_loss": _cosine_embedding,
+    # a dtype/device assertion export records for `.float()` and the like: checks, computes nothing
+    "aten._assert_tensor_metadata": lambda a, k: a[0],
     "aten.linalg_vector_norm": _vector_norm,
+    "aten.linalg_norm": _linalg_norm(False),
+    "aten.linalg_matrix_norm": _linalg_norm(True),
     "aten.broadcast_tensors": _broadcast_tensors,
     "aten.smooth_l1_loss": _smooth_l1,
     "aten.huber_loss": _huber,

@@ -12,9 +12,10 @@ import math
 from typing import Any, Callable, Sequence
 
 from ..ir.graph import Node
-from ..ir.ops import const, make, normalize_dim
+from ..ir.ops import broadcast_shapes, const, index, make, normalize_dim
 from ..sketches.attention import match as match_attention
-from .aten_ops import Unsupported, _get
+from .aten_ops import Absent, Unsupported, _get
+from .aten_slicing import broadcast_to
 from .aten_windows import conv_padding
 
 View = Callable[[Node, tuple[int, ...]], Node]
@@ -192,9 +193,22 @@ def _batch_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
 def _matmul(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     """matmul of any rank: the IR's 2-D/3-D forms, leading batch dims flattened through views."""
     x, w = a[0], a[1]
-    if x.rank <= 3 and w.rank <= 3 and min(x.rank, w.rank) >= 2:
+    if x.rank == 1 and w.rank == 1:  # a dot product
+        return make("sum", [make("mul", [x, w])])
+    if w.rank == 1:  # (..., K) @ (K,): w as a column, the column dimension dropped
+        y = _matmul([x, view(w, (_shape(w)[0], 1))], k, view)
+        return view(y, _shape(y)[:-1])
+    if x.rank == 1:  # (K,) @ (..., K, N): x as a row, the row dimension dropped
+        y = _matmul([view(x, (1, _shape(x)[0])), w], k, view)
+        return view(y, _shape(y)[:-2] + _shape(y)[-1:])
+    if x.rank <= 3 and w.rank <= 3:
         return make("matmul", [x, w])
     xs, ws = _shape(x), _shape(w)
+    batch = broadcast_shapes(xs[:-2], ws[:-2])
+    if w.rank > 2 and batch is not None and (xs[:-2] != batch or ws[:-2] != batch):
+        # batch dims that broadcast: both operands broadcast to the whole batch first
+        x, w = broadcast_to(x, tuple(batch) + xs[-2:]), broadcast_to(w, tuple(batch) + ws[-2:])
+        return _matmul([x, w], k, view)
     if x.rank >= 3 and w.rank == 2:  # (..., M, K) @ (K, N): rows of every batch at once
         y = make("matmul", [view(x, (math.prod(xs[:-1]), xs[-1])), w])
         return view(y, xs[:-1] + (ws[-1],))
@@ -208,8 +222,9 @@ def _matmul(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
 def _attention(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     """scaled_dot_product_attention as softmax(Q Kᵀ · scale) V: two matmuls and a row softmax."""
     q, key, v = a[0], a[1], a[2]
-    if _get(a, k, 3, "attn_mask") is not None or _get(a, k, 5, "is_causal", False):
-        raise Unsupported("attention with a mask or is_causal has no IR form yet")
+    if _get(a, k, 3, "attn_mask") is not None:
+        raise Unsupported("attention with an attn_mask has no IR form yet (is_causal has)")
+    causal = bool(_get(a, k, 5, "is_causal", False))
     if _get(a, k, 4, "dropout_p", 0.0) != 0.0:
         raise Unsupported("attention dropout draws random numbers; DICE has no random kernels")
     if _get(a, k, 7, "enable_gqa", False):
@@ -217,39 +232,64 @@ def _attention(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     scale = _get(a, k, 6, "scale")
     scale = 1.0 / math.sqrt(_shape(q)[-1]) if scale is None else float(scale)
     keys_t = make("permute", [key], dims=tuple(range(key.rank - 2)) + (key.rank - 1, key.rank - 2))
+
+    def masked(scores: Node) -> Node:
+        """is_causal: key j is seen by query i when j <= i (torch's top-left aligned tril)."""
+        if not causal:
+            return scores
+        seen = make("le", [index(scores.shape, -1), index(scores.shape, -2)])
+        return make("where", [seen, scores, const(float("-inf"))])
+
     # the whole attention as one expression, where the fused attention sketch takes it
-    fused = make("matmul", [make("softmax", [make("mul", [make("matmul", [q, keys_t]), const(scale)])],
-                                 dim=-1), v])
+    scores = masked(make("mul", [make("matmul", [q, keys_t]), const(scale)]))
+    fused = make("matmul", [make("softmax", [scores], dim=-1), v])
     if not isinstance(match_attention(fused), str):
         return fused
-    scores = make("mul", [_matmul([q, keys_t], {}, view), const(scale)])
+    scores = masked(make("mul", [_matmul([q, keys_t], {}, view), const(scale)]))
     return _matmul([make("softmax", [scores], dim=-1), v], {}, view)
 
 
-def _adaptive_avg_pool(spatial: int) -> ReshapingHandler:
-    """Adaptive average pooling where the output size divides the input: a plain average pool
-    (2-D, through a view for 1-D), or a mean for an output of one element per channel."""
+def _adaptive_pool(kind: str, spatial: int) -> ReshapingHandler:
+    """Adaptive average or max pooling where the output size divides the input: a plain pool
+    with kernel = stride = input / output (1-D through a 2-D view), or a mean / max over the
+    spatial dims for an output of one element per channel. The max form also gives its indices
+    in ATen; they have no IR form (reading them is refused)."""
 
-    def handler(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+    def handler(a: Sequence[Any], k: dict[str, Any], view: View) -> Any:
         x = a[0]
-        out = a[1] if isinstance(a[1], (list, tuple)) else [a[1]] * spatial
+        out = list(a[1]) if isinstance(a[1], (list, tuple)) else [a[1]] * spatial
         sizes = _shape(x)[-spatial:]
+        if any(o is None for o in out):  # None keeps the input's size
+            out = [s if o is None else o for s, o in zip(sizes, out)]
         if all(o == 1 for o in out):
-            return make("mean", [x], dim=tuple(range(x.rank - spatial, x.rank)), keepdim=True)
-        if spatial == 2 and all(s % o == 0 for s, o in zip(sizes, out)):
+            op = "mean" if kind == "avg" else "max"
+            y = make(op, [x], dim=tuple(range(x.rank - spatial, x.rank)), keepdim=True)
+        elif all(s % o == 0 for s, o in zip(sizes, out)):
             kernel = tuple(s // o for s, o in zip(sizes, out))
-            return make("avg_pool2d", [x], kernel_size=kernel, stride=kernel, padding=(0, 0))
-        raise Unsupported(f"adaptive pooling from {list(sizes)} to {list(out)} has no IR form yet")
+            if spatial == 1:
+                lead = _shape(x)[:-1]
+                flat = view(x, (math.prod(lead[:-1]) if len(lead) > 1 else 1, lead[-1], 1, sizes[0]))
+                pooled = make(f"{kind}_pool2d", [flat], kernel_size=(1,) + kernel, stride=(1,) + kernel,
+                              padding=(0, 0))
+                y = view(pooled, lead + (out[0],))
+            else:
+                y = make(f"{kind}_pool{spatial}d", [x], kernel_size=kernel, stride=kernel,
+                         padding=(0,) * spatial)
+        else:
+            raise Unsupported(f"adaptive pooling from {list(sizes)} to {list(out)} has no IR form yet")
+        return y if kind == "avg" else (y, _NO_INDICES)
 
     return handler
+
+
+_NO_INDICES = Absent("the indices adaptive_max_pool returns have no IR form yet")
 
 
 RESHAPING: dict[str, ReshapingHandler] = {
     "aten.matmul": _matmul,
     "aten.scaled_dot_product_attention": _attention,
-    "aten.adaptive_avg_pool1d": _adaptive_avg_pool(1),
-    "aten.adaptive_avg_pool2d": _adaptive_avg_pool(2),
-    "aten.adaptive_avg_pool3d": _adaptive_avg_pool(3),
+    **{f"aten.adaptive_{kind}_pool{d}d": _adaptive_pool(kind, d)
+       for kind in ("avg", "max") for d in (1, 2, 3)},
     "aten.conv1d": _conv1d,
     "aten.max_pool1d": _pool1d("max_pool2d"),
     "aten.avg_pool1d": _pool1d("avg_pool2d"),

@@ -20,15 +20,17 @@ from ..ir.ops import HEAVY, OpError, const, input_tensor, make
 from ..sketches.attention import match as match_attention
 from .aten_composed import COMPOSED, COMPOSED_RESHAPING
 from .aten_einsum import EINSUM
-from .aten_ops import TABLE, VIEWS, Unsupported
+from .aten_ops import TABLE, VIEWS, Absent, Unsupported
 from .aten_reshaping import RESHAPING, ReshapingHandler
+from .aten_losses import LOSSES
+from .aten_slicing import SLICING
 from .aten_windows import WINDOWS
 from .plan import Buffer, KernelPlan, Origin, heavy_in, is_layout_view, substitute
 from .trace import Traced
 
 
 # Every mapped operator: handlers that read values through other shapes get `view_as` too.
-HANDLERS = {**TABLE, **WINDOWS, **COMPOSED}
+HANDLERS = {**TABLE, **WINDOWS, **COMPOSED, **SLICING, **LOSSES}
 RESHAPING_HANDLERS: dict[str, ReshapingHandler] = {**RESHAPING, **COMPOSED_RESHAPING, **EINSUM}
 
 
@@ -178,9 +180,23 @@ class Lowering:
                     str(node.target), traced.line_of(node), "", f"graph node kind '{node.op}' is not handled"
                 )
         out_buffers = [self.output_buffer(o) for o in outputs]
-        return Lowered(traced, self.buffers, self.plans, out_buffers, is_tuple, self.notes, self.temp)
+        plans = self.live_plans(out_buffers)
+        return Lowered(traced, self.buffers, plans, out_buffers, is_tuple, self.notes, self.temp)
+
+    def live_plans(self, outputs: list[Buffer]) -> list[KernelPlan]:
+        """The plans whose results are read: a value only its shape was taken from (the
+        argument of zeros_like) is never computed."""
+        needed = {b.storage for b in outputs}
+        live: list[KernelPlan] = []
+        for plan in reversed(self.plans):
+            if plan.out.storage in needed:
+                live.append(plan)
+                needed |= {self.buffers[n.name].storage for n in plan.leaves()}
+        return live[::-1]
 
     def output_buffer(self, value: Any) -> Buffer:
+        if isinstance(self.values.get(value), Absent):
+            raise Unmapped("output", None, "", self.values[value].why)
         if not hasattr(value, "op") or value not in self.values or not isinstance(self.values[value], Node):
             raise Unmapped("output", None, "", "forward returns something other than tensors")
         expr = self.values[value]
@@ -197,6 +213,9 @@ class Lowering:
             return self.values[node.args[0]][node.args[1]]
         args = [self._value(a) for a in node.args]
         kwargs = {k: self._value(v) for k, v in node.kwargs.items()}
+        absent = next((v for v in _flat([*args, *kwargs.values()]) if isinstance(v, Absent)), None)
+        if absent is not None:
+            raise Unmapped(name, line, code, absent.why)
         if name in VIEWS:
             return self.view(args[0], node, name, line, code)
         if self.is_state_update(name, args, node):
@@ -206,11 +225,14 @@ class Lowering:
             )
             return args[0]
         self.current = Origin(name, line)
+        # an in-place form (x.relu_(), inplace=True): the operator's value, which x then holds
+        known = name in HANDLERS or name in RESHAPING_HANDLERS
+        base = name[:-1] if name.endswith("_") and not known else name
         try:
-            if name in RESHAPING_HANDLERS:
-                result = RESHAPING_HANDLERS[name](args, kwargs, self.view_as)
-            elif name in HANDLERS:
-                result = HANDLERS[name](args, kwargs)
+            if base in RESHAPING_HANDLERS:
+                result = RESHAPING_HANDLERS[base](args, kwargs, self.view_as)
+            elif base in HANDLERS:
+                result = HANDLERS[base](args, kwargs)
             else:
                 raise Unmapped(name, line, code, "this operator has no mapping to DICE's IR yet")
         except (Unsupported, OpError) as e:
@@ -218,7 +240,10 @@ class Lowering:
         except (TypeError, ValueError, IndexError, KeyError) as e:
             raise Unmapped(name, line, code, f"unexpected arguments ({type(e).__name__}: {e})") from None
         for r in result if isinstance(result, tuple) else (result,):
-            self.label(r)
+            if isinstance(r, Node):  # not a result with no IR form (adaptive_max_pool's indices)
+                self.label(r)
+        if base != name and node.args and node.args[0] in self.values and isinstance(result, Node):
+            self.values[node.args[0]] = result  # later reads of x see the updated value
         return result
 
     def is_state_update(self, name: str, args: list[Any], node: Any) -> bool:
@@ -282,6 +307,13 @@ def _split_point(expr: Node) -> list[Node]:
         holders = [a for a in n.args if heavy_in(a) and not is_layout_view(a, n)]
         return holders if n.op in HEAVY else holders[1:]
     return []
+
+
+def _flat(values: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for v in values:
+        out += _flat(list(v)) if isinstance(v, (list, tuple)) else [v]
+    return out
 
 
 def _scalar_constant(value: Any) -> float | int | bool | None:

@@ -110,6 +110,13 @@ class Body:
             flipped = tuple(f"({dim_c(node.shape[k])} - 1 - ({i}))" if k in node.attr("dims") else i
                             for k, i in enumerate(idx))
             return self.value(node.args[0], flipped)
+        if op == "slice":
+            k, start, step = node.attr("dim"), node.attr("start"), node.attr("step")
+            moved = f"({idx[k]})" if step == 1 else f"{step}LL * ({idx[k]})"
+            moved = moved if start == 0 else f"({start}LL + {moved})"
+            return self.value(node.args[0], idx[:k] + (moved,) + idx[k + 1:])
+        if op == "pad":
+            return self._pad(node, idx)
         if op == "reshape":
             arg = node.args[0]
             if arg.shape == node.shape:
@@ -123,6 +130,33 @@ class Body:
             return self._cast(node, self.value(node.args[0], broadcast_index(idx, node.args[0].shape)))
         args = [self.value(a, broadcast_index(idx, a.shape)) for a in node.args]
         return self.temp(scalar_op(node, args, self.ctype), self.type_of(node))
+
+    def _pad(self, node: Node, idx: Index) -> str:
+        """The argument read at a source index that is always in bounds: mirrored, clamped or
+        wrapped by the mode; in constant mode clamped, and the value selected outside."""
+        arg = node.args[0]
+        mode = node.attr("mode", "constant")
+        inner, inside = list(idx), []
+        for k, (lo, hi) in enumerate(node.attr("pads")):
+            if lo == hi == 0:
+                continue
+            n = int(arg.shape[k])
+            j = self.temp(f"({idx[k]}) - {lo}LL", "long long")
+            clamped = f"({j} < 0LL ? 0LL : ({j} > {n - 1}LL ? {n - 1}LL : {j}))"
+            if mode == "reflect":
+                inner[k] = f"({j} < 0LL ? -{j} : ({j} > {n - 1}LL ? {2 * (n - 1)}LL - {j} : {j}))"
+            elif mode == "circular":
+                inner[k] = f"({j} < 0LL ? {j} + {n}LL : ({j} > {n - 1}LL ? {j} - {n}LL : {j}))"
+            else:
+                inner[k] = clamped
+            if mode == "constant":
+                inside.append(f"({j} >= 0LL && {j} < {n}LL)")
+        read = self.value(arg, tuple(inner))
+        if not inside:
+            return read
+        kind = self.type_of(node)
+        fill = literal(node.attr("value"), kind)
+        return self.temp(f"({' && '.join(inside)}) ? {read} : ({kind})({fill})", kind)
 
     def _cast(self, node: Node, x: str) -> str:
         target = node.attr("dtype")

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from ..ir import ops, torch_expr
 from ..ir.dtypes import DType
 from ..ir.graph import Node, Program
+from .torch_program import pad_view, slice_view
 
 Tensor = torch.Tensor
 # GEMM/convolution rows (output elements) per float64 chunk in narrow mode
@@ -101,6 +102,13 @@ class _Evaluator:
             "relu": lambda: torch.maximum(x, self.const(0)),
             "gelu": lambda: self.gelu(f(x), node.attr("approximate", "none")),
             "silu": lambda: f(x) * torch.sigmoid(f(x)),
+            "erf": lambda: torch.special.erf(f(x)),
+            "sin": lambda: torch.sin(f(x)),
+            "cos": lambda: torch.cos(f(x)),
+            "floor": lambda: torch.floor(x),
+            "ceil": lambda: torch.ceil(x),
+            "round": lambda: torch.round(x),
+            "trunc": lambda: torch.trunc(x),
             "leaky_relu": lambda: torch.where(x > 0, x, x * self.const(node.attr("negative_slope"))),
             "clamp": lambda: self.clamp(x, node),
             "logical_not": lambda: torch.logical_not(x),
@@ -263,6 +271,10 @@ class _Evaluator:
             return torch.flip(args[0], dims=node.attr("dims"))
         if op == "reshape":
             return args[0].reshape(node.attr("shape"))
+        if op == "slice":
+            return slice_view(args[0], node)
+        if op == "pad":
+            return pad_view(args[0], node)
         if op == "index":
             return self.index(node, self.device)
         if op == "permute":

@@ -46,6 +46,35 @@ def _binary(op: str, a: Value, b: Value) -> Value:
             "ge": lambda: a >= b, "eq": lambda: a == b, "ne": lambda: a != b}[op]()
 
 
+def slice_view(x: torch.Tensor, node: Node) -> torch.Tensor:
+    """An IR slice node's value: every `step`-th element from `start` along `dim`."""
+    dim, start, step = node.attr("dim"), node.attr("start"), node.attr("step")
+    stop = start + step * (int(node.shape[dim]) - 1) + 1
+    return x[(slice(None),) * dim + (slice(start, stop, step),)]
+
+
+def pad_view(x: torch.Tensor, node: Node) -> torch.Tensor:
+    """An IR pad node's value: constant padding as F.pad (pairs last dimension first); the
+    other modes gather each padded dimension's source indices (any rank, any dimension)."""
+    mode = node.attr("mode", "constant")
+    if mode == "constant":
+        flat = [v for pair in reversed(node.attr("pads")) for v in pair]
+        return F.pad(x, flat, mode="constant", value=float(node.attr("value")))
+    for d, (lo, hi) in enumerate(node.attr("pads")):
+        if lo or hi:
+            n = x.shape[d]
+            j = torch.arange(-lo, n + hi, device=x.device)
+            if mode == "reflect":
+                j = j.abs()
+                j = torch.where(j >= n, 2 * (n - 1) - j, j)
+            elif mode == "replicate":
+                j = j.clamp(0, n - 1)
+            else:
+                j = j.remainder(n)
+            x = x.index_select(d, j)
+    return x
+
+
 def _step(node: Node, args: list[Value]) -> Value:
     op, a = node.op, node.attr
     x = args[0] if args else None
@@ -53,6 +82,9 @@ def _step(node: Node, args: list[Value]) -> Value:
         "exp": lambda: torch.exp(x), "log": lambda: torch.log(x), "sqrt": lambda: torch.sqrt(x),
         "rsqrt": lambda: torch.rsqrt(x), "tanh": lambda: torch.tanh(x), "sigmoid": lambda: torch.sigmoid(x),
         "gelu": lambda: F.gelu(x, approximate=a("approximate", "none")), "silu": lambda: F.silu(x),
+        "erf": lambda: torch.special.erf(x),
+        "sin": lambda: torch.sin(x), "cos": lambda: torch.cos(x), "floor": lambda: torch.floor(x),
+        "ceil": lambda: torch.ceil(x), "round": lambda: torch.round(x), "trunc": lambda: torch.trunc(x),
         "neg": lambda: -x, "abs": lambda: torch.abs(x), "relu": lambda: torch.relu(x),
         "leaky_relu": lambda: F.leaky_relu(x, a("negative_slope", 0.01)),
         "clamp": lambda: torch.clamp(x, min=a("min"), max=a("max")),
@@ -68,6 +100,8 @@ def _step(node: Node, args: list[Value]) -> Value:
         "cumprod": lambda: torch.cumprod(x, dim=a("dim")),
         "flip": lambda: torch.flip(x, dims=a("dims")),
         "reshape": lambda: x.reshape(a("shape")),
+        "slice": lambda: slice_view(x, node),
+        "pad": lambda: pad_view(x, node),
         "permute": lambda: x.permute(*a("dims")),
         "matmul": lambda: torch.matmul(args[0], args[1]),
     }

@@ -31,7 +31,7 @@ LOCALS = frozenset("""
 
 
 # operators whose CUDA code is a multi-instruction libm call
-SLOW_MATH = {"exp", "log", "tanh", "sigmoid", "silu", "gelu", "pow", "sqrt", "rsqrt"}
+SLOW_MATH = {"exp", "log", "tanh", "sigmoid", "silu", "gelu", "erf", "sin", "cos", "pow", "sqrt", "rsqrt"}
 
 
 class FusedElementwise(Sketch):

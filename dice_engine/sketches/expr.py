@@ -55,6 +55,7 @@ def _op_expr(node: Node, a: list[str], ctype: str) -> str:
         return f"(({ctype}){a[0]})"
     if not fl:   # integer arithmetic
         return {"abs": f"abs({a[0]})", "relu": f"max({a[0]}, 0)",
+                **{r: a[0] for r in ("floor", "ceil", "round", "trunc")},
                 "maximum": f"max({a[0]}, {a[1]})", "minimum": f"min({a[0]}, {a[1]})",
                 "clamp": _clamp_int(node, a[0])}[op]
     one = lit(1.0)
@@ -65,7 +66,8 @@ def _op_expr(node: Node, a: list[str], ctype: str) -> str:
         if exponent.op == "const" and exponent.value == 0.5:
             return f"{_fn('sqrt', ctype)}({a[0]})"
         return f"{_fn('pow', ctype)}({a[0]}, {a[1]})"
-    simple = {"exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "fabs", "tanh": "tanh",
+    simple = {"exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "fabs", "tanh": "tanh", "erf": "erf",
+              "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "round": "rint", "trunc": "trunc",
               "maximum": "fmax", "minimum": "fmin"}
     if op in simple:
         return f"{_fn(simple[op], ctype)}({', '.join(a)})"

@@ -42,18 +42,18 @@ def test_json_report_lists_kernels_and_fusion(tmp_path):
 
 
 def test_unmapped_operator_exits_1_with_op_and_line(tmp_path):
-    done = dice(str(TASKS / "unmapped_erf.py"), "-o", str(tmp_path / "x.py"))
+    done = dice(str(TASKS / "unmapped_lgamma.py"), "-o", str(tmp_path / "x.py"))
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "aten.erf at line 11 of forward" in lines[0]
+    assert len(lines) == 1 and "aten.lgamma at line 11 of forward" in lines[0]
     assert not (tmp_path / "x.py").exists()
 
 
 def test_unmapped_operator_in_json(tmp_path):
-    done = dice(str(TASKS / "unmapped_erf.py"), "-o", str(tmp_path / "x.py"), "--format", "json")
+    done = dice(str(TASKS / "unmapped_lgamma.py"), "-o", str(tmp_path / "x.py"), "--format", "json")
     assert done.returncode == 1
     report = json.loads(done.stdout)
-    assert (report["status"], report["op"], report["line"]) == ("error", "aten.erf", 11)
+    assert (report["status"], report["op"], report["line"]) == ("error", "aten.lgamma", 11)
 
 
 def test_not_a_task_exits_1_with_one_line(tmp_path):

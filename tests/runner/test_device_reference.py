@@ -112,6 +112,13 @@ CASES: dict[str, Callable[[], Node]] = {
                                         count_include_pad=False),
     "cumprod": lambda: m("cumprod", m("add", m("mul", x32, k(0.1)), k(1.0)), dim=1),
     "flip_reshape": lambda: m("reshape", m("flip", x32, dims=(0,)), shape=(37, 7)),
+    **{f"{op}_f32": (lambda op=op: m(op, m("mul", x32, k(2.5)))) for op in sorted(ops.ROUNDING)},
+    "floor_i32": lambda: m("floor", xi),
+    "slice_step": lambda: m("slice", m("exp", x32), dim=1, start=2, end=-3, step=3),
+    "slice_rows_negative": lambda: m("slice", x32, dim=0, start=-4),
+    **{f"pad_{mode}": (lambda mode=mode: m("pad", x32, pads=((2, 1), (0, 4)), mode=mode))
+       for mode in ("reflect", "replicate", "circular")},
+    "pad_constant": lambda: m("pad", m("sigmoid", x32), pads=((1, 0), (3, 2)), value=-1.5),
     "index_mask": lambda: m("where", m("ge", ops.index((7, 37), 1), ops.index((7, 37), 0)), x32, k(0.0)),
     "torch_topk": lambda: ops.torch_call("torch.topk(x, 3, dim=1).values * s", ["x", "s"],
                                          [x32, m("sum", x32, dim=1, keepdim=True)]),
