@@ -17,6 +17,7 @@ from ..lowering import GeneralLowering
 from . import (
     attention,
     conv,
+    conv_nd,
     elementwise,
     gemm,
     gemm_tc,
@@ -57,6 +58,7 @@ _FAMILY_MODULES = (
     gemm_tf32,
     gemv,
     conv,
+    conv_nd,
     pool,
     attention,
 )
