@@ -116,3 +116,14 @@ class ConvGeometry:
             if any(self.output_padding):
                 text.append(f"output_padding {dims(map(str, self.output_padding[3 - self.rank:]))}")
         return ", ".join(text + ["bias"] * self.has_bias)
+
+
+MAX_DEPTHWISE_TAPS = 64   # kernel taps a depthwise thread keeps in registers
+
+
+def depthwise_direct(geo: ConvGeometry) -> bool:
+    """A forward convolution of at most two spatial dimensions with one input channel per group
+    and a small kernel: `conv.depthwise`'s stencil serves it (a GEMM of N = channel multiplier
+    would leave nearly every lane of a tile idle)."""
+    return (not geo.transposed and geo.rank <= 2 and geo.channels_g == 1
+            and geo.kernel_volume <= MAX_DEPTHWISE_TAPS and geo.out_channels_g < 8)

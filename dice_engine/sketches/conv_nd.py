@@ -20,7 +20,7 @@ from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame,
                    launcher_params, launcher_signature, load_as_compute)
 from .conv import tiles_split_evenly
-from .conv_geometry import ConvGeometry
+from .conv_geometry import ConvGeometry, depthwise_direct
 from .fusion import PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, store_output
 
 MAX_GRID_Z = 65535
@@ -68,6 +68,8 @@ class ImplicitGemmConvNd(Sketch):
         if any(a.op != "input" for a in anchor.args):
             return "convolution operands must be input tensors (a fused prologue is not supported)"
         geo = ConvGeometry(problem)
+        if depthwise_direct(geo):
+            return "one input channel per group and a small kernel: conv.depthwise serves it"
         if geo.groups * len(geo.phases) > MAX_GRID_Z:
             return f"{geo.groups} groups x {len(geo.phases)} phases exceed one grid's z extent"
         return fusion_unsupported(problem, operands=())

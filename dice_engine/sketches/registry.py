@@ -17,6 +17,7 @@ from ..lowering import GeneralLowering
 from . import (
     attention,
     conv,
+    conv_depthwise,
     conv_nd,
     elementwise,
     gemm,
@@ -59,6 +60,7 @@ _FAMILY_MODULES = (
     gemv,
     conv,
     conv_nd,
+    conv_depthwise,
     pool,
     attention,
 )
