@@ -299,7 +299,9 @@ __device__ __forceinline__ void conv_phase({params}, int group, Acc (&a_tile)[kB
     }}
 }}
 
-__global__ void __launch_bounds__(kThreads)
+// Min 1 block per SM: with several phase instances behind one switch, ptxas otherwise aims at
+// too few registers and spills.
+__global__ void __launch_bounds__(kThreads, 1)
 {kernel}({params}) {{
     // One pair of tiles for every phase's instance (each instance declaring its own would
     // multiply the block's shared memory by the phase count).
