@@ -123,9 +123,10 @@ def test_prologue_is_refused():
     ("y = conv_transpose2d(x, w, stride=(3, 2), padding=(1, 2), dilation=(2, 3), groups=3); "
      "x: bf16[1, 6, 4, 5]; w: bf16[6, 2, 3, 4]", SMALL),
     ("y = conv_transpose1d(x, w, b, stride=4); x: f32[2, 3, 5]; w: f32[3, 2, 2]; b: f32[2]", SMALL),
+    ("y = conv3d(x, w, stride=2, groups=2); x: f32[N, 4, 5, 5, 6]; w: f32[6, 2, 2, 3, 2]; N=3", SMALL),
 ], ids=["conv3d-padded", "conv1d-strided-dilated-bias", "grouped-conv2d", "transposed2d-output-padding",
         "transposed3d-grouped-bias-relu", "transposed1d-dilated-f64", "transposed2d-mixed-grouped-bf16",
-        "transposed1d-phases-without-taps"])
+        "transposed1d-phases-without-taps", "conv3d-symbolic-batch-grouped"])
 def test_implicit_gemm_nd_computes_the_reference_on_the_cpu_emulator(text, point, tmp_path):
     assert_matches_reference(ND, problem(text), point, tmp_path)
 
@@ -139,7 +140,9 @@ def test_implicit_gemm_nd_computes_the_reference_on_the_cpu_emulator(text, point
     ("y = conv1d(x, w, padding=2, dilation=2, groups=2); x: f32[2, 2, 75]; w: f32[2, 1, 5]", None),
     ("y = conv2d(x, w, stride=(1, 2), padding=(2, 0), dilation=(2, 1), groups=2); x: f64[1, 2, 17, 33]; "
      "w: f64[2, 1, 3, 2]", {"threads_h": 2, "rows": 8, "cols": 1}),
-], ids=["3x3-padded", "multiplier-strided-bias-relu", "conv1d-dilated-default", "mixed-f64"])
+    ("y = conv2d(x, w, padding=1, groups=2); x: f16[N, 2, 9, 40]; w: f16[2, 1, 3, 3]; N=2", None),
+], ids=["3x3-padded", "multiplier-strided-bias-relu", "conv1d-dilated-default", "mixed-f64",
+        "symbolic-batch-f16"])
 def test_depthwise_computes_the_reference_on_the_cpu_emulator(text, point, tmp_path):
     p = problem(text)
     assert_matches_reference(DW, p, point or DW.default_point(p, SM90), tmp_path)
