@@ -22,19 +22,22 @@ PATTERN_OF_OP = {
     "permute": "transpose",
     "matmul": "gemm",
     "conv2d": "conv2d",
+    # every other convolution (1-D/3-D, grouped, transposed): the N-d implicit GEMM and depthwise
+    **{op: "conv" for op in CONVS - {"conv2d"}},
     "max_pool2d": "pool", "avg_pool2d": "pool",
     "torch": "torch",     # any PyTorch expression: no sketch family, only a model backend
 }
 
 
 # Operators only the general lowering serves (no hand-written family reads them).
-GENERAL_ONLY = VIEWS | (CONVS - {"conv2d"}) | (POOLS - {"max_pool2d", "avg_pool2d"}) | {"cumprod"}
+GENERAL_ONLY = VIEWS | (POOLS - {"max_pool2d", "avg_pool2d"}) | {"cumprod"}
 
 
 @dataclass
 class Problem:
     program: Program
-    # elementwise | reduction | softmax | norm | scan | transpose | gemm | conv2d | pool, or
+    # elementwise | reduction | softmax | norm | scan | transpose | gemm | conv2d | conv (any other
+    # convolution: 1-D/3-D, grouped, transposed) | pool, or
     # "program": several heavy operators, or ones only the general lowering serves; "torch": a
     # PyTorch expression only a model serves
     pattern: str
@@ -61,8 +64,6 @@ def _general_only(node: Node) -> bool:
     """Operators, or operator forms, that no hand-written family reads."""
     if node.op in GENERAL_ONLY:
         return True
-    if node.op == "conv2d":
-        return node.attr("groups", 1) != 1
     if node.op in ("max_pool2d", "avg_pool2d"):
         return (node.rank != 4 or node.attr("ceil_mode", False) or node.attr("dilation", (1, 1)) != (1, 1)
                 or node.attr("count_include_pad", True) is False)
@@ -95,4 +96,6 @@ def classify(program: Program) -> Problem:
     if len(heavy) > 1:
         return Problem(program, "program", None)
     anchor = heavy[0]
+    if anchor.op == "conv2d" and anchor.attr("groups", 1) != 1:
+        return Problem(program, "conv", anchor)
     return Problem(program, PATTERN_OF_OP[anchor.op], anchor)

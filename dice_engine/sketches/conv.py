@@ -57,7 +57,7 @@ class ConvShape:
         self.gemm_k = channels * self.kernel_h * self.kernel_w
 
 
-def _loaders_fit(threads: int, block_m: int, block_n: int, block_k: int) -> str | None:
+def tiles_split_evenly(threads: int, block_m: int, block_n: int, block_k: int) -> str | None:
     """Whether the loaders below tile the A and B block tiles evenly."""
     # A: a thread keeps one output pixel (tid % block_m) and strides over taps.
     if threads % block_m or block_k % (threads // block_m):
@@ -189,7 +189,7 @@ class ImplicitGemmConv(Sketch):
             return None
 
         def loaders_fit(p: Point) -> str | None:
-            return _loaders_fit(threads(p), p["block_m"], p["block_n"], p["block_k"])
+            return tiles_split_evenly(threads(p), p["block_m"], p["block_n"], p["block_k"])
 
         def smem_fits(p: Point) -> str | None:
             need = p["block_k"] * (p["block_m"] + p["block_n"] + 4) * acc_bytes
@@ -358,7 +358,7 @@ class TensorCoreConv(Sketch):
             return None if fragments <= 8 else f"{fragments} accumulator fragments per warp (max 8)"
 
         def loaders_fit(p: Point) -> str | None:
-            return _loaders_fit(threads(p), p["block_m"], p["block_n"], p["block_k"])
+            return tiles_split_evenly(threads(p), p["block_m"], p["block_n"], p["block_k"])
 
         def smem_fits(p: Point) -> str | None:
             need = _wmma_smem_bytes(p["block_m"], p["block_n"], p["block_k"])

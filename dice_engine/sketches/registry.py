@@ -17,6 +17,8 @@ from ..lowering import GeneralLowering
 from . import (
     attention,
     conv,
+    conv_depthwise,
+    conv_nd,
     elementwise,
     gemm,
     gemm_tc,
@@ -57,6 +59,8 @@ _FAMILY_MODULES = (
     gemm_tf32,
     gemv,
     conv,
+    conv_nd,
+    conv_depthwise,
     pool,
     attention,
 )

@@ -44,6 +44,9 @@ INTENTS = [
     "y = max_pool2d(x, kernel_size=2); x: f32[8, 64, 56, 56]",
     "C = A @ B; A: f32[2048, 1024]; B: f32[1024, 4096]; precision=tf32",
     "y = scaled_dot_product_attention(q, k, v); q, k, v: f32[4, 8, 512, 64]",
+    "y = conv_transpose3d(x, w, stride=2, padding=1, groups=2); x: f32[4, 32, 16, 16, 16]; "
+    "w: f32[32, 16, 3, 3, 3]",
+    "y = conv2d(x, w, padding=1, groups=64); x: f32[8, 64, 56, 56]; w: f32[64, 1, 3, 3]",
 ]
 WGMMA = "gemm.wgmma"
 
