@@ -176,41 +176,63 @@ def _vector_ok(problem: Problem, items: int, tile_elems: int | None = None) -> b
             and (tile_elems is None or tile_elems % items == 0))
 
 
+def _vector_at(first: str, reverse: bool) -> str:
+    """Where a thread's vector of kItems logical elements from `first` starts: backwards, the
+    physical run ending at length - first (its elements in reverse order)."""
+    return f"row_base + length - ({first}) - kItems" if reverse else f"row_base + {first}"
+
+
+def _load_values(problem: Problem, items: int, vector: bool, first: str, end: str, indent: str,
+                 reverse: bool, name: str) -> str:
+    """Code declaring `name[kItems]` and loading a thread's `items` consecutive operand elements
+    at logical [first, first+items) into it (row-relative indices < `end`, base `row_base`;
+    counted from the row's end when `reverse`), the identity past the end."""
+    i2 = indent + "    "
+    load = f"{indent}Acc {name}[kItems];\n"
+    if vector:   # the row length (and tile length) are multiples of kItems: all in or all out
+        code, values = load_operand(problem, _vector_at(first, reverse), items, i2)
+        values = values[::-1] if reverse else values
+        return (load + f"{indent}if ({first} < {end}) {{\n{code}"
+                + "".join(f"{i2}{name}[{k}] = (Acc)({v});\n" for k, v in enumerate(values))
+                + f"{indent}}} else {{\n"
+                f"{i2}#pragma unroll\n{i2}for (int k = 0; k < kItems; ++k) {name}[k] = kIdentity;\n"
+                f"{indent}}}\n")
+    for k in range(items):
+        code, (value,) = load_operand(problem, f"row_base + {_at(first, k, reverse)}", 1, i2)
+        load += (f"{indent}if ({first} + {k} < {end}) {{\n{code}{i2}{name}[{k}] = (Acc)({value});\n"
+                 f"{indent}}} else {{\n{i2}{name}[{k}] = kIdentity;\n{indent}}}\n")
+    return load
+
+
+def _in_thread_scan(indent: str) -> str:
+    return (f"{indent}#pragma unroll\n"
+            f"{indent}for (int k = 1; k < kItems; ++k)   // in-thread scan\n"
+            f"{indent}    values[k] = combine(values[k - 1], values[k]);\n")
+
+
+def _store_values(problem: Problem, items: int, vector: bool, first: str, end: str, indent: str,
+                  reverse: bool) -> str:
+    """Code storing `combine(prefix, values[k])` at the positions `_load_values` read."""
+    i2 = indent + "    "
+    if vector:
+        results = [f"combine(prefix, values[{k}])" for k in range(items)]
+        code = store_output(problem, _vector_at(first, reverse), results[::-1] if reverse else results, i2)
+        return f"{indent}if ({first} < {end}) {{\n{code}{indent}}}\n"
+    store = ""
+    for k in range(items):
+        at = f"row_base + {_at(first, k, reverse)}"
+        code = store_output(problem, at, [f"combine(prefix, values[{k}])"], i2)
+        store += f"{indent}if ({first} + {k} < {end}) {{\n{code}{indent}}}\n"
+    return store
+
+
 def _chunk_body(problem: Problem, items: int, vector: bool, first: str, end: str,
                 indent: str, reverse: bool) -> tuple[str, str]:
-    """Code loading a thread's `items` consecutive operand elements at logical [first,
-    first+items) (row-relative indices < `end`, base `row_base`; counted from the row's end when
-    `reverse`) into `values[]` (identity past the end), scanning them in registers; and the code
-    storing `combine(prefix, values[k])`."""
-    i2 = indent + "    "
-    if vector:   # the row length (and tile length) are multiples of kItems: all in or all out
-        # backwards, the logical run is the physical run ending at length - first, reversed
-        at = f"row_base + length - {first} - kItems" if reverse else "row_base + " + first
-        code, values = load_operand(problem, at, items, i2)
-        values = values[::-1] if reverse else values
-        load = (f"{indent}Acc values[kItems];\n"
-                f"{indent}if ({first} < {end}) {{\n{code}"
-                + "".join(f"{i2}values[{k}] = (Acc)({v});\n" for k, v in enumerate(values))
-                + f"{indent}}} else {{\n"
-                f"{i2}#pragma unroll\n{i2}for (int k = 0; k < kItems; ++k) values[k] = kIdentity;\n"
-                f"{indent}}}\n")
-        results = [f"combine(prefix, values[{k}])" for k in range(items)]
-        store_code = store_output(problem, at, results[::-1] if reverse else results, i2)
-        store = f"{indent}if ({first} < {end}) {{\n{store_code}{indent}}}\n"
-    else:
-        load = f"{indent}Acc values[kItems];\n"
-        store = ""
-        for k in range(items):
-            at = f"row_base + {_at(first, k, reverse)}"
-            code, (value,) = load_operand(problem, at, 1, i2)
-            load += (f"{indent}if ({first} + {k} < {end}) {{\n{code}{i2}values[{k}] = (Acc)({value});\n"
-                     f"{indent}}} else {{\n{i2}values[{k}] = kIdentity;\n{indent}}}\n")
-            store_code = store_output(problem, at, [f"combine(prefix, values[{k}])"], i2)
-            store += f"{indent}if ({first} + {k} < {end}) {{\n{store_code}{indent}}}\n"
-    load += (f"{indent}#pragma unroll\n"
-             f"{indent}for (int k = 1; k < kItems; ++k)   // in-thread scan\n"
-             f"{indent}    values[k] = combine(values[k - 1], values[k]);\n")
-    return load, store
+    """Code loading a thread's `items` elements from logical `first` into `values[]` and scanning
+    them in registers; and the code storing `combine(prefix, values[k])`."""
+    load = _load_values(problem, items, vector, first, end, indent, reverse, "values")
+    return (load + _in_thread_scan(indent),
+            _store_values(problem, items, vector, first, end, indent, reverse))
 
 
 def _rows_length(shape: ScanShape) -> str:
@@ -329,7 +351,11 @@ def _block_default(problem: Problem, length: int) -> Point:
 def _tile_kernel(problem: Problem, kernel: str, items: int, vector: bool, reverse: bool) -> str:
     """Scans tiles of rows: block b covers tile b % tiles_per_row of row b / tiles_per_row,
     starting from `tile_offsets[b]` (or 0 when null)."""
-    load, store = _chunk_body(problem, items, vector, "first", "end", " " * 8, reverse)
+    i1 = " " * 4
+    first_load = _load_values(problem, items, vector, "first0", "end", i1, reverse, "values")
+    next_load = _load_values(problem, items, vector, "first + kThreads * kItems", "end", i1 * 2, reverse,
+                             "upcoming")
+    store = _store_values(problem, items, vector, "first", "end", i1 * 2, reverse)
     shape = ScanShape(problem)
     return f"""__global__ void __launch_bounds__(kThreads)
 {kernel}({kernel_params(problem)}, long long tile_len, const Acc* __restrict__ tile_offsets) {{
@@ -342,13 +368,17 @@ def _tile_kernel(problem: Problem, kernel: str, items: int, vector: bool, revers
     const long long row_base = row * length;
 
     // Every thread runs every chunk (the loop bounds are block-uniform), so the barriers in
-    // block_exclusive_scan are reached by all.
+    // block_exclusive_scan are reached by all. The next chunk's loads are issued before this
+    // chunk's block scan, so a block keeps its reads in flight across the scan's barriers.
     Acc carry = tile_offsets != nullptr ? tile_offsets[blockIdx.x] : kIdentity;
-    for (long long chunk = begin; chunk < end; chunk += kThreads * kItems) {{
+    const long long first0 = begin + threadIdx.x * kItems;
+{first_load}    for (long long chunk = begin; chunk < end; chunk += kThreads * kItems) {{
         const long long first = chunk + threadIdx.x * kItems;
-{load}        Acc chunk_total;
+{next_load}{_in_thread_scan(i1 * 2)}        Acc chunk_total;
         const Acc prefix = combine(carry, block_exclusive_scan(values[kItems - 1], chunk_total, warp_sums));
 {store}        carry = combine(carry, chunk_total);
+        #pragma unroll
+        for (int k = 0; k < kItems; ++k) values[k] = upcoming[k];
     }}
 }}"""
 
