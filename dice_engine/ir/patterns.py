@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from .graph import Node, Program
 from .ops import CONVS, HEAVY, POOLS, REDUCTIONS, SCANS, VIEWS
 
+# pools pool.direct serves (with batch and channel dims)
+DIRECT_POOLS = {"max_pool2d", "avg_pool2d", "max_pool3d", "avg_pool3d"}
+
 PATTERN_OF_OP = {
     **{op: "reduction" for op in REDUCTIONS},
     "softmax": "softmax", "log_softmax": "softmax",
@@ -22,13 +25,13 @@ PATTERN_OF_OP = {
     "permute": "transpose",
     "matmul": "gemm",
     "conv2d": "conv2d",
-    "max_pool2d": "pool", "avg_pool2d": "pool",
+    **{op: "pool" for op in DIRECT_POOLS},
     "torch": "torch",     # any PyTorch expression: no sketch family, only a model backend
 }
 
 
 # Operators only the general lowering serves (no hand-written family reads them).
-GENERAL_ONLY = VIEWS | (CONVS - {"conv2d"}) | (POOLS - {"max_pool2d", "avg_pool2d"})
+GENERAL_ONLY = VIEWS | (CONVS - {"conv2d"}) | (POOLS - DIRECT_POOLS)
 
 
 @dataclass
@@ -63,9 +66,8 @@ def _general_only(node: Node) -> bool:
         return True
     if node.op == "conv2d":
         return node.attr("groups", 1) != 1
-    if node.op in ("max_pool2d", "avg_pool2d"):
-        return (node.rank != 4 or node.attr("ceil_mode", False) or node.attr("dilation", (1, 1)) != (1, 1)
-                or node.attr("count_include_pad", True) is False)
+    if node.op in DIRECT_POOLS:
+        return node.rank != int(node.op[-2]) + 2
     if node.op in ("layer_norm", "rms_norm"):
         return node.attr("axes", 1) != 1
     if node.op == "matmul":   # 4-D and up only against a 2-D right operand: a GEMM over flattened rows
