@@ -4,11 +4,14 @@ and propagates NaN, with any dilation; avg divides by the window clipped to the 
 windows that start inside the padded input are clipped the same way.
 
 `pool.direct`: each thread computes `outputs` outputs of one output row, spaced `block_x`
-apart so a warp's loads and stores run along OW (coalesced); blocks along z walk (plane, output
-depth) pairs. The window loops are fully unrolled with the kernel size as a constant (a 2-D
-pool is a 3-D one of depth 1). Overlapping windows are re-read through L1 rather than staged in
-shared memory (pooling is a small fraction of the bytes moved). A fused prologue applies to
-loaded elements (padding stays -inf / 0), a fused epilogue to the result.
+apart so a warp's stores run along OW (coalesced); blocks along z walk (plane, output depth)
+pairs. The window loops are fully unrolled with the kernel size as a constant (a 2-D pool is a
+3-D one of depth 1). Two layouts: `direct`, every thread reads its own window (overlapping
+windows re-read through L1; a warp's loads are stride_w apart), and `separable`, for wide
+strided windows, where a warp's lanes read the input columns under its 32 outputs
+contiguously, fold them over the window's rows in registers, and each lane then folds its
+window's columns from the warp's shared-memory row (max and sum are separable). A fused
+prologue applies to loaded elements (padding stays -inf / 0), a fused epilogue to the result.
 """
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ from .fusion import (fusion_note, fusion_unsupported, kernel_args, kernel_params
                     store_output)
 
 HINT = 4096
+SEPARABLE_FROM = 16   # kernel_w * stride_w from which the prior reads windows separably
+MAX_SPAN_LOADS = 32   # registers per lane holding a warp's column partials
 
 
 def _c(d: Dim) -> str:
@@ -52,6 +57,59 @@ def _divisor(include_pad: bool, ceil_mode: bool) -> str:
     return f"Acc({' * '.join(spans)})"
 
 
+def _span_loads(anchor) -> int:
+    """Loads per lane covering the input columns under a warp's 32 consecutive outputs."""
+    w = _window(anchor)
+    span = 31 * w["stride"][2] + (w["kernel_size"][2] - 1) * w["dilation"][2] + 1
+    return -(-span // 32)
+
+
+def _acc(problem: Problem) -> str:
+    return {"f64": "double"}.get(problem.anchor.dtype.name, "float")
+
+
+def _separable_body(load_code: str, value: str, store: str, init: str) -> str:
+    """The kernel's loop over a slice's outputs in the separable layout (warp-uniform control,
+    the warp's own shared-memory row `cols`)."""
+    i5 = " " * 20
+    return f"""        #pragma unroll
+        for (int o = 0; o < kOutputs; ++o) {{
+            const int first_ow = warp_ow + o * kBlockX;   // the warp's 32 consecutive outputs
+            if (first_ow >= kOutW) continue;   // warp-uniform
+            const int c0 = first_ow * kStrideW - kPadW;   // the first input column under them
+            Acc part[kSpanLoads];   // lane's columns c0 + lane + 32 s, folded over the window's rows
+            #pragma unroll
+            for (int s = 0; s < kSpanLoads; ++s) part[s] = {init};
+            #pragma unroll
+            for (int a = 0; a < kKernelD; ++a) {{
+                const int in_d = d0 + a * kDilD;
+                if (in_d < 0 || in_d >= kInD) continue;   // padding: skipped by max, zero in the avg sum
+                #pragma unroll
+                for (int i = 0; i < kKernelH; ++i) {{
+                    const int in_row = h0 + i * kDilH;
+                    if (in_row < 0 || in_row >= kInH) continue;
+                    #pragma unroll
+                    for (int s = 0; s < kSpanLoads; ++s) {{
+                        const int in_col = c0 + s * 32 + lane;   // contiguous across the warp
+                        if (s * 32 + lane >= kSpan || in_col < 0 || in_col >= kInW) continue;
+{load_code}{i5}    fold(part[s], (Acc)({value}));
+                    }}
+                }}
+            }}
+            __syncwarp();   // the previous outputs' reads of cols are done
+            #pragma unroll
+            for (int s = 0; s < kSpanLoads; ++s) cols[s * 32 + lane] = part[s];
+            __syncwarp();
+            const int ow = first_ow + lane;
+            if (ow >= kOutW) continue;
+            const int w0 = ow * kStrideW - kPadW;
+            Acc best = {init};
+            #pragma unroll
+            for (int j = 0; j < kKernelW; ++j) fold(best, cols[lane * kStrideW + j * kDilW]);
+            (void)w0;
+{store}        }}"""
+
+
 class DirectPool(Sketch):
     name = "pool.direct"
     pattern = "pool"
@@ -72,16 +130,34 @@ class DirectPool(Sketch):
             if not 64 <= threads <= arch.max_threads_per_block:
                 return f"{threads} threads per block (want 64..{arch.max_threads_per_block})"
             return None
+        def span_fits(p: Point) -> str | None:
+            if p["layout"] != "separable":
+                return None
+            if p["outputs"] != 1:
+                return "the separable layout computes one output per lane (outputs=1)"
+            loads = _span_loads(problem.anchor)
+            smem = (p["block_x"] * p["block_y"] // 32) * loads * 32 * (8 if _acc(problem) == "double" else 4)
+            if loads > MAX_SPAN_LOADS or smem > arch.smem_per_block_default:
+                return f"a warp's input span needs {loads} loads per lane and {smem} bytes of shared memory"
+            return None
         return DesignSpace(
             [Token("block_x", (32, 64, 128), "threads along OW", (Role.THREADS,)),
              Token("block_y", (1, 2, 4, 8), "threads along OH", (Role.THREADS,)),
-             Token("outputs", (1, 2, 4), "outputs per thread along OW, block_x apart", (Role.WORK,))],
-            [threads_fit])
+             Token("outputs", (1, 2, 4), "outputs per thread along OW, block_x apart", (Role.WORK,)),
+             Token("layout", ("direct", "separable"),
+                   "windows read per thread, or a warp's input columns read contiguously then folded",
+                   ())],
+            [threads_fit, span_fits])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         out_w = problem.output.shape[-1]
         block_x = 32 if out_w <= 32 else (64 if out_w <= 64 else 128)
-        return {"block_x": block_x, "block_y": max(1, min(8, 256 // block_x)), "outputs": 1}
+        kw, sw = (_window(problem.anchor)[k][2] for k in ("kernel_size", "stride"))
+        point = {"block_x": block_x, "block_y": max(1, min(8, 256 // block_x)), "outputs": 1,
+                 "layout": "separable" if kw * sw >= SEPARABLE_FROM else "direct"}
+        if not self.space(problem, arch).is_legal(point):
+            point["layout"] = "direct"
+        return point
 
     def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         anchor = problem.anchor
@@ -95,7 +171,8 @@ class DirectPool(Sketch):
             w[k] for k in ("kernel_size", "stride", "padding", "dilation"))
         is_max = anchor.op.startswith("max")
         include_pad, ceil_mode = anchor.attr("count_include_pad", True), anchor.attr("ceil_mode", False)
-        acc = {"f64": "double"}.get(anchor.dtype.name, "float")
+        acc = _acc(problem)
+        separable = point["layout"] == "separable"
         kernel = f"{name}_kernel"
         i6 = " " * 24
         code, (value,) = load_operand(problem, "in_plane + ((long long)in_d * kInH + in_row) * kInW + in_col",
@@ -108,33 +185,24 @@ class DirectPool(Sketch):
             init, combine = "Acc(0)", "best += value;"
             result = f"best / {_divisor(include_pad, ceil_mode)}"
         store = store_output(problem, "out_base + (long long)oh * kOutW + ow", [result], " " * 12)
-        device = f"""using Acc = {acc};
-constexpr int kKernelD = {kd}, kStrideD = {sd}, kPadD = {pd}, kDilD = {dd};   // depth (1 for 2-D pools)
-constexpr int kKernelH = {kh}, kKernelW = {kw};
-constexpr int kStrideH = {sh}, kStrideW = {sw};
-constexpr int kPadH = {ph}, kPadW = {pw};
-constexpr int kDilH = {dh}, kDilW = {dw};
-constexpr int kInD = {in_d}, kInH = {in_h}, kInW = {in_w};
-constexpr int kOutD = {out_d}, kOutH = {out_h}, kOutW = {out_w};
-constexpr int kBlockX = {block_x};   // threads along OW
-constexpr int kBlockY = {block_y};   // threads along OH
-constexpr int kOutputs = {outputs};   // outputs per thread, kBlockX apart along OW
+        separable_consts = f"""// the input columns under a warp's 32 consecutive outputs
+constexpr int kSpan = 31 * kStrideW + (kKernelW - 1) * kDilW + 1;
+constexpr int kSpanLoads = (kSpan + 31) / 32;   // loads per lane covering them
+constexpr int kWarps = kBlockX * kBlockY / 32;
 
-// Block (x, y, z): output columns [x * kBlockX * kOutputs, +kBlockX * kOutputs) of rows
-// [y * kBlockY, +kBlockY), for (plane, output depth) slices z, z + gridDim.z, ...
-__global__ void __launch_bounds__(kBlockX * kBlockY)
-{kernel}({kernel_params(problem)}) {{
-    const long long slices = {_c(batch)} * {_c(channels)} * kOutD;
-    const int oh = blockIdx.y * kBlockY + threadIdx.y;
-    if (oh >= kOutH) return;   // no barriers in this kernel
-    const int h0 = oh * kStrideH - kPadH;
-    const int first_ow = blockIdx.x * (kBlockX * kOutputs) + threadIdx.x;
-    for (long long slice = blockIdx.z; slice < slices; slice += gridDim.z) {{
-        const long long plane = slice / kOutD;
-        const int d0 = (int)(slice % kOutD) * kStrideD - kPadD;
-        const long long in_plane = plane * kInD * kInH * kInW;
-        const long long out_base = slice * kOutH * kOutW;
-        #pragma unroll
+// Folds one element (or a partial) into a running result.
+__device__ __forceinline__ void fold(Acc& best, Acc value) {{
+    {combine}
+}}
+"""
+        separable_smem = "    __shared__ Acc columns[kWarps][kSpanLoads * 32];   // a row per warp\n"
+        if separable:
+            index_lines = ("    const int lane = threadIdx.x % 32;\n"
+                           "    Acc* cols = columns[(threadIdx.y * kBlockX + threadIdx.x) / 32];\n"
+                           "    const int warp_ow = blockIdx.x * (kBlockX * kOutputs) + threadIdx.x - lane;")
+        else:
+            index_lines = "    const int first_ow = blockIdx.x * (kBlockX * kOutputs) + threadIdx.x;"
+        direct_body = f"""        #pragma unroll
         for (int o = 0; o < kOutputs; ++o) {{
             const int ow = first_ow + o * kBlockX;
             if (ow >= kOutW) continue;
@@ -157,7 +225,36 @@ __global__ void __launch_bounds__(kBlockX * kBlockY)
                     }}
                 }}
             }}
-{store}        }}
+{store}        }}"""
+        body = _separable_body(code, value, store, init) if separable else direct_body
+        exit_note = "warp-uniform: a warp's threads share oh" if separable else "no barriers in this kernel"
+        device = f"""using Acc = {acc};
+constexpr int kKernelD = {kd}, kStrideD = {sd}, kPadD = {pd}, kDilD = {dd};   // depth (1 for 2-D pools)
+constexpr int kKernelH = {kh}, kKernelW = {kw};
+constexpr int kStrideH = {sh}, kStrideW = {sw};
+constexpr int kPadH = {ph}, kPadW = {pw};
+constexpr int kDilH = {dh}, kDilW = {dw};
+constexpr int kInD = {in_d}, kInH = {in_h}, kInW = {in_w};
+constexpr int kOutD = {out_d}, kOutH = {out_h}, kOutW = {out_w};
+constexpr int kBlockX = {block_x};   // threads along OW
+constexpr int kBlockY = {block_y};   // threads along OH
+constexpr int kOutputs = {outputs};   // outputs per thread, kBlockX apart along OW
+{separable_consts if separable else ""}
+// Block (x, y, z): output columns [x * kBlockX * kOutputs, +kBlockX * kOutputs) of rows
+// [y * kBlockY, +kBlockY), for (plane, output depth) slices z, z + gridDim.z, ...
+__global__ void __launch_bounds__(kBlockX * kBlockY)
+{kernel}({kernel_params(problem)}) {{
+{separable_smem if separable else ""}    const long long slices = {_c(batch)} * {_c(channels)} * kOutD;
+    const int oh = blockIdx.y * kBlockY + threadIdx.y;
+    if (oh >= kOutH) return;   // {exit_note}
+    const int h0 = oh * kStrideH - kPadH;
+{index_lines}
+    for (long long slice = blockIdx.z; slice < slices; slice += gridDim.z) {{
+        const long long plane = slice / kOutD;
+        const int d0 = (int)(slice % kOutD) * kStrideD - kPadD;
+        const long long in_plane = plane * kInD * kInH * kInW;
+        const long long out_base = slice * kOutH * kOutW;
+{body}
     }}
 }}"""
         params = launcher_params(problem)
