@@ -12,25 +12,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .graph import Node, Program
-from .ops import CONVS, HEAVY, POOLS, REDUCTIONS, VIEWS
+from .ops import CONVS, HEAVY, POOLS, REDUCTIONS, SCANS, VIEWS
+
+# pools pool.direct serves (with batch and channel dims)
+DIRECT_POOLS = {"max_pool2d", "avg_pool2d", "max_pool3d", "avg_pool3d"}
 
 PATTERN_OF_OP = {
     **{op: "reduction" for op in REDUCTIONS},
     "softmax": "softmax", "log_softmax": "softmax",
     "layer_norm": "norm", "rms_norm": "norm",
-    "cumsum": "scan",
+    "cumsum": "scan", "cumprod": "scan",
     "permute": "transpose",
     "matmul": "gemm",
     "conv2d": "conv2d",
     # every other convolution (1-D/3-D, grouped, transposed): the N-d implicit GEMM and depthwise
     **{op: "conv" for op in CONVS - {"conv2d"}},
-    "max_pool2d": "pool", "avg_pool2d": "pool",
+    **{op: "pool" for op in DIRECT_POOLS},
     "torch": "torch",     # any PyTorch expression: no sketch family, only a model backend
 }
 
 
 # Operators only the general lowering serves (no hand-written family reads them).
-GENERAL_ONLY = VIEWS | (POOLS - {"max_pool2d", "avg_pool2d"}) | {"cumprod"}
+GENERAL_ONLY = VIEWS | (POOLS - DIRECT_POOLS)
 
 
 @dataclass
@@ -64,9 +67,8 @@ def _general_only(node: Node) -> bool:
     """Operators, or operator forms, that no hand-written family reads."""
     if node.op in GENERAL_ONLY:
         return True
-    if node.op in ("max_pool2d", "avg_pool2d"):
-        return (node.rank != 4 or node.attr("ceil_mode", False) or node.attr("dilation", (1, 1)) != (1, 1)
-                or node.attr("count_include_pad", True) is False)
+    if node.op in DIRECT_POOLS:
+        return node.rank != int(node.op[-2]) + 2
     if node.op in ("layer_norm", "rms_norm"):
         return node.attr("axes", 1) != 1
     if node.op == "matmul":   # 4-D and up only against a 2-D right operand: a GEMM over flattened rows
@@ -84,10 +86,27 @@ def _position_epilogue(general: list[Node], heavy: list[Node]) -> bool:
     return all(n.op == "index" and n.shape == heavy[0].shape and id(n) not in operands for n in general)
 
 
+def reversed_scan(output: Node) -> Node | None:
+    """The scan S of an output flip(S(flip(a, d), d), d), a scan from the end of dim d (the
+    scan sketches read it as one), or None."""
+    if output.op != "flip" or output.args[0].op not in SCANS:
+        return None
+    scan = output.args[0]
+    dims = (scan.attr("dim"),)
+    flipped = scan.args[0]
+    if flipped.op != "flip" or output.attr("dims") != dims or flipped.attr("dims") != dims:
+        return None
+    return scan
+
+
 def classify(program: Program) -> Problem:
     """The family pattern of `program`; "program" (served by the general lowering) when it has
     several heavy operators or one that no family reads."""
     heavy = heavy_nodes(program)
+    if (scan := reversed_scan(program.output)) is not None and len(heavy) == 1:
+        general = [n for n in scan.args[0].args[0].walk() if _general_only(n)]
+        if not general:
+            return Problem(program, "scan", scan)
     general = [n for n in program.output.walk() if _general_only(n)]
     if general and not _position_epilogue(general, heavy):
         return Problem(program, "program", heavy[-1] if len(heavy) == 1 else None)

@@ -13,7 +13,8 @@ consecutive elements when inner == 1). Three sketches:
   write partials; a second kernel merges them per row in a fixed order.
 
 No float atomics anywhere: every merge happens in a fixed order, so results are bitwise
-reproducible run to run. Float sums and means over LONG_REDUCTION elements or more carry a
+reproducible run to run. Float sums and means over LONG_REDUCTION elements or more (in
+`reduction.columns`, whose threads each own a column, COLUMN_LONG_REDUCTION) carry a
 compensated partial (`Compensated`: a running sum and the rounding error it has dropped, kept
 exact by TwoSum on every fold and merge), so their error against a float64 truth does not grow
 with the length of any thread's serial share, whatever the sketch's split. A fused prologue
@@ -44,6 +45,9 @@ from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, block_threads_violation, inden
 
 BASE_REGISTERS = 32      # indices, loop state and the accumulator's neighbours
 LONG_REDUCTION = 1 << 16  # reduced elements from which float sums and means accumulate compensated
+# ... in reduction.columns: a thread there owns a column, so its serial share is most of the axis
+# (PyTorch's columns reduce in trees of short shares: its error at 4096 rows is ~1.6 ulp)
+COLUMN_LONG_REDUCTION = 256
 ROW_GRID_WAVES = 4       # grid-stride cap for the rows kernel, in waves of resident blocks
 
 
@@ -89,10 +93,10 @@ class Reducer:
         return f"kn::{self.acc_type}" if self.acc_type in ("ArgPair", "Compensated") else self.acc_type
 
 
-def reducer(op: str, in_dtype: DType, length: int = 1) -> Reducer:
+def reducer(op: str, in_dtype: DType, length: int = 1, long_from: int = LONG_REDUCTION) -> Reducer:
     """The reducer of `op` over `length` elements of `in_dtype` (the anchor's argument).
     Floating reductions run in float (double for f64), integer sums and products in long long;
-    float sums and means of LONG_REDUCTION elements or more are compensated."""
+    float sums and means of `long_from` elements or more are compensated."""
     float_in = in_dtype.is_float
     if float_in:
         vtype = "double" if in_dtype.name == "f64" else "float"
@@ -100,7 +104,7 @@ def reducer(op: str, in_dtype: DType, length: int = 1) -> Reducer:
         vtype = "long long"
     else:
         vtype = "int"
-    if op in ("sum", "mean") and vtype == "float" and length >= LONG_REDUCTION:
+    if op in ("sum", "mean") and vtype == "float" and length >= long_from:
         return Reducer(op, vtype, "Compensated", "Compensated{0.0f, 0.0f}", _COMPENSATED)
     if op in ("sum", "mean", "prod"):
         sym, ident = ("+", "0") if op != "prod" else ("*", "1")
@@ -231,8 +235,9 @@ class ReductionPlan:
         return [a.name for a in self.accesses(vec) if a.packed]
 
 
-def plan(problem: Problem) -> ReductionPlan | str:
-    """The plan, or why no reduction sketch can serve `problem`."""
+def plan(problem: Problem, long_from: int = LONG_REDUCTION) -> ReductionPlan | str:
+    """The plan, or why no reduction sketch can serve `problem` (`long_from`: the reduced length
+    from which float sums and means are compensated)."""
     anchor = problem.anchor
     if anchor is None or anchor.op not in ("sum", "mean", "prod", "max", "min", "argmax", "argmin"):
         return "not a reduction"
@@ -244,7 +249,7 @@ def plan(problem: Problem) -> ReductionPlan | str:
     if _squeezed(out.shape) != _squeezed(anchor.shape):
         return "the epilogue broadcasts the reduced result back over the input (a normalization)"
     length = hint_int(problem.program, view.reduced_dims)
-    return ReductionPlan(problem, anchor, arg, view, reducer(anchor.op, arg.dtype, length),
+    return ReductionPlan(problem, anchor, arg, view, reducer(anchor.op, arg.dtype, length, long_from),
                          expression_ctype(arg), expression_ctype(out, stop=anchor),
                          input_nodes(arg))
 
@@ -441,10 +446,10 @@ class ColumnReduction(Sketch):
                                 otherwise="the reduced axes are the innermost (use a rows sketch)")
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
-        p = _plan(problem)
+        p = _column_plan(problem)
         tokens = [
             *column_tokens(p.vec_width(), "threads of a block along the reduced axis"),
-            Token("unroll", (1, 2, 4), "reduced-axis steps in flight per thread", (Role.UNROLL,)),
+            Token("unroll", (1, 2, 4, 8), "reduced-axis steps in flight per thread", (Role.UNROLL,)),
             Token("chunks", (1, 4, 16, 64), "blocks along the reduced axis (>1: a second merge kernel)",
                   (Role.SPLIT,)),
         ]
@@ -464,7 +469,7 @@ class ColumnReduction(Sketch):
         return DesignSpace(tokens, [smem_fits, *_common_space_checks(p, arch, threads_of, words)])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
-        p = _plan(problem)
+        p = _column_plan(problem)
         vec = fitting_vec(p.view.inner_int, p.vec_width())
         inner = hint_int(problem.program, p.view.inner_dims)
         outer = hint_int(problem.program, p.view.outer_dims)
@@ -480,12 +485,15 @@ class ColumnReduction(Sketch):
         while (chunks < 64 and columns_threads * split * chunks * 4 < want
                and reduced // (split * chunks * 4) >= 64):
             chunks *= 4
-        point = {"tile": tile, "split": split, "vec": vec, "unroll": 4 if reduced >= 64 * split else 1,
-                 "chunks": chunks}
+        # single-column threads (vec=1: an odd inner extent) keep 8 rows in flight, so a thread
+        # still has 32 bytes of 4-byte loads outstanding against DRAM latency
+        per_thread = reduced // (split * chunks)
+        unroll = (8 if vec == 1 and per_thread >= 128 else 4) if per_thread >= 64 else 1
+        point = {"tile": tile, "split": split, "vec": vec, "unroll": unroll, "chunks": chunks}
         return shrink_unroll(self.space(problem, arch), point)
 
     def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
-        p = _plan(problem)
+        p = _column_plan(problem)
         tile, split, vec, unroll, chunks = (point[k] for k in ("tile", "split", "vec", "unroll", "chunks"))
         threads = tile * split
         accesses = p.accesses(vec)
@@ -737,6 +745,10 @@ __global__ void __launch_bounds__(kMergeThreads) {merge}({signature}, const {acc
 
 def _plan(problem: Problem) -> ReductionPlan:
     return accepted(plan(problem))
+
+
+def _column_plan(problem: Problem) -> ReductionPlan:
+    return accepted(plan(problem, COLUMN_LONG_REDUCTION))
 
 
 SKETCHES: list[Sketch] = [RowReduction(), ColumnReduction(), SplitRowReduction()]

@@ -73,7 +73,7 @@ GENERIC = Family(
         "y = group_norm(x, 8, w, b); x: f32[16, 64, 32, 32]; w: f32[64]; b: f32[64]",
         "y = x / sqrt(mean(x * x, dim=1, keepdim=True) + 1e-5); x: f32[16, 64, 256, 256]",
         "y = conv_transpose2d(x, w, stride=2, padding=1); x: f32[8, 32, 64, 64]; w: f32[32, 64, 3, 3]",
-        "y = cumprod(x, dim=1); x: f32[128, 4000]",
+        "y = flip(cumsum(flip(x, dims=[0]), dim=0), dims=[0]); x: f32[128, 4000]",
     ),
 )
 

@@ -1,5 +1,7 @@
-"""cumsum, four sketches. Results are deterministic (a fixed combination order, no atomics);
-f16/bf16 accumulate in f32, integers in 64 bits (torch returns int64), f64 in f64.
+"""cumsum and cumprod, four sketches. Results are deterministic (a fixed combination order, no
+atomics); f16/bf16 accumulate in f32, integers in 64 bits (torch returns int64), f64 in f64.
+The row sketches also scan from the end of a row: the program flip(scan(flip(x, d), d), d)
+(PyTorch's reverse cumsum idiom) reads each row backwards, no flipped copy.
 
 Along the last dim (rows):
 - `scan.warp_row`: one warp per row. A lane scans `items` consecutive elements in registers,
@@ -18,10 +20,12 @@ Symbols (e.g. `x: f32[N, L]`) are runtime parameters.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ..arch import ArchSpec
 from ..ir.graph import Dim
-from ..ir.patterns import Problem
+from ..ir.ops import make
+from ..ir.patterns import Problem, reversed_scan
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, frame, launcher_params,
                    launcher_signature)
 from .fusion import (PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, load_operand,
@@ -39,6 +43,36 @@ def _c(dims: tuple[Dim, ...]) -> str:
 
 def _known(dims: tuple[Dim, ...]) -> int | None:
     return math.prod(dims) if all(isinstance(d, int) for d in dims) else None  # type: ignore[arg-type]
+
+
+def scan_form(problem: Problem) -> tuple[Problem, bool]:
+    """The problem as a forward scan of its operand, and whether rows are read from their end
+    (flip(scan(flip(a)))) becomes scan(a) read backwards; the flips leave the program)."""
+    scan = reversed_scan(problem.output) if problem.anchor is not None else None
+    if scan is None or scan is not problem.anchor:
+        return problem, False
+    forward = make(scan.op, [scan.args[0].args[0]], dim=scan.attr("dim"))
+    return Problem(replace(problem.program, output=forward), "scan", forward), True
+
+
+def _operator(problem: Problem) -> str:
+    """Device code of the scan's operator and identity (after `using Acc`)."""
+    product = problem.anchor.op == "cumprod"
+    name, identity, symbol = ("product", 1, "*") if product else ("sum", 0, "+")
+    return (f"// The scan's operator ({name}) and its identity.\n"
+            f"constexpr Acc kIdentity = Acc({identity});\n"
+            f"__device__ __forceinline__ Acc combine(Acc a, Acc b) {{ return a {symbol} b; }}")
+
+
+def _what(problem: Problem, reverse: bool) -> str:
+    return problem.anchor.op + (" from the end" if reverse else "")
+
+
+def _at(first: str, k: int, reverse: bool) -> str:
+    """The row-relative position of logical element `first + k` (from the row's end when
+    `reverse`)."""
+    logical = f"{first} + {k}" if k else first
+    return f"length - 1 - ({logical})" if reverse else logical
 
 
 class ScanShape:
@@ -75,8 +109,11 @@ def _warp_sums_bytes(problem: Problem, threads: int) -> int:
 
 
 def _unsupported(problem: Problem, rows: bool) -> str | None:
-    if problem.anchor is None or problem.anchor.op != "cumsum":
-        return "these sketches serve cumsum"
+    if problem.anchor is None or problem.anchor.op not in ("cumsum", "cumprod") or problem.pattern != "scan":
+        return "these sketches serve cumsum and cumprod (forward, or flipped on both sides)"
+    problem, reverse = scan_form(problem)
+    if reverse and not rows:
+        return "a scan from the end of an inner dim is served by the general lowering"
     if ScanShape(problem).is_row_scan != rows:
         return "cumsum along the last dim uses the row sketches" if not rows else \
             "cumsum along an inner dim uses scan.column"
@@ -95,19 +132,19 @@ __device__ __forceinline__ Acc warp_inclusive_scan(Acc value) {
     #pragma unroll
     for (int delta = 1; delta < 32; delta *= 2) {
         const Acc below = __shfl_up_sync(kFullMask, value, delta);
-        if (lane >= delta) value += below;
+        if (lane >= delta) value = combine(below, value);
     }
     return value;
 }
 
-// The inclusive scan shifted down one lane: the sum of the lanes below (0 in lane 0).
+// The inclusive scan shifted down one lane: the lanes below combined (the identity in lane 0).
 __device__ __forceinline__ Acc warp_exclusive_from_inclusive(Acc inclusive) {
     const Acc below = __shfl_up_sync(kFullMask, inclusive, 1);
-    return threadIdx.x % 32 == 0 ? Acc(0) : below;
+    return threadIdx.x % 32 == 0 ? kIdentity : below;
 }"""
 
 BLOCK_SCAN = """\
-// Exclusive scan of one value per thread across the block; `block_total` gets the sum of all.
+// Exclusive scan of one value per thread across the block; `block_total` gets all combined.
 // Called by every thread of the block (it holds barriers). `warp_sums` has kWarps + 1 slots.
 __device__ __forceinline__ Acc block_exclusive_scan(Acc value, Acc& block_total, Acc* warp_sums) {
     const int lane = threadIdx.x % 32;
@@ -117,14 +154,14 @@ __device__ __forceinline__ Acc block_exclusive_scan(Acc value, Acc& block_total,
     if (lane == 31) warp_sums[warp] = inclusive;
     __syncthreads();
     if (warp == 0) {   // one warp turns the warp totals into warp offsets (kWarps <= 32)
-        const Acc total = lane < kWarps ? warp_sums[lane] : Acc(0);
+        const Acc total = lane < kWarps ? warp_sums[lane] : kIdentity;
         const Acc running = warp_inclusive_scan(total);
         const Acc offset = warp_exclusive_from_inclusive(running);
         if (lane < kWarps) warp_sums[lane] = offset;
         if (lane == kWarps - 1) warp_sums[kWarps] = running;
     }
     __syncthreads();
-    exclusive += warp_sums[warp];
+    exclusive = combine(warp_sums[warp], exclusive);
     block_total = warp_sums[kWarps];
     __syncthreads();   // the next call overwrites warp_sums
     return exclusive;
@@ -139,35 +176,63 @@ def _vector_ok(problem: Problem, items: int, tile_elems: int | None = None) -> b
             and (tile_elems is None or tile_elems % items == 0))
 
 
-def _chunk_body(problem: Problem, items: int, vector: bool, first: str, end: str,
-                indent: str) -> tuple[str, str]:
-    """Code loading a thread's `items` consecutive operand elements at [first, first+items)
-    (row-relative indices < `end`, base `row_base`) into `values[]` (identity past the end),
-    scanning them in registers; and the code storing `values[k] + prefix`."""
+def _vector_at(first: str, reverse: bool) -> str:
+    """Where a thread's vector of kItems logical elements from `first` starts: backwards, the
+    physical run ending at length - first (its elements in reverse order)."""
+    return f"row_base + length - ({first}) - kItems" if reverse else f"row_base + {first}"
+
+
+def _load_values(problem: Problem, items: int, vector: bool, first: str, end: str, indent: str,
+                 reverse: bool, name: str) -> str:
+    """Code declaring `name[kItems]` and loading a thread's `items` consecutive operand elements
+    at logical [first, first+items) into it (row-relative indices < `end`, base `row_base`;
+    counted from the row's end when `reverse`), the identity past the end."""
     i2 = indent + "    "
+    load = f"{indent}Acc {name}[kItems];\n"
     if vector:   # the row length (and tile length) are multiples of kItems: all in or all out
-        code, values = load_operand(problem, "row_base + " + first, items, i2)
-        load = (f"{indent}Acc values[kItems];\n"
-                f"{indent}if ({first} < {end}) {{\n{code}"
-                + "".join(f"{i2}values[{k}] = (Acc)({v});\n" for k, v in enumerate(values))
+        code, values = load_operand(problem, _vector_at(first, reverse), items, i2)
+        values = values[::-1] if reverse else values
+        return (load + f"{indent}if ({first} < {end}) {{\n{code}"
+                + "".join(f"{i2}{name}[{k}] = (Acc)({v});\n" for k, v in enumerate(values))
                 + f"{indent}}} else {{\n"
-                f"{i2}#pragma unroll\n{i2}for (int k = 0; k < kItems; ++k) values[k] = Acc(0);\n"
+                f"{i2}#pragma unroll\n{i2}for (int k = 0; k < kItems; ++k) {name}[k] = kIdentity;\n"
                 f"{indent}}}\n")
-        store_code = store_output(problem, "row_base + " + first,
-                                  [f"(prefix + values[{k}])" for k in range(items)], i2)
-        store = f"{indent}if ({first} < {end}) {{\n{store_code}{indent}}}\n"
-    else:
-        load = f"{indent}Acc values[kItems];\n"
-        store = ""
-        for k in range(items):
-            code, (value,) = load_operand(problem, f"row_base + {first} + {k}", 1, i2)
-            load += (f"{indent}if ({first} + {k} < {end}) {{\n{code}{i2}values[{k}] = (Acc)({value});\n"
-                     f"{indent}}} else {{\n{i2}values[{k}] = Acc(0);\n{indent}}}\n")
-            store_code = store_output(problem, f"row_base + {first} + {k}", [f"(prefix + values[{k}])"], i2)
-            store += f"{indent}if ({first} + {k} < {end}) {{\n{store_code}{indent}}}\n"
-    load += (f"{indent}#pragma unroll\n"
-             f"{indent}for (int k = 1; k < kItems; ++k) values[k] += values[k - 1];   // in-thread scan\n")
-    return load, store
+    for k in range(items):
+        code, (value,) = load_operand(problem, f"row_base + {_at(first, k, reverse)}", 1, i2)
+        load += (f"{indent}if ({first} + {k} < {end}) {{\n{code}{i2}{name}[{k}] = (Acc)({value});\n"
+                 f"{indent}}} else {{\n{i2}{name}[{k}] = kIdentity;\n{indent}}}\n")
+    return load
+
+
+def _in_thread_scan(indent: str) -> str:
+    return (f"{indent}#pragma unroll\n"
+            f"{indent}for (int k = 1; k < kItems; ++k)   // in-thread scan\n"
+            f"{indent}    values[k] = combine(values[k - 1], values[k]);\n")
+
+
+def _store_values(problem: Problem, items: int, vector: bool, first: str, end: str, indent: str,
+                  reverse: bool) -> str:
+    """Code storing `combine(prefix, values[k])` at the positions `_load_values` read."""
+    i2 = indent + "    "
+    if vector:
+        results = [f"combine(prefix, values[{k}])" for k in range(items)]
+        code = store_output(problem, _vector_at(first, reverse), results[::-1] if reverse else results, i2)
+        return f"{indent}if ({first} < {end}) {{\n{code}{indent}}}\n"
+    store = ""
+    for k in range(items):
+        at = f"row_base + {_at(first, k, reverse)}"
+        code = store_output(problem, at, [f"combine(prefix, values[{k}])"], i2)
+        store += f"{indent}if ({first} + {k} < {end}) {{\n{code}{indent}}}\n"
+    return store
+
+
+def _chunk_body(problem: Problem, items: int, vector: bool, first: str, end: str,
+                indent: str, reverse: bool) -> tuple[str, str]:
+    """Code loading a thread's `items` elements from logical `first` into `values[]` and scanning
+    them in registers; and the code storing `combine(prefix, values[k])`."""
+    load = _load_values(problem, items, vector, first, end, indent, reverse, "values")
+    return (load + _in_thread_scan(indent),
+            _store_values(problem, items, vector, first, end, indent, reverse))
 
 
 def _rows_length(shape: ScanShape) -> str:
@@ -203,6 +268,7 @@ class WarpRowScan(Sketch):
              Token("warps", (2, 4, 8), "warps (rows) per block", (Role.THREADS,))])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        problem = scan_form(problem)[0]
         length = ScanShape(problem).value(ScanShape(problem).length)
         items = max(1, min(16 // widest_bytes(problem), -(-length // 32)))
         items = 1 << (items.bit_length() - 1)        # the power of two at or below
@@ -212,14 +278,16 @@ class WarpRowScan(Sketch):
         raise AssertionError("unreachable")
 
     def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        problem, reverse = scan_form(problem)
         shape = ScanShape(problem)
         items, warps = point["items"], point["warps"]
         vector = _vector_ok(problem, items)
         kernel = f"{name}_kernel"
-        load, store = _chunk_body(problem, items, vector, "first", "length", " " * 8)
+        load, store = _chunk_body(problem, items, vector, "first", "length", " " * 8, reverse)
         device = f"""{PACK if vector else ""}
 
 using Acc = {acc_type(problem)};
+{_operator(problem)}
 constexpr int kItems = {items};   // consecutive elements per lane per chunk
 constexpr int kWarps = {warps};   // rows per block, one per warp
 
@@ -232,12 +300,12 @@ __global__ void __launch_bounds__(kWarps * 32)
     const int lane = threadIdx.x % 32;
     const long long row_base = row * length;
 
-    Acc carry = Acc(0);   // the sum of the row's earlier chunks
+    Acc carry = kIdentity;   // the row's earlier chunks combined
     for (long long chunk = 0; chunk < length; chunk += 32 * kItems) {{
         const long long first = chunk + lane * kItems;
 {load}        const Acc inclusive = warp_inclusive_scan(values[kItems - 1]);
-        const Acc prefix = carry + warp_exclusive_from_inclusive(inclusive);
-{store}        carry += __shfl_sync(kFullMask, inclusive, 31);
+        const Acc prefix = combine(carry, warp_exclusive_from_inclusive(inclusive));
+{store}        carry = combine(carry, __shfl_sync(kFullMask, inclusive, 31));
     }}
 }}"""
         params = launcher_params(problem)
@@ -248,8 +316,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     {kernel}<<<(unsigned)((rows + kWarps - 1) / kWarps), kWarps * 32, 0, stream>>>({kernel_args(problem)});
 }}"""
         access = "vector" if vector else "scalar"
-        strategy = (f"cumsum along rows, one warp per row, {items} consecutive elements per lane "
-                    f"({access} access), shuffle scan of lane totals, carry across chunks"
+        strategy = (f"{_what(problem, reverse)} along rows, one warp per row, {items} consecutive elements "
+                    f"per lane ({access} access), shuffle scan of lane totals, carry across chunks"
                     f"{fusion_note(problem)}")
         source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
                        launcher_code=launcher)
@@ -280,10 +348,14 @@ def _block_default(problem: Problem, length: int) -> Point:
     return {"threads": threads, "items": min(items, 8)}
 
 
-def _tile_kernel(problem: Problem, kernel: str, items: int, vector: bool) -> str:
+def _tile_kernel(problem: Problem, kernel: str, items: int, vector: bool, reverse: bool) -> str:
     """Scans tiles of rows: block b covers tile b % tiles_per_row of row b / tiles_per_row,
     starting from `tile_offsets[b]` (or 0 when null)."""
-    load, store = _chunk_body(problem, items, vector, "first", "end", " " * 8)
+    i1 = " " * 4
+    first_load = _load_values(problem, items, vector, "first0", "end", i1, reverse, "values")
+    next_load = _load_values(problem, items, vector, "first + kThreads * kItems", "end", i1 * 2, reverse,
+                             "upcoming")
+    store = _store_values(problem, items, vector, "first", "end", i1 * 2, reverse)
     shape = ScanShape(problem)
     return f"""__global__ void __launch_bounds__(kThreads)
 {kernel}({kernel_params(problem)}, long long tile_len, const Acc* __restrict__ tile_offsets) {{
@@ -296,13 +368,17 @@ def _tile_kernel(problem: Problem, kernel: str, items: int, vector: bool) -> str
     const long long row_base = row * length;
 
     // Every thread runs every chunk (the loop bounds are block-uniform), so the barriers in
-    // block_exclusive_scan are reached by all.
-    Acc carry = tile_offsets != nullptr ? tile_offsets[blockIdx.x] : Acc(0);
-    for (long long chunk = begin; chunk < end; chunk += kThreads * kItems) {{
+    // block_exclusive_scan are reached by all. The next chunk's loads are issued before this
+    // chunk's block scan, so a block keeps its reads in flight across the scan's barriers.
+    Acc carry = tile_offsets != nullptr ? tile_offsets[blockIdx.x] : kIdentity;
+    const long long first0 = begin + threadIdx.x * kItems;
+{first_load}    for (long long chunk = begin; chunk < end; chunk += kThreads * kItems) {{
         const long long first = chunk + threadIdx.x * kItems;
-{load}        Acc chunk_total;
-        const Acc prefix = carry + block_exclusive_scan(values[kItems - 1], chunk_total, warp_sums);
-{store}        carry += chunk_total;
+{next_load}{_in_thread_scan(i1 * 2)}        Acc chunk_total;
+        const Acc prefix = combine(carry, block_exclusive_scan(values[kItems - 1], chunk_total, warp_sums));
+{store}        carry = combine(carry, chunk_total);
+        #pragma unroll
+        for (int k = 0; k < kItems; ++k) values[k] = upcoming[k];
     }}
 }}"""
 
@@ -311,6 +387,7 @@ def _block_prelude(problem: Problem, threads: int, items: int, vector: bool) -> 
     return f"""{PACK if vector else ""}
 
 using Acc = {acc_type(problem)};
+{_operator(problem)}
 constexpr int kThreads = {threads};
 constexpr int kWarps = kThreads / 32;
 constexpr int kItems = {items};   // consecutive elements per thread per chunk
@@ -331,16 +408,18 @@ class BlockRowScan(Sketch):
         return _block_space(problem, arch, [])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        problem = scan_form(problem)[0]
         shape = ScanShape(problem)
         return _block_default(problem, shape.value(shape.length))
 
     def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        problem, reverse = scan_form(problem)
         shape = ScanShape(problem)
         threads, items = point["threads"], point["items"]
         vector = _vector_ok(problem, items)
         kernel = f"{name}_kernel"
         device = (_block_prelude(problem, threads, items, vector) + "\n\n"
-                  + _tile_kernel(problem, kernel, items, vector))
+                  + _tile_kernel(problem, kernel, items, vector, reverse))
         params = launcher_params(problem)
         launcher = f"""{launcher_signature(name, params)} {{
     using namespace dice_{name};
@@ -349,9 +428,9 @@ class BlockRowScan(Sketch):
     {kernel}<<<(unsigned)rows, kThreads, 0, stream>>>({kernel_args(problem)}, length, nullptr);
 }}"""
         access = "vector" if vector else "scalar"
-        strategy = (f"cumsum along rows, one block of {threads} threads per row, {items} consecutive "
-                    f"elements per thread ({access} access), warp shuffles + shared-memory block scan, "
-                    f"carry across chunks{fusion_note(problem)}")
+        strategy = (f"{_what(problem, reverse)} along rows, one block of {threads} threads per row, "
+                    f"{items} consecutive elements per thread ({access} access), warp shuffles + "
+                    f"shared-memory block scan, carry across chunks{fusion_note(problem)}")
         source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
                        launcher_code=launcher)
         launch = Launch(kernel, (max(1, shape.value(shape.outer)), 1, 1), (threads, 1, 1),
@@ -379,10 +458,11 @@ class MultiBlockRowScan(Sketch):
         return _block_space(problem, arch, [tile_chunks])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
-        point = _block_default(problem, 1 << 20)
+        point = _block_default(scan_form(problem)[0], 1 << 20)
         return {**point, "tile_chunks": 4}
 
     def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        problem, reverse = scan_form(problem)
         shape = ScanShape(problem)
         threads, items, tile_chunks = point["threads"], point["items"], point["tile_chunks"]
         tile_len = threads * items * tile_chunks
@@ -392,8 +472,9 @@ class MultiBlockRowScan(Sketch):
         i1, i2 = " " * 8, " " * 12
         sum_code = ""
         for k in range(items):   # scalar reads here: this pass only needs totals
-            code, (value,) = load_operand(problem, f"row_base + first + {k}", 1, i2)
-            sum_code += f"{i1}if (first + {k} < end) {{\n{code}{i2}partial += (Acc)({value});\n{i1}}}\n"
+            code, (value,) = load_operand(problem, f"row_base + {_at('first', k, reverse)}", 1, i2)
+            sum_code += (f"{i1}if (first + {k} < end) {{\n{code}"
+                         f"{i2}partial = combine(partial, (Acc)({value}));\n{i1}}}\n")
         device = f"""{_block_prelude(problem, threads, items, vector)}
 
 constexpr long long kTileLen = {tile_len};   // elements per tile (kThreads * kItems * {tile_chunks})
@@ -408,7 +489,7 @@ __global__ void __launch_bounds__(kThreads)
     const long long begin = blockIdx.x % tiles_per_row * kTileLen;
     const long long end = begin + kTileLen < length ? begin + kTileLen : length;
     const long long row_base = row * length;
-    Acc partial = Acc(0);
+    Acc partial = kIdentity;
     for (long long chunk = begin; chunk < end; chunk += kThreads * kItems) {{
         const long long first = chunk + threadIdx.x * kItems;
 {sum_code}    }}
@@ -423,19 +504,19 @@ __global__ void __launch_bounds__(kThreads)
 {offsets_kernel}(Acc* __restrict__ tile_sums, long long tiles_per_row) {{
     __shared__ Acc warp_sums[kWarps + 1];
     Acc* row_sums = tile_sums + (long long)blockIdx.x * tiles_per_row;
-    Acc carry = Acc(0);
+    Acc carry = kIdentity;
     for (long long first = 0; first < tiles_per_row; first += kThreads) {{   // block-uniform bounds
         const long long t = first + threadIdx.x;
-        const Acc sum = t < tiles_per_row ? row_sums[t] : Acc(0);
+        const Acc sum = t < tiles_per_row ? row_sums[t] : kIdentity;
         Acc chunk_total;
-        const Acc offset = carry + block_exclusive_scan(sum, chunk_total, warp_sums);
+        const Acc offset = combine(carry, block_exclusive_scan(sum, chunk_total, warp_sums));
         if (t < tiles_per_row) row_sums[t] = offset;
-        carry += chunk_total;
+        carry = combine(carry, chunk_total);
     }}
 }}
 
 // Pass 3: scan every tile starting from its offset.
-{_tile_kernel(problem, scan_kernel, items, vector)}"""
+{_tile_kernel(problem, scan_kernel, items, vector, reverse)}"""
         params = launcher_params(problem)
         launcher = f"""{launcher_signature(name, params)} {{
     using namespace dice_{name};
@@ -459,9 +540,9 @@ __global__ void __launch_bounds__(kThreads)
     {scan_kernel}<<<(unsigned)tiles, kThreads, 0, stream>>>({kernel_args(problem)}, kTileLen, tile_sums);
 }}"""
         access = "vector" if vector else "scalar"
-        strategy = (f"cumsum along long rows, reduce-then-scan over tiles of {tile_len} elements "
-                    f"(tile sums, per-row offsets, tile scans; deterministic), {threads} threads x {items} "
-                    f"elements ({access} access){fusion_note(problem)}")
+        strategy = (f"{_what(problem, reverse)} along long rows, reduce-then-scan over tiles of {tile_len} "
+                    f"elements (tile sums, per-row offsets, tile scans; deterministic), {threads} threads x "
+                    f"{items} elements ({access} access){fusion_note(problem)}")
         source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
                        launcher_code=launcher)
         rows, length = shape.value(shape.outer), shape.value(shape.length)
@@ -518,24 +599,25 @@ class ColumnScan(Sketch):
         if split > 1:
             first_pass = f"""
         // Pass 1: each thread row sums its segment; the rows above a segment give its start.
-        Acc segment_total = Acc(0);
+        Acc segment_total = kIdentity;
         if (active) {{
             for (long long l = seg_begin; l < seg_end; ++l) {{
                 const long long offset = base + l * inner;
-{code}{i3}segment_total += (Acc)({value});
+{code}{i3}segment_total = combine(segment_total, (Acc)({value}));
             }}
         }}
         segment_totals[threadIdx.y][threadIdx.x] = segment_total;
         __syncthreads();
-        Acc running = Acc(0);
-        for (int s = 0; s < (int)threadIdx.y; ++s) running += segment_totals[s][threadIdx.x];
+        Acc running = kIdentity;
+        for (int s = 0; s < (int)threadIdx.y; ++s) running = combine(running, segment_totals[s][threadIdx.x]);
         __syncthreads();   // segment_totals is rewritten for the next column
 """
             smem = "    __shared__ Acc segment_totals[kSplit][kThreadsX];\n"
         else:
-            first_pass = "        Acc running = Acc(0);\n"
+            first_pass = "        Acc running = kIdentity;\n"
             smem = ""
         device = f"""using Acc = {acc_type(problem)};
+{_operator(problem)}
 constexpr int kThreadsX = {threads_x};   // threads along the inner (contiguous) dim
 constexpr int kSplit = {split};       // thread rows splitting the scanned dim
 
@@ -556,7 +638,7 @@ __global__ void __launch_bounds__(kThreadsX * kSplit)
             #pragma unroll 4
             for (long long l = seg_begin; l < seg_end; ++l) {{
                 const long long offset = base + l * inner;
-{code}{i3}running += (Acc)({value});
+{code}{i3}running = combine(running, (Acc)({value}));
 {store}            }}
         }}
     }}
@@ -573,8 +655,8 @@ __global__ void __launch_bounds__(kThreadsX * kSplit)
 }}"""
         how = (f"{split} thread rows per column (segment totals combined in shared memory, then "
                f"re-scanned)" if split > 1 else "one thread per column walking the scanned dim")
-        strategy = (f"cumsum along an inner dim, {threads_x} threads across the contiguous inner dim "
-                    f"(coalesced), {how}{fusion_note(problem)}")
+        strategy = (f"{_what(problem, False)} along an inner dim, {threads_x} threads across the contiguous "
+                    f"inner dim (coalesced), {how}{fusion_note(problem)}")
         source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
                        launcher_code=launcher)
         grid = (max(1, -(-shape.value(shape.inner) // threads_x)),

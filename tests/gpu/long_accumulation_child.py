@@ -51,7 +51,8 @@ def main(case: dict) -> dict:
 
     generator = torch.Generator(device="cuda").manual_seed(case["seed"])
     program = problem.program
-    inputs = {name: torch.randn(tuple(decl.shape), generator=generator, device="cuda", dtype=torch.float32)
+    draw = torch.rand if case.get("draw") == "rand" else torch.randn   # rand: KernelBench's own inputs
+    inputs = {name: draw(tuple(decl.shape), generator=generator, device="cuda", dtype=torch.float32)
               for name, decl in program.inputs.items()}
     out = torch.full(tuple(program.output.shape), float("nan"), device="cuda", dtype=torch.float32)
     pointers = [inputs[p.name].data_ptr() if p.role == "input" else out.data_ptr() for p in rendered.params]

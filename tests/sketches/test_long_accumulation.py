@@ -118,3 +118,21 @@ def test_split_k_gemm_order_at_k_524288_is_as_accurate_as_torch():
     serial = float(np.abs(_split_k_order(a, b, 1, None) - truth).max())
     assert ours <= ALLOWED * yardstick, (ours, yardstick, splits)
     assert serial > ALLOWED * yardstick, (serial, yardstick)
+
+
+@needs_emulator
+def test_a_column_sum_of_4096_rows_is_as_accurate_as_torch(tmp_path):
+    """KernelBench's sum over the middle axis (4096 rows) at a narrow width: each thread of
+    reduction.columns owns a column and folds all 4096 rows (split=1 at the task's own width)."""
+    problem = classify(parse_intent("s = sum(x, dim=1); x: f32[2, 4096, 33]"))
+    x = np.random.default_rng(4).random((2, 4096, 33)).astype(np.float32)
+    truth = x.astype(np.float64).sum(axis=1)
+    yardstick = float(np.abs(torch.from_numpy(x).sum(dim=1).double().numpy() - truth).max())
+    sketch = reduction.SKETCHES[1]   # columns
+    point = {**sketch.default_point(problem, SM90), "split": 1, "chunks": 1}
+    got = run_on_cpu(EmulatedSketch(sketch).render(problem, SM90, point, "column_sum"), problem, {"x": x},
+                     {}, tmp_path)
+    error = float(np.abs(got.reshape(truth.shape).astype(np.float64) - truth).max())
+    plain = float(np.abs(np.cumsum(x, axis=1, dtype=np.float32)[:, -1].astype(np.float64) - truth).max())
+    assert error <= ALLOWED * yardstick, (error, yardstick)
+    assert plain > ALLOWED * yardstick   # one serial float share per column would not be

@@ -79,6 +79,9 @@ CASES = [
     ("reduction.columns", "s = sum(x * 2, dim=0); x: f16[65536, 3]",
      {"tile": 16, "split": 8, "vec": 1, "unroll": 2, "chunks": 4}),
     ("reduction.split_rows", "s = sum(x); x: f32[131072]", {"threads": 128, "chunks": 8}),
+    # columns: compensated from 256 rows, 8 rows in flight per single-column thread
+    ("reduction.columns", "s = mean(x, dim=1); x: f32[2, 300, 33]",
+     {"tile": 32, "split": 1, "vec": 1, "unroll": 8, "chunks": 1}),
     # softmax: registers, shared-memory cache, streaming, columns, split rows
     ("softmax.rows", "y = softmax(x, dim=-1); x: f32[6, 200]", {"group": 32, "threads": 64}),
     ("softmax.rows", "y = log_softmax(x * 0.5, dim=1); x: f16[5, 136]",

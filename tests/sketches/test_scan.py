@@ -32,6 +32,21 @@ def test_row_and_column_scans_go_to_their_sketches():
     assert "scan.column" in WARP.unsupported(problem("y = cumsum(x, dim=0); x: f32[64, 1000]"), SM90)
 
 
+def test_cumprod_and_scans_from_the_end_of_a_row_go_to_the_scan_sketches():
+    assert names("y = cumprod(x, dim=1); x: f32[4096, 1024]") == ["scan.warp_row", "scan.block_row"]
+    reverse = "y = flip(cumsum(flip(x, dims=[1]), dim=1), dims=[1]); x: f32[32, 32768]"
+    assert names(reverse) == ["scan.block_row", "scan.multi_block_row"]
+    point = {"threads": 128, "items": 4, "tile_chunks": 2}
+    source = MULTI.render(problem(reverse), SM90, point, "rev").source
+    assert "row_base + length - (first + kThreads * kItems) - kItems" in source and "from the end" in source
+    # flips on another dim, or only one flip, are not a reversed scan: the general lowering's
+    for text in ("y = flip(cumsum(flip(x, dims=[0]), dim=1), dims=[1]); x: f32[32, 32768]",
+                 "y = cumsum(flip(x, dims=[1]), dim=1); x: f32[32, 32768]"):
+        assert names(text) == [], text
+    assert "inner dim" in COLUMN.unsupported(
+        problem("y = flip(cumsum(flip(x, dims=[0]), dim=0), dims=[0]); x: f32[64, 100]"), SM90)
+
+
 @pytest.mark.parametrize("text, acc", [
     ("y = cumsum(x, dim=1); x: f16[64, 1000]", "float"),
     ("y = cumsum(x, dim=1); x: bf16[64, 1000]", "float"),
@@ -127,7 +142,21 @@ def test_design_space_points_compile_without_spills(text):
      {"threads": 128, "items": 2, "tile_chunks": 2}),
     (COLUMN, "y = cumsum(x, dim=0); x: f32[300, 40]", {"threads_x": 32, "split": 4}),
     (COLUMN, "y = cumsum(x, dim=1); x: f64[3, 130, 5]", {"threads_x": 32, "split": 1}),
-], ids=["warp-vector", "warp-fused-half", "block-int-tail", "multi-block", "column-split", "column-f64"])
+    # cumprod through the same sketches
+    (WARP, "y = cumprod(x, dim=1); x: f32[3, 200]", {"items": 4, "warps": 2}),
+    (MULTI, "y = cumprod(x, dim=1); x: f64[2, 9001]", {"threads": 128, "items": 2, "tile_chunks": 2}),
+    (COLUMN, "y = cumprod(x, dim=0); x: f32[100, 40]", {"threads_x": 32, "split": 4}),
+    # scans from the end of a row: flip(scan(flip(x))) reads the row backwards
+    (WARP, "y = flip(cumsum(flip(x, dims=[1]), dim=1), dims=[1]); x: f32[3, 200]", {"items": 4, "warps": 2}),
+    (BLOCK, "y = flip(cumsum(flip(x * 2, dims=[1]), dim=1), dims=[1]); x: f32[3, 333]",
+     {"threads": 128, "items": 2}),
+    (MULTI, "y = flip(cumsum(flip(x, dims=[-1]), dim=-1), dims=[-1]); x: f32[2, 9000]",
+     {"threads": 128, "items": 4, "tile_chunks": 2}),
+    (BLOCK, "y = flip(cumprod(flip(x, dims=[1]), dim=1), dims=[1]); x: f32[3, 257]",
+     {"threads": 128, "items": 1}),
+], ids=["warp-vector", "warp-fused-half", "block-int-tail", "multi-block", "column-split", "column-f64",
+        "cumprod-warp", "cumprod-multi", "cumprod-column", "reverse-warp-vector", "reverse-block-prologue",
+        "reverse-multi-vector", "reverse-cumprod-block"])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(sketch, text, point, tmp_path):
     p = problem(text)
     assert_matches_reference(sketch, p, point or sketch.default_point(p, SM90), tmp_path)
