@@ -27,6 +27,48 @@ from .fusion import (PACK, fusion_note, fusion_unsupported, kernel_args, kernel_
 HINT = 64   # batch assumed for an unbound batch symbol when sizing launches
 
 
+# The implicit-GEMM main loop both convolution sketches share: the block's im2col tile (a_tile) and
+# weight tile (b_tile) staged by `fetch` (global loads into registers, in flight while the current
+# step multiplies) and `stash` (registers into shared memory), each thread accumulating a
+# kThreadM × kThreadN register tile.
+MAIN_LOOP = """    Acc acc[kThreadM][kThreadN] = {};
+
+    fetch(0);
+    stash();
+    __syncthreads();
+    // The loop bound is block-uniform, so every thread reaches every barrier.
+    for (int k0 = 0; k0 < gemm_k; k0 += kBlockK) {
+        const bool has_next = k0 + kBlockK < gemm_k;
+        if (has_next) fetch(k0 + kBlockK);   // in flight while this step multiplies
+        #pragma unroll
+        for (int kk = 0; kk < kBlockK; ++kk) {
+            Acc a_frag[kThreadM];
+            Acc b_frag[kThreadN];
+            #pragma unroll
+            for (int i = 0; i < kThreadM; ++i) a_frag[i] = a_tile[kk][tx + i * kThreadsM];
+            #pragma unroll
+            for (int j = 0; j < kThreadN; j += kBVec) {
+                const Pack<Acc, kBVec> pack =
+                    *reinterpret_cast<const Pack<Acc, kBVec>*>(&b_tile[kk][ty * kThreadN + j]);
+                #pragma unroll
+                for (int q = 0; q < kBVec; ++q) b_frag[j + q] = pack.v[q];
+            }
+            #pragma unroll
+            for (int i = 0; i < kThreadM; ++i) {
+                #pragma unroll
+                for (int j = 0; j < kThreadN; ++j) acc[i][j] += a_frag[i] * b_frag[j];
+            }
+        }
+        __syncthreads();   // everyone is done reading this step's tiles
+        if (has_next) {
+            stash();
+            __syncthreads();
+        }
+    }
+
+"""
+
+
 def _acc(problem: Problem) -> str:
     return "double" if problem.anchor.dtype.name == "f64" else "float"
 
@@ -262,42 +304,7 @@ __global__ void __launch_bounds__(kThreads)
 {_loaders(problem, "Acc", "Acc(0)", "b_tile[b_tap][b_channel + l * (kThreads / kBlockK)]")}
     const int tx = tid % kThreadsM;   // pixels tx, tx + kThreadsM, ...
     const int ty = tid / kThreadsM;   // channels ty * kThreadN ... + kThreadN - 1
-    Acc acc[kThreadM][kThreadN] = {{}};
-
-    fetch(0);
-    stash();
-    __syncthreads();
-    // The loop bound is block-uniform, so every thread reaches every barrier.
-    for (int k0 = 0; k0 < gemm_k; k0 += kBlockK) {{
-        const bool has_next = k0 + kBlockK < gemm_k;
-        if (has_next) fetch(k0 + kBlockK);   // in flight while this step multiplies
-        #pragma unroll
-        for (int kk = 0; kk < kBlockK; ++kk) {{
-            Acc a_frag[kThreadM];
-            Acc b_frag[kThreadN];
-            #pragma unroll
-            for (int i = 0; i < kThreadM; ++i) a_frag[i] = a_tile[kk][tx + i * kThreadsM];
-            #pragma unroll
-            for (int j = 0; j < kThreadN; j += kBVec) {{
-                const Pack<Acc, kBVec> pack =
-                    *reinterpret_cast<const Pack<Acc, kBVec>*>(&b_tile[kk][ty * kThreadN + j]);
-                #pragma unroll
-                for (int q = 0; q < kBVec; ++q) b_frag[j + q] = pack.v[q];
-            }}
-            #pragma unroll
-            for (int i = 0; i < kThreadM; ++i) {{
-                #pragma unroll
-                for (int j = 0; j < kThreadN; ++j) acc[i][j] += a_frag[i] * b_frag[j];
-            }}
-        }}
-        __syncthreads();   // everyone is done reading this step's tiles
-        if (has_next) {{
-            stash();
-            __syncthreads();
-        }}
-    }}
-
-    // Epilogue: consecutive threads hold consecutive pixels, so stores run along OW.
+{MAIN_LOOP}    // Epilogue: consecutive threads hold consecutive pixels, so stores run along OW.
     #pragma unroll
     for (int i = 0; i < kThreadM; ++i) {{
         const long long pixel = m0 + tx + i * kThreadsM;

@@ -19,7 +19,7 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame,
                    launcher_params, launcher_signature, load_as_compute)
-from .conv import tiles_split_evenly
+from .conv import MAIN_LOOP, tiles_split_evenly
 from .conv_geometry import ConvGeometry, depthwise_direct
 from .fusion import PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, store_output
 
@@ -242,42 +242,7 @@ __device__ __forceinline__ void conv_phase({params}, int group, Acc (&a_tile)[kB
 
     const int tx = tid % kThreadsM;   // positions tx, tx + kThreadsM, ...
     const int ty = tid / kThreadsM;   // channels ty * kThreadN ... + kThreadN - 1
-    Acc acc[kThreadM][kThreadN] = {{}};
-
-    fetch(0);
-    stash();
-    __syncthreads();
-    // The loop bound is block-uniform, so every thread reaches every barrier.
-    for (int k0 = 0; k0 < gemm_k; k0 += kBlockK) {{
-        const bool has_next = k0 + kBlockK < gemm_k;
-        if (has_next) fetch(k0 + kBlockK);   // in flight while this step multiplies
-        #pragma unroll
-        for (int kk = 0; kk < kBlockK; ++kk) {{
-            Acc a_frag[kThreadM];
-            Acc b_frag[kThreadN];
-            #pragma unroll
-            for (int i = 0; i < kThreadM; ++i) a_frag[i] = a_tile[kk][tx + i * kThreadsM];
-            #pragma unroll
-            for (int j = 0; j < kThreadN; j += kBVec) {{
-                const Pack<Acc, kBVec> pack =
-                    *reinterpret_cast<const Pack<Acc, kBVec>*>(&b_tile[kk][ty * kThreadN + j]);
-                #pragma unroll
-                for (int q = 0; q < kBVec; ++q) b_frag[j + q] = pack.v[q];
-            }}
-            #pragma unroll
-            for (int i = 0; i < kThreadM; ++i) {{
-                #pragma unroll
-                for (int j = 0; j < kThreadN; ++j) acc[i][j] += a_frag[i] * b_frag[j];
-            }}
-        }}
-        __syncthreads();   // everyone is done reading this step's tiles
-        if (has_next) {{
-            stash();
-            __syncthreads();
-        }}
-    }}
-
-    // Epilogue: consecutive threads hold consecutive positions, so stores run along W.
+{MAIN_LOOP}    // Epilogue: consecutive threads hold consecutive positions, so stores run along W.
     #pragma unroll
     for (int i = 0; i < kThreadM; ++i) {{
         const long long position = m0 + tx + i * kThreadsM;
