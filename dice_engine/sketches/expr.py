@@ -111,6 +111,23 @@ def _clamp_int(node: Node, x: str) -> str:
 
 
 _ATOM = re.compile(r"[A-Za-z_][\w.]*(\[[^\[\]]*\])*")  # a name, maybe indexed: safe to substitute bare
+_CALL_OR_GROUP = re.compile(r"[A-Za-z_][\w:.]*\s*\(|\(")  # `f(...)` or `(...)`, if it closes at the end
+
+
+def _one_operand(text: str) -> bool:
+    """Whether `text` is a single operand in C: a name (maybe indexed), or a call or a
+    parenthesised group whose first opening parenthesis closes at the very end."""
+    if _ATOM.fullmatch(text):
+        return True
+    head = _CALL_OR_GROUP.match(text)
+    if head is None:
+        return False
+    depth = 0
+    for i in range(head.end() - 1, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return i == len(text) - 1
+    return False
 
 
 def emit(root: Node, leaves: dict[int, str], ctype: str = "float", prefix: str = "t") -> Emitted:
@@ -130,7 +147,7 @@ def emit(root: Node, leaves: dict[int, str], ctype: str = "float", prefix: str =
             # A leaf is one operand: `acc + bias` must not become `acc + bias * ...` under the
             # operators around it (conv and norm epilogues computed that before).
             text = leaves[id(n)]
-            exprs[id(n)] = text if _ATOM.fullmatch(text) else f"({text})"
+            exprs[id(n)] = text if _one_operand(text) else f"({text})"
             continue
         if n.op == "const":
             exprs[id(n)] = literal(n.value, ctype)

@@ -21,6 +21,8 @@ def _root_and_leaf(text: str):
     ("(v - mean) * rstd * w[col] + b[col]", "((v - mean) * rstd * w[col] + b[col])"),
     ("acc[i][j]", "acc[i][j]"),
     ("p.v[elem]", "p.v[elem]"),
+    ("__half2float(x[i])", "__half2float(x[i])"),
+    ("f(a) + g(b)", "(f(a) + g(b))"),
 ])
 def test_a_compound_leaf_is_one_operand(leaf, kept):
     root, x = _root_and_leaf("y = x * 0.5 * (1.0 + x); x: f32[8]")
