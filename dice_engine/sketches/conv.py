@@ -17,6 +17,7 @@ dilation and bias, and fuse an elementwise epilogue (e.g. relu) into the store.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
@@ -69,12 +70,40 @@ MAIN_LOOP = """    Acc acc[kThreadM][kThreadN] = {};
 """
 
 
-def _acc(problem: Problem) -> str:
+def acc_type(problem: Problem) -> str:
     return "double" if problem.anchor.dtype.name == "f64" else "float"
 
 
-def _acc_bytes(problem: Problem) -> int:
-    return 8 if _acc(problem) == "double" else 4
+def acc_bytes(problem: Problem) -> int:
+    return 8 if acc_type(problem) == "double" else 4
+
+
+def tile_constraints(problem: Problem, arch: ArchSpec) -> list[Callable[[Point], str | None]]:
+    """The block/register tiling limits both implicit-GEMM convolution sketches share: threads per
+    block, loaders that split the tiles evenly, shared memory for the two tiles, accumulators."""
+    acc = acc_bytes(problem)
+
+    def threads(p: Point) -> int:
+        return (p["block_m"] // p["thread_m"]) * (p["block_n"] // p["thread_n"])
+
+    def threads_fit(p: Point) -> str | None:
+        t = threads(p)
+        if not 64 <= t <= min(512, arch.max_threads_per_block) or t % 32:
+            return f"{t} threads per block (want a multiple of 32 in 64..512)"
+        return None
+
+    def loaders_fit(p: Point) -> str | None:
+        return tiles_split_evenly(threads(p), p["block_m"], p["block_n"], p["block_k"])
+
+    def smem_fits(p: Point) -> str | None:
+        need = p["block_k"] * (p["block_m"] + p["block_n"] + 4) * acc
+        return None if need <= arch.smem_per_block_default else f"tiles need {need} B of shared memory"
+
+    def registers_fit(p: Point) -> str | None:
+        acc_regs = p["thread_m"] * p["thread_n"] * acc // 4
+        return None if acc_regs <= 64 else f"{acc_regs} accumulator registers per thread (max 64)"
+
+    return [threads_fit, loaders_fit, smem_fits, registers_fit]
 
 
 class ConvShape:
@@ -219,28 +248,6 @@ class ImplicitGemmConv(Sketch):
         return fusion_unsupported(problem, operands=())
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
-        acc_bytes = _acc_bytes(problem)
-
-        def threads(p: Point) -> int:
-            return (p["block_m"] // p["thread_m"]) * (p["block_n"] // p["thread_n"])
-
-        def threads_fit(p: Point) -> str | None:
-            t = threads(p)
-            if not 64 <= t <= min(512, arch.max_threads_per_block) or t % 32:
-                return f"{t} threads per block (want a multiple of 32 in 64..512)"
-            return None
-
-        def loaders_fit(p: Point) -> str | None:
-            return tiles_split_evenly(threads(p), p["block_m"], p["block_n"], p["block_k"])
-
-        def smem_fits(p: Point) -> str | None:
-            need = p["block_k"] * (p["block_m"] + p["block_n"] + 4) * acc_bytes
-            return None if need <= arch.smem_per_block_default else f"tiles need {need} B of shared memory"
-
-        def registers_fit(p: Point) -> str | None:
-            acc_regs = p["thread_m"] * p["thread_n"] * acc_bytes // 4
-            return None if acc_regs <= 64 else f"{acc_regs} accumulator registers per thread (max 64)"
-
         return DesignSpace(
             [Token("block_m", (32, 64, 128), "output pixels per block tile", (Role.TILE,)),
              Token("block_n", (32, 64, 128), "output channels per block tile", (Role.TILE,)),
@@ -249,12 +256,12 @@ class ImplicitGemmConv(Sketch):
                    (Role.WORK,)),
              Token("thread_n", (2, 4, 8), "output channels per thread (contiguous: vector smem reads)",
                    (Role.WORK,))],
-            [threads_fit, loaders_fit, smem_fits, registers_fit])
+            tile_constraints(problem, arch))
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         shape = ConvShape(problem)
         space = self.space(problem, arch)
-        if _acc(problem) == "double":
+        if acc_type(problem) == "double":
             point = {"block_m": 64, "block_n": 64, "block_k": 8, "thread_m": 4, "thread_n": 4}
         else:
             block_n = 128 if shape.gemm_n >= 128 else (64 if shape.gemm_n >= 64 else 32)
@@ -270,8 +277,8 @@ class ImplicitGemmConv(Sketch):
         anchor = problem.anchor
         bm, bn, bk, tm, tn = (point[k] for k in ("block_m", "block_n", "block_k", "thread_m", "thread_n"))
         threads = (bm // tm) * (bn // tn)
-        acc = _acc(problem)
-        b_vec = math.gcd(tn, 16 // _acc_bytes(problem))
+        acc = acc_type(problem)
+        b_vec = math.gcd(tn, 16 // acc_bytes(problem))
         kernel = f"{name}_kernel"
         value = "acc[i][j]"
         if shape.has_bias:
@@ -330,7 +337,7 @@ __global__ void __launch_bounds__(kThreads)
         source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
                        launcher_code=launcher)
         grid = (max(1, -(-shape.gemm_m // bm)), max(1, -(-shape.gemm_n // bn)), 1)
-        launch = Launch(kernel, grid, (threads, 1, 1), bk * (bm + bn + 4) * _acc_bytes(problem))
+        launch = Launch(kernel, grid, (threads, 1, 1), bk * (bm + bn + 4) * acc_bytes(problem))
         return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{kernel}"], launcher, params,
                               [launch], f"implicit GEMM {bm}x{bn}x{bk}, thread tile {tm}x{tn}")
 

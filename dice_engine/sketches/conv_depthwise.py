@@ -15,15 +15,12 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame,
                    launcher_params, launcher_signature, load_as_compute)
+from .conv import acc_bytes, acc_type
 from .conv_geometry import ConvGeometry, depthwise_direct
 from .fusion import fusion_note, fusion_unsupported, kernel_args, kernel_params, store_output
 
 WARP = 32
 MAX_TILE_DIM = 65535   # grid y and z carry the tiles along W and H
-
-
-def _acc(problem: Problem) -> str:
-    return "double" if problem.anchor.dtype.name == "f64" else "float"
 
 
 def _input_tile(geo: ConvGeometry, point: Point) -> tuple[int, int]:
@@ -56,11 +53,11 @@ class DepthwiseConv(Sketch):
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         geo = ConvGeometry(problem)
-        acc_bytes = 8 if _acc(problem) == "double" else 4
+        element_bytes = acc_bytes(problem)
 
         def smem_fits(p: Point) -> str | None:
             rows, cols = _input_tile(geo, p)
-            need = rows * cols * acc_bytes
+            need = rows * cols * element_bytes
             fits = need <= arch.smem_per_block_default
             return None if fits else f"input window needs {need} B of shared memory"
 
@@ -69,7 +66,7 @@ class DepthwiseConv(Sketch):
             return None if fits else "more output tiles than a grid dimension holds"
 
         def registers_fit(p: Point) -> str | None:
-            regs = (p["rows"] * p["cols"] + geo.kernel_volume) * acc_bytes // 4
+            regs = (p["rows"] * p["cols"] + geo.kernel_volume) * element_bytes // 4
             return None if regs <= 96 else f"{regs} registers of accumulators and taps per thread (max 96)"
 
         return DesignSpace(
@@ -107,7 +104,7 @@ class DepthwiseConv(Sketch):
         store = store_output(problem, "out_offset", [value], " " * 16)
         x_value = load_as_compute(x.dtype, f"{x.name}[plane_in + (long long)ih * kInW + iw]")
         w_value = load_as_compute(w.dtype, f"{w.name}[channel * kTaps + t]")
-        device = f"""using Acc = {_acc(problem)};
+        device = f"""using Acc = {acc_type(problem)};
 constexpr int kThreadsW = {WARP}, kThreadsH = {th};
 constexpr int kThreads = kThreadsW * kThreadsH;
 constexpr int kRows = {rows};   // consecutive output rows per thread
@@ -196,9 +193,9 @@ __global__ void __launch_bounds__(kThreads)
                     f"{precision}; {geo.features()}{fusion_note(problem)}")
         source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
                        launcher_code=launcher)
-        acc_bytes = 8 if _acc(problem) == "double" else 4
+        element_bytes = acc_bytes(problem)
         grid = (geo.batch_hint * geo.out_channels, tiles_w, tiles_h)
-        launch = Launch(kernel, grid, (WARP * th, 1, 1), tile_rows * tile_cols * acc_bytes)
+        launch = Launch(kernel, grid, (WARP * th, 1, 1), tile_rows * tile_cols * element_bytes)
         return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{kernel}"], launcher,
                               launcher_params(problem), [launch],
                               f"depthwise stencil, {th * rows}x{WARP * cols} tile, {rows}x{cols} per thread")

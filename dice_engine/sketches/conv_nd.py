@@ -19,19 +19,11 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame,
                    launcher_params, launcher_signature, load_as_compute)
-from .conv import MAIN_LOOP, tiles_split_evenly
+from .conv import MAIN_LOOP, acc_bytes, acc_type, tile_constraints
 from .conv_geometry import ConvGeometry, depthwise_direct
 from .fusion import PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, store_output
 
 MAX_GRID_Z = 65535
-
-
-def _acc(problem: Problem) -> str:
-    return "double" if problem.anchor.dtype.name == "f64" else "float"
-
-
-def _acc_bytes(problem: Problem) -> int:
-    return 8 if _acc(problem) == "double" else 4
 
 
 def _phase_structs(geo: ConvGeometry) -> str:
@@ -75,28 +67,6 @@ class ImplicitGemmConvNd(Sketch):
         return fusion_unsupported(problem, operands=())
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
-        acc_bytes = _acc_bytes(problem)
-
-        def threads(p: Point) -> int:
-            return (p["block_m"] // p["thread_m"]) * (p["block_n"] // p["thread_n"])
-
-        def threads_fit(p: Point) -> str | None:
-            t = threads(p)
-            if not 64 <= t <= min(512, arch.max_threads_per_block) or t % 32:
-                return f"{t} threads per block (want a multiple of 32 in 64..512)"
-            return None
-
-        def loaders_fit(p: Point) -> str | None:
-            return tiles_split_evenly(threads(p), p["block_m"], p["block_n"], p["block_k"])
-
-        def smem_fits(p: Point) -> str | None:
-            need = p["block_k"] * (p["block_m"] + p["block_n"] + 4) * acc_bytes
-            return None if need <= arch.smem_per_block_default else f"tiles need {need} B of shared memory"
-
-        def registers_fit(p: Point) -> str | None:
-            acc_regs = p["thread_m"] * p["thread_n"] * acc_bytes // 4
-            return None if acc_regs <= 64 else f"{acc_regs} accumulator registers per thread (max 64)"
-
         return DesignSpace(
             [Token("block_m", (32, 64, 128), "output positions per block tile", (Role.TILE,)),
              Token("block_n", (16, 32, 64, 128), "output channels (of one group) per block tile",
@@ -106,13 +76,13 @@ class ImplicitGemmConvNd(Sketch):
                    (Role.WORK,)),
              Token("thread_n", (1, 2, 4, 8), "output channels per thread (contiguous: vector smem reads)",
                    (Role.WORK,))],
-            [threads_fit, loaders_fit, smem_fits, registers_fit])
+            tile_constraints(problem, arch))
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         geo = ConvGeometry(problem)
         space = self.space(problem, arch)
         n = geo.out_channels_g
-        if _acc(problem) == "double":
+        if acc_type(problem) == "double":
             return space.first_legal([{"block_m": 64, "block_n": 64, "block_k": 8, "thread_m": 4,
                                        "thread_n": 4}])
         block_n = 128 if n >= 128 else 64 if n >= 64 else 32 if n >= 32 else 16
@@ -131,8 +101,8 @@ class ImplicitGemmConvNd(Sketch):
         x, w = anchor.args[0], anchor.args[1]
         bm, bn, bk, tm, tn = (point[k] for k in ("block_m", "block_n", "block_k", "thread_m", "thread_n"))
         threads = (bm // tm) * (bn // tn)
-        acc = _acc(problem)
-        b_vec = math.gcd(tn, 16 // _acc_bytes(problem))
+        acc = acc_type(problem)
+        b_vec = math.gcd(tn, 16 // acc_bytes(problem))
         kernel = f"{name}_kernel"
         value = "acc[i][j]"
         if geo.has_bias:
@@ -296,7 +266,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                        launcher_code=launcher)
         grid = (max(1, -(-geo.max_m // bm)), max(1, -(-geo.out_channels_g // bn)),
                 geo.groups * len(geo.phases))
-        launch = Launch(kernel, grid, (threads, 1, 1), bk * (bm + bn + 4) * _acc_bytes(problem))
+        launch = Launch(kernel, grid, (threads, 1, 1), bk * (bm + bn + 4) * acc_bytes(problem))
         return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{kernel}"], launcher,
                               launcher_params(problem), [launch],
                               f"N-d implicit GEMM {bm}x{bn}x{bk}, thread tile {tm}x{tn}, "
