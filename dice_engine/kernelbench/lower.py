@@ -138,6 +138,9 @@ class Lowering:
             if not first:
                 break
             expr = substitute(expr, {id(a): self.materialize(a) for a in first}, self.origins, self.lineage)
+            # writing `first` may have written other parts of `expr` on the way (the matmul
+            # under a batch mean): read those too, never recompute them
+            expr = self.reuse_written(expr)
         return expr
 
     # -- the walk -----------------------------------------------------------------------------

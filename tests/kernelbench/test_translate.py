@@ -63,6 +63,16 @@ def test_dependent_reductions_are_split_in_order():
     assert first_out in {b.name for b in lowered.plans[1].leaves()}
 
 
+def test_a_written_matmul_is_read_back_not_recomputed():
+    # batch norm reads the GEMM's value three times (mean, variance, the normalization): the
+    # GEMM is written once and every later kernel reads that buffer
+    lowered = _lowered("gemm_batch_norm")
+    with_matmul = [p for p in lowered.plans if any(n.op == "matmul" for n in p.expr.walk())]
+    assert len(with_matmul) == 1
+    written = with_matmul[0].out.name
+    assert all(written in {leaf.name for leaf in p.leaves()} for p in lowered.plans[1:])
+
+
 def test_flatten_is_a_view_of_the_pooled_buffer():
     lowered = _lowered("conv_relu_pool")
     (out,) = lowered.outputs
