@@ -26,7 +26,7 @@ from ..ir.work import Work, work
 from ..sketches.base import Launch, RenderedKernel
 from ..sketches.gemm_common import read_problem
 from .cost_gemm import (gemv_bytes_in_flight_efficiency, micro_tile_issue_efficiency, simt_gemm_tokens,
-                        simt_issue_efficiency, simt_saturating_occupancy)
+                        simt_issue_efficiency, simt_occupancy_efficiency)
 
 LAUNCH_OVERHEAD_US = 2.0        # per kernel launch, host + device
 L2_BANDWIDTH_FACTOR = 3.0       # L2 bandwidth as a multiple of DRAM bandwidth (A100/H100 class)
@@ -147,7 +147,7 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
         simt = None if tensor else simt_gemm_tokens(rendered)
         gp = read_problem(problem) if simt is not None else None
         if simt is not None and gp is not None and not isinstance(gp, str):
-            compute_eff = min(1.0, 0.4 + 0.6 * active / simt_saturating_occupancy(simt))
+            compute_eff = simt_occupancy_efficiency(simt, active)
             compute_eff *= simt_issue_efficiency(simt, a_transposed_store=gp.a.layout == "row",
                                                  b_transposed_store=gp.b.layout != "row")
         elif not tensor:
