@@ -123,7 +123,7 @@ class Row:
 
     @property
     def tflops(self) -> float | None:
-        return self.gflop / self.dice_us * 1e-3 if self.gflop and self.dice_us else None
+        return self.gflop / self.dice_us * 1e3 if self.gflop and self.dice_us else None   # GFLOP/µs = 1e3 TFLOP/s
 
     @property
     def err_ratio(self) -> float | None:
