@@ -1,7 +1,8 @@
 """The one-pass mean/variance stage (`moments`, lowering/moments.py) on the CPU emulator against
 the float64 reference: per channel over non-adjacent axes (the block layout), per column over
 rows (the thread layout), one slice and several (the merge kernel), and an offset large next to
-the spread, where E[x²] − E[x]² would lose every digit. No GPU needed."""
+the spread, where E[x²] − E[x]² would lose every digit; then the statistics and normalize plans
+of batch and group norm KernelBench tasks at the lowering's default point. No GPU needed."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from dice_engine.ir.dtypes import F32
 from dice_engine.ir.graph import Program, TensorDecl
 from dice_engine.ir.ops import input_tensor, make
 from dice_engine.ir.patterns import classify
+from dice_engine.kernelbench.lower import lower
+from dice_engine.kernelbench.task import load_task
+from dice_engine.kernelbench.trace import trace_task
 from dice_engine.lowering import GeneralLowering
 from dice_engine.lowering.moments import layout
 from dice_engine.lowering.plan import make_plan
@@ -24,6 +28,8 @@ from dice_engine.lowering.plan import make_plan
 sys.path.insert(0, str(Path(__file__).parents[1] / "sketches"))
 from cpu_emulation import assert_matches_reference, needs_emulator, random_inputs  # noqa: E402
 from test_lowering_emulated import ALLOCATOR  # noqa: E402
+
+TASKS = Path(__file__).parents[1] / "kernelbench" / "tasks"
 
 
 class Emulated(GeneralLowering):
@@ -69,3 +75,20 @@ def test_a_large_offset_keeps_the_variance(tmp_path) -> None:
     inputs = random_inputs(problem, {})
     inputs["x"] = (inputs["x"] + 1e4).astype(np.float32)
     assert_matches_reference(Emulated(), problem, _point(64, 4), tmp_path, inputs=inputs)
+
+
+@needs_emulator
+@pytest.mark.parametrize("stem", ["conv_batch_norm", "conv_group_norm", "gemm_batch_norm"])
+def test_statistics_and_normalize_plans_match_the_reference(stem, tmp_path) -> None:
+    lowered = lower(trace_task(load_task(TASKS / f"{stem}.py")))
+    stats = lowered.plans[1].out.name
+    for k, plan in enumerate(lowered.plans[1:]):      # the conv/GEMM kernels have tests of their own
+        decls = {n.name: TensorDecl(n.name, n.dtype, n.shape) for n in plan.leaves()}
+        problem = classify(Program(decls, plan.out.name, plan.expr))
+        inputs = random_inputs(problem, {})
+        if stats in inputs:                            # a variance is never negative
+            inputs[stats] = np.abs(inputs[stats])
+        work = tmp_path / str(k)
+        work.mkdir()
+        point = Emulated().default_point(problem, ARCHS["sm_90"])
+        assert_matches_reference(Emulated(), problem, point, work, inputs=inputs)
