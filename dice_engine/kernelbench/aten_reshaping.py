@@ -20,7 +20,7 @@ from .aten_ops import Absent, Unsupported, _get
 from .aten_slicing import broadcast_to
 from .aten_windows import conv_padding
 
-View = Callable[[Node, tuple[int, ...]], Node]
+View = Callable[..., Node]  # view(node, shape[, offset]): a buffer over node's written value (or a part)
 ReshapingHandler = Callable[[Sequence[Any], dict[str, Any], View], Node]
 
 
@@ -90,14 +90,11 @@ def _pool1d(op: str) -> ReshapingHandler:
 
 
 def _statistics(x: Node, dims: tuple[int, ...], view: View) -> tuple[Node, Node]:
-    """Mean and biased variance of x over `dims` (kept as size 1), both read from one written
-    `moments` result (one pass over x, Welford)."""
+    """Mean and biased variance of x over `dims` (kept as size 1): the two halves of one written
+    `moments` result (one pass over x, Welford), each a buffer the normalization reads as is."""
     stats = make("moments", [x], dim=dims)
-    written = view(stats, _shape(stats))
     keep = _shape(stats)[1:]
-    mean, var = (make("reshape", [make("slice", [written], dim=0, start=k, end=k + 1)], shape=keep)
-                 for k in (0, 1))
-    return mean, var
+    return view(stats, keep, offset=0), view(stats, keep, offset=math.prod(keep))
 
 
 def _normalized(x: Node, mean: Node, var: Node, eps: float) -> Node:

@@ -10,6 +10,8 @@ import shutil
 import numpy as np
 import pytest
 
+from dice_engine.ir.graph import Program, TensorDecl
+from dice_engine.ir.patterns import classify
 from dice_engine.kernelbench import translate
 from dice_engine.kernelbench.lower import lower
 from dice_engine.kernelbench.plan import heavy_in
@@ -49,6 +51,20 @@ def test_the_normalize_kernel_reads_the_conv_once_and_fuses_what_follows() -> No
     assert {conv.out.storage, stats.out.storage} <= read
 
 
+@pytest.mark.parametrize("stem", ["conv_batch_norm", "cov_conv_instance_norms", "gemm_batch_norm"])
+def test_mean_and_variance_are_plain_buffers_so_the_normalize_is_elementwise(stem) -> None:
+    """The two halves of the written moments are buffers at offsets 0 and C of one storage: the
+    normalize plan has no slice or reshape, so the elementwise families can serve it."""
+    lowered = lower(trace_task(load_task(TASKS / f"{stem}.py")))
+    stats, normalize = lowered.plans[-2], lowered.plans[-1]
+    halves = [lowered.buffers[n.name] for n in normalize.leaves()
+              if lowered.buffers[n.name].storage == stats.out.storage]
+    size = int(np.prod(halves[0].shape))
+    assert sorted(b.offset for b in halves) == [0, size]
+    decls = {n.name: TensorDecl(n.name, n.dtype, n.shape) for n in normalize.leaves()}
+    assert classify(Program(decls, normalize.out.name, normalize.expr)).pattern == "elementwise"
+
+
 @pytest.mark.parametrize("stem", ["conv_batch_norm", "conv_group_norm", "cov_conv_instance_norms"])
 def test_the_plans_compute_what_the_model_computes(stem) -> None:
     got, expected, _ = run_plans(stem, seed=3)
@@ -63,3 +79,5 @@ def test_translations_are_three_kernels_that_compile_for_sm_90(stem) -> None:
     assert len(translation.kernels) == 3
     stats = translation.kernels[1]
     assert stats.result.sketch == "generic.lowered" and "dz_merge" in stats.result.source
+    if stem == "conv_batch_norm":   # the variance half is passed 8 channels (32 bytes) in
+        assert ".data_ptr() + 32)" in translation.text
