@@ -68,10 +68,10 @@ class GeneralLowering(Sketch):
             Token("tile", TILES if any(tileable(s) for s in plan.stages) else (0,),
                   "edge of the shared-memory output tile of matmul and convolution stages (0: a "
                   "thread, warp or block per output, as the strategy says)", (Role.TILE,)),
-            Token("slices", SLICES if _has_moments(plan) else (0,),
-                  "slices of a mean/variance stage's domain, merged by a second kernel (0: enough to "
-                  "fill the GPU)", (Role.WORK,)),
         ]
+        if _has_moments(plan):
+            tokens.append(Token("slices", SLICES, "slices of a mean/variance stage's domain, merged by a "
+                                "second kernel (0: enough to fill the GPU)", (Role.WORK,)))
 
         def threads_fit(p: Point) -> str | None:
             if p["threads"] > arch.max_threads_per_block:
@@ -92,8 +92,9 @@ class GeneralLowering(Sketch):
         else:
             strategy = "warp" if longest >= MIN_WORK_PER_WARP * 2 else "thread"
         fuse = "block" if block_fusable(plan) else "kernels"
-        return {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4,
-                "fuse": fuse, "tile": _default_tile(plan, problem.program), "slices": 0}
+        point = {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4,
+                 "fuse": fuse, "tile": _default_tile(plan, problem.program)}
+        return {**point, "slices": 0} if _has_moments(plan) else point
 
     def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         why = self.unsupported(problem, arch)
