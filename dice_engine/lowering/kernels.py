@@ -384,7 +384,7 @@ def plan_kernels(ctx: Context, schedule: Schedule, chunks: dict[int, int]) -> li
         if strategy == "moments":
             target = ctx.program.output_name if last else ctx.workspace[id(stage.node)]
             parts = moments.kernels(stage, ctx.program, ctx.signature, ctx.ctype, ctx.sources, kernel,
-                                    schedule.threads, chunks[k], target, f"dz_pw{k}")
+                                    schedule.threads, schedule.items, chunks[k], target, f"dz_pw{k}")
             out += [KernelPlan(m.name, m.text, m.work, m.per_block, m.hint_blocks, m.smem_bytes)
                     for m in parts]
             continue

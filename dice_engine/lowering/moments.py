@@ -3,7 +3,9 @@ pass over its argument: Welford's update per thread, Chan's merge of (count, mea
 threads, warps, blocks and slices, so there is neither a second read nor E[x²] − E[x]²
 cancellation.
 
-Two layouts, picked by which axis is contiguous in memory:
+Each thread takes `items` positions per round (loads in flight together), reduces them in
+registers and merges the round's (count, mean, M2): one division per round. Two layouts,
+picked by which axis is contiguous in memory:
 - `block`: the argument's last axis is reduced (per channel over N, H, W of NCHW): a block per
   (output, slice), consecutive threads on consecutive elements of the domain (coalesced);
 - `thread`: the last axis is kept (per column over rows of a GEMM's output): a thread per
@@ -76,11 +78,6 @@ __device__ __forceinline__ void dz_merge({ctype}& n, {ctype}& mean, {ctype}& m2,
 }}"""
 
 
-def _welford(value: str, ctype: str) -> list[str]:
-    return [f"const {ctype} dz_v = {value};", "dz_n += 1;", f"const {ctype} dz_d = dz_v - dz_mean;",
-            "dz_mean += dz_d / dz_n;", "dz_m2 += dz_d * (dz_v - dz_mean);"]
-
-
 def _publish(stage: Stage, target: str, ctype: str, slices: int, partials: str, outputs: str) -> list[str]:
     """(count, mean, M2) of output dz_o, slice dz_c: to the partials, or (one slice) the mean
     and variance to the target (mean at [o], variance at [outputs + o])."""
@@ -98,19 +95,39 @@ def _final(stage: Stage, target: str, ctype: str, outputs: str) -> list[str]:
             f"{store_from_compute(dtype, f'(dz_n > ({ctype})0 ? dz_m2 / dz_n : ({ctype})NAN)')};"]
 
 
-def _walk(stage: Stage, ctype: str, sources: dict[int, Source], start: str, end: str, step: str) -> list[str]:
-    """Welford over domain positions [start, end) by `step`, output index dz_i*."""
+def _walk(stage: Stage, ctype: str, sources: dict[int, Source], start: str, end: str, step: str,
+          items: int) -> list[str]:
+    """Domain positions [start, end) by `step`, output index dz_i*: `items` positions per round
+    loaded together (independent loads in flight), their mean and M2 taken in registers (two
+    passes over the registers), then merged into the running (count, mean, M2): one division
+    per round, not per element."""
     node = stage.node
     idx = tuple(f"dz_i{d}" for d in range(node.rank - 1))
     ridx = tuple(f"dz_r{j}" for j in range(len(stage.extents)))
     body = Body(ctype, sources, prefix="t")
     value = stage.term(body, idx, ridx)
-    inner = decompose("dz_r", list(ridx), stage.extents, "dz_rr") + body.lines + _welford(value, ctype)
-    return [f"for (long long dz_r = {start}; dz_r < {end}; dz_r += {step}) {{", *indent(inner, 1), "}"]
+    load = decompose("dz_r", list(ridx), stage.extents, "dz_rr") + body.lines + [f"dz_x[dz_j] = {value};"]
+    zero = f"({ctype})0"
+    return [f"for (long long dz_base = {start}; dz_base < {end}; dz_base += {step} * {items}LL) {{",
+            f"    {ctype} dz_x[{items}];",
+            f"    const long long dz_left = ({end} - dz_base + {step} - 1) / {step};",
+            f"    const int dz_k = dz_left < {items} ? (int)dz_left : {items};",
+            f"    {ctype} dz_s = {zero}, dz_q = {zero};",
+            "    #pragma unroll",
+            f"    for (int dz_j = 0; dz_j < {items}; ++dz_j) {{",
+            "        if (dz_j < dz_k) {",
+            "            const long long dz_r = dz_base + dz_j * (long long)" + f"({step});",
+            *indent(load, 3), "            dz_s += dz_x[dz_j];", "        }", "    }",
+            f"    const {ctype} dz_lm = dz_s / ({ctype})dz_k;",
+            "    #pragma unroll",
+            f"    for (int dz_j = 0; dz_j < {items}; ++dz_j) {{",
+            "        if (dz_j < dz_k) dz_q += (dz_x[dz_j] - dz_lm) * (dz_x[dz_j] - dz_lm);", "    }",
+            f"    dz_merge(dz_n, dz_mean, dz_m2, ({ctype})dz_k, dz_lm, dz_q);", "}"]
 
 
 def kernels(stage: Stage, program: Program, signature: str, ctype: str, sources: dict[int, Source],
-            kernel: str, threads: int, slices: int, target: str, partials: str) -> list[MomentsKernel]:
+            kernel: str, threads: int, items: int, slices: int, target: str,
+            partials: str) -> list[MomentsKernel]:
     """The stage's kernels: the pass over the data, then (slices > 1) the merge."""
     node = stage.node
     kept = node.shape[1:]
@@ -133,7 +150,7 @@ def kernels(stage: Stage, program: Program, signature: str, ctype: str, sources:
                    "    dz_merge(dz_n, dz_mean, dz_m2, dz_on, dz_om, dz_oq);", "}"]
         body = [f"const long long dz_o = dz_b % {outputs}, dz_c = dz_b / {outputs};", *bounds]
         body += decompose("dz_o", idx, kept, "dz_ro") + state
-        body += _walk(stage, ctype, sources, "dz_lo + threadIdx.x", "dz_hi", "blockDim.x") + shuffle
+        body += _walk(stage, ctype, sources, "dz_lo + threadIdx.x", "dz_hi", "blockDim.x", items) + shuffle
         body += ["if (dz_lane == 0) {",
                  "    dz_sn[dz_warp] = dz_n; dz_sm[dz_warp] = dz_mean; dz_sq[dz_warp] = dz_m2;", "}",
                  "__syncthreads();", "if (dz_warp == 0) {",
@@ -154,7 +171,7 @@ def kernels(stage: Stage, program: Program, signature: str, ctype: str, sources:
     else:
         body = [f"const long long dz_o = dz_w % {outputs}, dz_c = dz_w / {outputs};", *bounds]
         body += decompose("dz_o", idx, kept, "dz_ro") + state
-        body += _walk(stage, ctype, sources, "dz_lo", "dz_hi", "1")
+        body += _walk(stage, ctype, sources, "dz_lo", "dz_hi", "1", items)
         body += _publish(stage, target, ctype, slices, partials, outputs)
         text = head + [f"    for (long long dz_w = blockIdx.x * (long long)blockDim.x + threadIdx.x;"
                        f" dz_w < {outputs} * {slices}LL; dz_w += (long long)gridDim.x * blockDim.x) {{",

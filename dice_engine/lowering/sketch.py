@@ -61,7 +61,8 @@ class GeneralLowering(Sketch):
             Token("strategy", ("thread", "warp", "block", "split"),
                   "how a long reduction domain is split: a thread, a warp or a block per output, or "
                   "several blocks per output and a second kernel merging their partials", ()),
-            Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages", (Role.WORK,)),
+            Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages; positions per "
+                  "thread per round in a mean/variance stage", (Role.WORK,)),
             Token("unroll", (1, 2, 4), "unroll factor of the reduction loop", (Role.UNROLL,)),
             Token("fuse", ("kernels", "block") if block_fusable(plan) else ("kernels",),
                   "a normalisation as a kernel per statistic, or one kernel with a block per group", ()),
@@ -94,7 +95,8 @@ class GeneralLowering(Sketch):
         fuse = "block" if block_fusable(plan) else "kernels"
         point = {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4,
                  "fuse": fuse, "tile": _default_tile(plan, problem.program)}
-        return {**point, "slices": 0} if _has_moments(plan) else point
+        # a moments stage: 4 positions per thread per round (loads in flight, a division per 4)
+        return {**point, "items": 4, "slices": 0} if _has_moments(plan) else point
 
     def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         why = self.unsupported(problem, arch)

@@ -43,9 +43,9 @@ def _program(shape: tuple[int, ...], dims: tuple[int, ...]) -> Program:
     return Program({"x": TensorDecl("x", F32, shape)}, "y", make("moments", [x], dim=dims))
 
 
-def _point(threads: int, slices: int) -> dict:
-    return {"threads": threads, "strategy": "block", "items": 1, "unroll": 1, "fuse": "kernels", "tile": 0,
-            "slices": slices}
+def _point(threads: int, slices: int, items: int = 4) -> dict:
+    return {"threads": threads, "strategy": "block", "items": items, "unroll": 1, "fuse": "kernels",
+            "tile": 0, "slices": slices}
 
 
 CASES = [((4, 3, 5, 7), (0, 2, 3), "block"), ((40, 6), (0,), "thread"), ((2, 6, 3, 50), (1, 3), "block"),
@@ -58,14 +58,15 @@ def test_layout_follows_the_contiguous_axis(shape, dims, walk) -> None:
 
 
 @needs_emulator
-@pytest.mark.parametrize("slices", [1, 8])
+@pytest.mark.parametrize("slices, items", [(1, 1), (8, 4), (1, 8)])
 @pytest.mark.parametrize("shape, dims, walk", CASES)
-def test_moments_match_the_reference(shape, dims, walk, slices, tmp_path) -> None:
+def test_moments_match_the_reference(shape, dims, walk, slices, items, tmp_path) -> None:
     problem = classify(_program(shape, dims))
     assert problem.pattern == "program"
-    rendered = Emulated().render(problem, ARCHS["sm_90"], _point(64, slices), "m")
+    point = _point(64, slices, items)
+    rendered = Emulated().render(problem, ARCHS["sm_90"], point, "m")
     assert len(rendered.kernel_names) == (2 if slices > 1 else 1)
-    assert_matches_reference(Emulated(), problem, _point(64, slices), tmp_path)
+    assert_matches_reference(Emulated(), problem, point, tmp_path)
 
 
 @needs_emulator
