@@ -93,3 +93,18 @@ def test_statistics_and_normalize_plans_match_the_reference(stem, tmp_path) -> N
         work.mkdir()
         point = Emulated().default_point(problem, ARCHS["sm_90"])
         assert_matches_reference(Emulated(), problem, point, work, inputs=inputs)
+
+
+def test_the_pytorch_baseline_means_the_same() -> None:
+    """runner/torch_program (what the runner times PyTorch with) agrees with the float64 evaluator."""
+    import torch
+
+    from dice_engine.ir import reference
+    from dice_engine.runner.torch_program import torch_function
+
+    program = _program((4, 3, 5, 7), (0, 2, 3))
+    x = np.random.default_rng(1).standard_normal((4, 3, 5, 7)).astype(np.float32) + 2.0
+    got = torch_function(program)({"x": torch.from_numpy(x)}).double().numpy()
+    want = reference.evaluate(program, {"x": x}, {})
+    assert got.shape == (2, 1, 3, 1, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
