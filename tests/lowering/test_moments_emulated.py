@@ -114,9 +114,9 @@ def test_the_pytorch_baseline_means_the_same() -> None:
 @pytest.mark.parametrize("slices, items", [(1, 4), (8, 1)])
 def test_two_million_elements_are_as_accurate_as_pytorch(slices, items, tmp_path) -> None:
     """One statistic over 2^21 elements (mean 3, spread 1), 64 threads (32768 elements each):
-    the float32 result stays within 1e-6 relative of float64 (a few units of float32 roundoff;
-    a running-sum variance would be off by ~1e-4 here), or within twice torch.var_mean's CPU error
-    where that is larger. Measured: about 1e-7 (1-3 ulp); torch on the CPU about 2e-8."""
+    the float32 result stays within 1e-6 relative of float64 (a few units of float32 roundoff),
+    or within twice torch.var_mean's CPU error where that is larger. Measured: about 1e-7
+    (1-3 ulp); torch on the CPU about 2e-8."""
     import torch
 
     from cpu_emulation import run_on_cpu
