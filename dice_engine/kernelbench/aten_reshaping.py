@@ -1,7 +1,8 @@
 """ATen operators lowered through views: the IR form reads the data with another shape.
 
-A handler here also gets `view(node, shape)`, which returns the node's value read with another
-shape of the same element count (a computed value is written to memory first). 1-D convolution
+A handler here also gets `view(node, shape[, offset])`, which returns the node's value read with
+another shape of the same element count, or with `offset` the contiguous part of it that starts
+there (a computed value is written to memory first). 1-D convolution
 and pooling become their 2-D forms over a height of 1; normalizations over several dimensions
 become a row normalization of a 2-D view; batch, instance and group norm take their mean and
 variance from one `moments` kernel (one pass over the data) and normalize in one more;

@@ -133,3 +133,16 @@ def test_two_million_elements_are_as_accurate_as_pytorch(slices, items, tmp_path
     error = np.abs(got - want) / np.abs(want)
     print(f"slices={slices} items={items}: relative error (mean, var) DICE {error}, torch {torch_error}")
     assert np.all(error <= np.maximum(2 * torch_error, 1e-6)), (error, torch_error)
+
+
+@needs_emulator
+def test_work_on_the_moments_runs_after_them(tmp_path) -> None:
+    """A program that goes on computing with the moments keeps them in workspace and maps over
+    them in a second stage (not an epilogue the moments kernel would drop)."""
+    shape = (5, 4, 33)
+    x = input_tensor("x", F32, shape)
+    stats = make("moments", [x], dim=(0, 2))
+    program = Program({"x": TensorDecl("x", F32, shape)}, "y", make("mul", [stats, stats]))
+    plan = make_plan(program.output)
+    assert [s.combine for s in plan.stages] == ["welford", None] and plan.epilogue_of is None
+    assert_matches_reference(Emulated(), classify(program), _point(64, 2), tmp_path)
