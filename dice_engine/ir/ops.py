@@ -35,10 +35,13 @@ REDUCTIONS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin"}
 CONVS = {f"conv{d}d" for d in (1, 2, 3)} | {f"conv_transpose{d}d" for d in (1, 2, 3)}
 POOLS = {f"{kind}_pool{d}d" for kind in ("max", "avg") for d in (1, 2, 3)}
 SCANS = {"cumsum", "cumprod"}
+# Mean and biased variance over `dim` in one pass: shape (2, *x's shape with `dim` kept as 1),
+# [0] the mean, [1] the variance (what batch, instance and group norm normalize with).
+STATISTICS = {"moments"}
 # Views: each output element is one element of the argument (or of an index), re-addressed;
 # a pad's border elements are its constant instead.
 VIEWS = {"reshape", "flip", "index", "slice", "pad"}
-HEAVY = REDUCTIONS | SCANS | CONVS | POOLS | {"softmax", "log_softmax", "layer_norm", "rms_norm",
+HEAVY = REDUCTIONS | STATISTICS | SCANS | CONVS | POOLS | {"softmax", "log_softmax", "layer_norm", "rms_norm",
                                               "permute", "matmul", "torch"}
 OPS = ELEMENTWISE | HEAVY | VIEWS
 
@@ -246,6 +249,16 @@ def _reduction(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
     else:
         dtype = x.dtype
     return _node(op, args, dtype, shape, {"dim": dims, "keepdim": keepdim})
+
+
+def _moments(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
+    _arity(op, args, 1)
+    (x,) = args
+    if not x.dtype.is_float:
+        raise OpError("moments needs a floating tensor (cast it first)", 0)
+    dims = _reduce_dims(x, attrs.get("dim"))
+    shape = (2,) + tuple(1 if i in dims else d for i, d in enumerate(x.shape))
+    return _node(op, args, x.dtype, shape, {"dim": dims})
 
 
 def _softmax(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
@@ -551,6 +564,7 @@ _BUILDERS = {
     "softmax": _softmax, "log_softmax": _softmax,
     "layer_norm": _norm, "rms_norm": _norm,
     "cumsum": _cumsum, "cumprod": _cumsum,
+    "moments": _moments,
     "permute": _permute,
     "matmul": _matmul,
     **{op: _conv for op in CONVS},

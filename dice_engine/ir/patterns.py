@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .graph import Node, Program
-from .ops import CONVS, HEAVY, POOLS, REDUCTIONS, SCANS, VIEWS
+from .ops import CONVS, HEAVY, POOLS, REDUCTIONS, SCANS, STATISTICS, VIEWS
 
 # pools pool.direct serves (with batch and channel dims)
 DIRECT_POOLS = {"max_pool2d", "avg_pool2d", "max_pool3d", "avg_pool3d"}
@@ -33,7 +33,7 @@ PATTERN_OF_OP = {
 
 
 # Operators only the general lowering serves (no hand-written family reads them).
-GENERAL_ONLY = VIEWS | (POOLS - DIRECT_POOLS)
+GENERAL_ONLY = VIEWS | STATISTICS | (POOLS - DIRECT_POOLS)
 
 
 @dataclass

@@ -334,6 +334,9 @@ def _eval_node(node: Node, args: list[Array], inputs: dict[str, Array]) -> Array
         return np.where(args[0].astype(bool), args[1], args[2])
     if op in ("sum", "mean", "max", "min", "prod", "argmax", "argmin"):
         return _reduce(args[0], node)
+    if op == "moments":
+        x, dims = args[0], node.attr("dim")
+        return np.stack([np.mean(x, axis=dims, keepdims=True), np.var(x, axis=dims, keepdims=True)])
     if op in ("softmax", "log_softmax"):
         return _softmax(args[0], node)
     if op in ("layer_norm", "rms_norm"):

@@ -63,6 +63,8 @@ def _node_flops(program: Program, node: Node) -> float:
         return float(_numel(program, node.shape) * kh * kw)
     if node.op in REDUCTIONS:
         return float(_numel(program, node.args[0].shape))
+    if node.op == "moments":   # a Welford step per element: subtract, divide, two multiply-adds
+        return 4.0 * _numel(program, node.args[0].shape)
     if node.op in _ROW_OP_FLOPS:
         return float(_ROW_OP_FLOPS[node.op] * _numel(program, node.shape))
     if node.op == "permute":

@@ -1,9 +1,12 @@
 """ATen operators lowered through views: the IR form reads the data with another shape.
 
-A handler here also gets `view(node, shape)`, which returns the node's value read with another
-shape of the same element count (a computed value is written to memory first). 1-D convolution
+A handler here also gets `view(node, shape[, offset])`, which returns the node's value read with
+another shape of the same element count, or with `offset` the contiguous part of it that starts
+there (a computed value is written to memory first). 1-D convolution
 and pooling become their 2-D forms over a height of 1; normalizations over several dimensions
-become a row normalization of a 2-D view; logsumexp drops its kept dimensions through a view.
+become a row normalization of a 2-D view; batch, instance and group norm take their mean and
+variance from one `moments` kernel (one pass over the data) and normalize in one more;
+logsumexp drops its kept dimensions through a view.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from .aten_ops import Absent, Unsupported, _get
 from .aten_slicing import broadcast_to
 from .aten_windows import conv_padding
 
-View = Callable[[Node, tuple[int, ...]], Node]
+View = Callable[..., Node]  # view(node, shape[, offset]): a buffer over node's written value (or a part)
 ReshapingHandler = Callable[[Sequence[Any], dict[str, Any], View], Node]
 
 
@@ -87,6 +90,18 @@ def _pool1d(op: str) -> ReshapingHandler:
     return handler
 
 
+def _statistics(x: Node, dims: tuple[int, ...], view: View) -> tuple[Node, Node]:
+    """Mean and biased variance of x over `dims` (kept as size 1): the two halves of one written
+    `moments` result (one pass over x, Welford), each a buffer the normalization reads as is."""
+    stats = make("moments", [x], dim=dims)
+    keep = _shape(stats)[1:]
+    return view(stats, keep, offset=0), view(stats, keep, offset=math.prod(keep))
+
+
+def _normalized(x: Node, mean: Node, var: Node, eps: float) -> Node:
+    return make("mul", [make("sub", [x, mean]), make("rsqrt", [make("add", [var, const(eps)])])])
+
+
 def _row_norm(x: Node, inner: int, eps: float, view: View) -> Node:
     """layer_norm without affine over the last `inner` elements of x's rows, in x's shape."""
     shape = _shape(x)
@@ -127,10 +142,15 @@ def _layer_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
 
 
 def _group_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
+    """Statistics per (sample, group) over x viewed as [N, G, C/G · spatial]; the normalization
+    reads x as [N, G, C/G · spatial] too and is reshaped back (a view inside the kernel, not a
+    copy), so the per-channel affine and what follows fuse into the same pass."""
     x, groups = a[0], int(_get(a, k, 1, "num_groups"))
     weight, bias, eps = _get(a, k, 2, "weight"), _get(a, k, 3, "bias"), _get(a, k, 4, "eps", 1e-5)
-    n = _shape(x)[0]
-    y = _row_norm(x, math.prod(_shape(x)) // (n * groups), eps, view)
+    shape = _shape(x)
+    grouped = view(x, (shape[0], groups, math.prod(shape[1:]) // groups))
+    mean, var = _statistics(grouped, (2,), view)
+    y = make("reshape", [_normalized(grouped, mean, var, float(eps))], shape=shape)
     return _affine(y, weight, bias, view)
 
 
@@ -138,8 +158,8 @@ def _instance_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     x, weight, bias = a[0], _get(a, k, 1, "weight"), _get(a, k, 2, "bias")
     if not _get(a, k, 5, "use_input_stats", True):
         raise Unsupported("instance_norm with running statistics has no IR form yet")
-    shape = _shape(x)
-    y = _row_norm(x, math.prod(shape[2:]), _get(a, k, 7, "eps", 1e-5), view)
+    mean, var = _statistics(x, tuple(range(2, x.rank)), view)
+    y = _normalized(x, mean, var, float(_get(a, k, 7, "eps", 1e-5)))
     return _affine(y, weight, bias, view)
 
 
@@ -157,20 +177,6 @@ def _logsumexp(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     return view(out, tuple(s for i, s in enumerate(_shape(x)) if i not in reduced))
 
 
-def _mean_kept(x: Node, dims: tuple[int, ...]) -> Node:
-    """mean over `dims` with keepdim, one run of adjacent dims at a time (the IR's reductions
-    take adjacent dims; a mean of equal-sized means is the mean)."""
-    runs: list[list[int]] = []
-    for d in sorted(dims):
-        if runs and runs[-1][-1] == d - 1:
-            runs[-1].append(d)
-        else:
-            runs.append([d])
-    for run in reversed(runs):
-        x = make("mean", [x], dim=tuple(run), keepdim=True)
-    return x
-
-
 def _batch_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     """Training mode normalizes with the batch's statistics (over every dim but the channel's);
     evaluation mode with the running ones. The running statistics' update in training mode is
@@ -178,16 +184,11 @@ def _batch_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     x, weight, bias, running_mean, running_var = a[0], a[1], a[2], a[3], a[4]
     training, eps = bool(_get(a, k, 5, "training")), float(_get(a, k, 7, "eps", 1e-5))
     channel_shape = (_shape(x)[1],) + (1,) * (x.rank - 2)
-    if training or running_mean is None:
-        dims = tuple(i for i in range(x.rank) if i != 1)
-        mean = _mean_kept(x, dims)
-        dev = make("sub", [x, mean])
-        var = _mean_kept(make("mul", [dev, dev]), dims)
+    if training or running_mean is None:   # the batch's statistics, per channel
+        mean, var = _statistics(x, tuple(i for i in range(x.rank) if i != 1), view)
     else:
         mean, var = view(running_mean, channel_shape), view(running_var, channel_shape)
-        dev = make("sub", [x, mean])
-    y = make("mul", [dev, make("rsqrt", [make("add", [var, const(eps)])])])
-    return _affine(y, weight, bias, view)
+    return _affine(_normalized(x, mean, var, eps), weight, bias, view)
 
 
 def _matmul(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:

@@ -85,8 +85,10 @@ class Lowering:
 
     # -- buffers ------------------------------------------------------------------------------
 
-    def add_buffer(self, name: str, dtype: DType, shape: tuple[int, ...], storage: str, kind: str) -> Node:
-        self.buffers[name] = Buffer(name, dtype, shape, storage, kind)
+    def add_buffer(
+        self, name: str, dtype: DType, shape: tuple[int, ...], storage: str, kind: str, offset: int = 0
+    ) -> Node:
+        self.buffers[name] = Buffer(name, dtype, shape, storage, kind, offset)
         return input_tensor(name, dtype, shape)
 
     def temp(self, dtype: DType, shape: tuple[int, ...]) -> Node:
@@ -275,17 +277,21 @@ class Lowering:
         except Unsupported as e:
             raise Unmapped(name, line, code, str(e)) from None
 
-    def view_as(self, value: Node, shape: tuple[int, ...]) -> Node:
+    def view_as(self, value: Node, shape: tuple[int, ...], offset: int | None = None) -> Node:
         """`value` read with another shape of the same element count (written first if it is
-        computed): a buffer over the same storage."""
-        if math.prod(shape) != math.prod(int(d) for d in value.shape):
+        computed): a buffer over the same storage. With `offset`, the contiguous part of
+        `value` that starts `offset` elements in (mean and variance of one written result)."""
+        numel = math.prod(int(d) for d in value.shape)
+        whole = offset is None
+        offset = offset or 0
+        if offset < 0 or (math.prod(shape) != numel if whole else offset + math.prod(shape) > numel):
             raise Unsupported(f"cannot view {list(value.shape)} as {list(shape)}")
         leaf = self.materialize(value)
         base = self.buffers[leaf.name]
-        if shape == base.shape:
+        if shape == base.shape and whole:
             return leaf
         view_name = f"{base.name}_v{sum(1 for b in self.buffers if b.startswith(base.name + '_v'))}"
-        return self.add_buffer(view_name, base.dtype, shape, base.storage, base.kind)
+        return self.add_buffer(view_name, base.dtype, shape, base.storage, base.kind, base.offset + offset)
 
 
 def _broadcast_back(expr: Node) -> list[Node]:

@@ -24,6 +24,7 @@ class Buffer:
     shape: tuple[int, ...]
     storage: str  # the Python expression whose data_ptr() the kernel reads or writes
     kind: str  # "input" | "parameter" | "buffer" | "constant" | "temp"
+    offset: int = 0  # elements into the storage where this buffer starts (a part of a written value)
 
 
 @dataclass

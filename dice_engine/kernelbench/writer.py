@@ -10,6 +10,7 @@ shared library cached under ~/.cache/dice/kernelbench (DICE_CACHE_DIR moves it),
 
 from __future__ import annotations
 
+import math
 import re
 
 from .generate import ServedKernel
@@ -158,10 +159,17 @@ def _forward(lowered: Lowered, served: list[ServedKernel]) -> str:
             "stream",
         ]
         lines.append(f"        lib.{k.name}_launch({', '.join(args)})")
-    results = [f"{b.storage}.view({b.shape})" if b.name != b.storage else b.name for b in lowered.outputs]
+    results = [_result(b) for b in lowered.outputs]
     ret = ", ".join(results) + ("," if lowered.output_is_tuple and len(results) == 1 else "")
     lines.append(f"        return {ret}")
     return "\n".join(lines)
+
+
+def _result(b: Buffer) -> str:
+    """The Python expression of an output buffer: its storage, or the part of it, in its shape."""
+    if b.offset:
+        return f"{b.storage}.view(-1)[{b.offset}:{b.offset + math.prod(b.shape)}].view({b.shape})"
+    return f"{b.storage}.view({b.shape})" if b.name != b.storage else b.name
 
 
 def _base(b: Buffer, lowered: Lowered) -> Buffer:
@@ -172,9 +180,10 @@ def _base(b: Buffer, lowered: Lowered) -> Buffer:
 def _pointer(b: Buffer, lowered: Lowered) -> str:
     """The Python expression passing buffer `b` to a launcher."""
     base = _base(b, lowered)
+    skip = (b.offset - base.offset) * b.dtype.size  # bytes to a part of the storage
     if base.kind == "temp":
-        return f"ctypes.c_void_p({base.name}.data_ptr())"
-    return base.name
+        return f"ctypes.c_void_p({base.name}.data_ptr(){f' + {skip}' if skip else ''})"
+    return f"ctypes.c_void_p({base.name}.value + {skip})" if skip else base.name
 
 
 def _raw_string(text: str) -> str:

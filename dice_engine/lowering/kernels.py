@@ -14,6 +14,7 @@ from ..ir.graph import Program
 from ..sketches.base import Param, launcher_signature, numel_c, store_from_compute
 from .body import Body, Index, Source, linear
 from .ctext import decompose, indent
+from . import moments
 from .plan import Plan
 from .stages import Stage
 from .tiled import hint_tiles, smem_bytes, tile_count, tiled_text
@@ -73,6 +74,8 @@ def hint_extent(program: Program, dims: tuple) -> int:
 
 def stage_schedule(stage: Stage, program: Program, schedule: Schedule) -> str:
     """The schedule one stage runs under: the token's strategy where its domain is long enough."""
+    if stage.combine == "welford":
+        return "moments"
     if schedule.tile and tileable(stage):
         return "tiled"
     if stage.scan_dim is not None:   # a thread walks a line, or a warp scans it 32 elements at a time
@@ -371,12 +374,20 @@ def split_text(ctx: Context, stage: Stage, k: int, kernel: str, schedule: Schedu
 
 
 def plan_kernels(ctx: Context, schedule: Schedule, chunks: dict[int, int]) -> list[KernelPlan]:
-    """Every kernel of the plan in launch order (a split stage contributes two)."""
+    """Every kernel of the plan in launch order (a split stage contributes two, a moments stage
+    cut into slices too)."""
     out = []
     for k, stage in enumerate(ctx.plan.stages):
         last = k == len(ctx.plan.stages) - 1
         kernel = f"{ctx.name}_k{k}"
         strategy = stage_schedule(stage, ctx.program, schedule)
+        if strategy == "moments":
+            target = ctx.program.output_name if last else ctx.workspace[id(stage.node)]
+            parts = moments.kernels(stage, ctx.program, ctx.signature, ctx.ctype, ctx.sources, kernel,
+                                    schedule.threads, schedule.items, chunks[k], target, f"dz_pw{k}")
+            out += [KernelPlan(m.name, m.text, m.work, m.per_block, m.hint_blocks, m.smem_bytes)
+                    for m in parts]
+            continue
         shape = tuple(s for d, s in enumerate(stage.node.shape) if d != stage.scan_dim)
         outputs = hint_extent(ctx.program, shape)
         if strategy == "tiled":

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.graph import Node
-from ..ir.ops import ELEMENTWISE, VIEWS
+from ..ir.ops import ELEMENTWISE, STATISTICS, VIEWS
 from .expand import COMPOSITE, expand
 from .stages import MATERIALISED, Stage, stage_for
 
@@ -77,7 +77,8 @@ def make_plan(output: Node) -> Plan:
     stages = [stage_for(n) for n in heavy]
     if heavy and heavy[-1] is root:
         return Plan(root, stages, None)
-    if heavy and _fusable_epilogue(root, heavy[-1]):
+    # a moments stage writes its two halves itself: work on them runs in a map stage after it
+    if heavy and heavy[-1].op not in STATISTICS and _fusable_epilogue(root, heavy[-1]):
         return Plan(root, stages, heavy[-1])
     return Plan(root, stages + [stage_for(root)], None)
 

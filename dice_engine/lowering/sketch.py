@@ -12,12 +12,14 @@ from .body import Source
 from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Buffer, Context, Schedule, fused_block_text,
                       fused_launcher_text, hint_extent, launcher_text, plan_kernels, split_chunks,
                       stage_schedule, tileable)
+from .moments import merge_helper, slices_for
 from .plan import Plan, block_fusable, make_plan, unlowerable
 from .tiled import micro
 from .traffic import fused_bytes, gemm_extents, plan_bytes
 
 RESERVED_PREFIX = "dz_"      # the generated code's own identifiers
 TILES = (0, 32, 64)
+SLICES = (0, 1, 2, 4, 8, 16, 32, 64)   # 0: as many as fill the GPU (moments.slices_for)
 
 
 def _ctype(plan: Plan) -> str:
@@ -28,6 +30,10 @@ def _longest_domain(plan: Plan, program: Program) -> tuple[int, int]:
     """The longest reduction domain of the plan, and how many outputs that stage has."""
     return max(((hint_extent(program, s.extents), hint_extent(program, s.node.shape))
                 for s in plan.stages if s.combine and s.scan_dim is None), default=(0, 0))
+
+
+def _has_moments(plan: Plan) -> bool:
+    return any(s.combine == "welford" for s in plan.stages)
 
 
 def _default_tile(plan: Plan, program: Program) -> int:
@@ -55,7 +61,8 @@ class GeneralLowering(Sketch):
             Token("strategy", ("thread", "warp", "block", "split"),
                   "how a long reduction domain is split: a thread, a warp or a block per output, or "
                   "several blocks per output and a second kernel merging their partials", ()),
-            Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages", (Role.WORK,)),
+            Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages; positions per "
+                  "thread per round in a mean/variance stage", (Role.WORK,)),
             Token("unroll", (1, 2, 4), "unroll factor of the reduction loop", (Role.UNROLL,)),
             Token("fuse", ("kernels", "block") if block_fusable(plan) else ("kernels",),
                   "a normalisation as a kernel per statistic, or one kernel with a block per group", ()),
@@ -63,6 +70,9 @@ class GeneralLowering(Sketch):
                   "edge of the shared-memory output tile of matmul and convolution stages (0: a "
                   "thread, warp or block per output, as the strategy says)", (Role.TILE,)),
         ]
+        if _has_moments(plan):
+            tokens.append(Token("slices", SLICES, "slices of a mean/variance stage's domain, merged by a "
+                                "second kernel (0: enough to fill the GPU)", (Role.WORK,)))
 
         def threads_fit(p: Point) -> str | None:
             if p["threads"] > arch.max_threads_per_block:
@@ -83,8 +93,10 @@ class GeneralLowering(Sketch):
         else:
             strategy = "warp" if longest >= MIN_WORK_PER_WARP * 2 else "thread"
         fuse = "block" if block_fusable(plan) else "kernels"
-        return {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4,
-                "fuse": fuse, "tile": _default_tile(plan, problem.program)}
+        point = {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4,
+                 "fuse": fuse, "tile": _default_tile(plan, problem.program)}
+        # a moments stage: 4 positions per thread per round (loads in flight, a division per 4)
+        return {**point, "items": 4, "slices": 0} if _has_moments(plan) else point
 
     def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
         why = self.unsupported(problem, arch)
@@ -108,6 +120,11 @@ class GeneralLowering(Sketch):
         schedules = [stage_schedule(s, program, schedule) for s in plan.stages]
         chunks = {}
         for k, (stage, sch) in enumerate(zip(plan.stages, schedules)):
+            if sch == "moments":
+                chunks[k] = slices_for(stage, program, schedule.threads, arch.sms, point.get("slices", 0))
+                if chunks[k] > 1:   # (count, mean, M2) per slice and output
+                    buffers.append(Buffer(f"dz_pw{k}", ctype,
+                                          f"{numel_c(stage.node.shape[1:])} * {3 * chunks[k]}LL"))
             if sch == "split" and not fused:
                 chunks[k] = split_chunks(stage, program, schedule, arch.sms)
                 acc_t = "long long" if stage.integer_terms else ctype
@@ -117,7 +134,8 @@ class GeneralLowering(Sketch):
         if fused:
             return self._render_fused(ctx, params, schedule, point, name)
         kernels = plan_kernels(ctx, schedule, chunks)
-        device = "\n\n".join([BLOCKS_HELPER] + [k.text for k in kernels])
+        helpers = [BLOCKS_HELPER] + ([merge_helper(ctype)] if _has_moments(plan) else [])
+        device = "\n\n".join(helpers + [k.text for k in kernels])
         launcher = launcher_text(ctx, params, [(k.name, k.work, k.per_block) for k in kernels], schedule)
         strategy = (f"general lowering, {len(kernels)} kernel(s): "
                     + ", ".join(f"{s.node.op}/{sch}" for s, sch in zip(plan.stages, schedules)))

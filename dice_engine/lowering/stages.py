@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..ir.graph import Dim, Node
-from ..ir.ops import CONVS, POOLS, REDUCTIONS, SCANS, spatial_rank
+from ..ir.ops import CONVS, POOLS, REDUCTIONS, SCANS, STATISTICS, spatial_rank
 from ..sketches.base import dim_c
 from ..sketches.expr import literal
 from .body import Body, Index, broadcast_index
@@ -21,7 +21,7 @@ Term = Callable[[Body, Index, Index], str]
 Skip = Callable[[Index, Index], "str | None"]
 Finish = Callable[[Body, Index, str], str]
 
-MATERIALISED = REDUCTIONS | SCANS | CONVS | POOLS | {"matmul"}
+MATERIALISED = REDUCTIONS | STATISTICS | SCANS | CONVS | POOLS | {"matmul"}
 
 
 def _no_skip(idx: Index, ridx: Index) -> str | None:
@@ -51,7 +51,7 @@ class Contraction:
 @dataclass
 class Stage:
     node: Node
-    combine: str | None                 # sum prod max min argmax argmin; None: a plain map
+    combine: str | None                 # sum prod max min argmax argmin welford; None: a plain map
     extents: tuple[Dim, ...]            # the reduction domain (or the scanned extent)
     term: Term                          # the value combined (or mapped) at (output, domain) index
     skip: Skip = _no_skip                # a C condition that leaves a term out
@@ -95,6 +95,19 @@ def _reduction(node: Node) -> Stage:
 
     return Stage(node, combine, extents, lambda body, idx, ridx: body.value(x, source_index(idx, ridx)),
                  finish=finish)
+
+
+def _moments(node: Node) -> Stage:
+    """Mean and variance (`lowering/moments.py` runs it): the output index is x's with the
+    reduced dims kept as 0, the term x at (output, domain) index."""
+    (x,) = node.args
+    dims = node.attr("dim")
+
+    def term(body: Body, idx: Index, ridx: Index) -> str:
+        reduced = iter(ridx)
+        return body.value(x, tuple(next(reduced) if d in dims else idx[d] for d in range(x.rank)))
+
+    return Stage(node, "welford", tuple(x.shape[d] for d in dims), term)
 
 
 def _matmul(node: Node) -> Stage:
@@ -230,6 +243,8 @@ def stage_for(node: Node) -> Stage:
     """The stage that computes `node` (a plain map for elementwise and view nodes)."""
     if node.op in REDUCTIONS:
         return _reduction(node)
+    if node.op in STATISTICS:
+        return _moments(node)
     if node.op == "matmul":
         return _matmul(node)
     if node.op in CONVS:

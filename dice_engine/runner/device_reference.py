@@ -256,6 +256,10 @@ class _Evaluator:
             return torch.where(args[0].to(torch.bool), args[1], args[2])
         if op in ("sum", "mean", "max", "min", "prod", "argmax", "argmin"):
             return self.reduce(args[0], node)
+        if op == "moments":
+            x, dims = args[0], node.attr("dim")
+            mean = self.mean_(x, dims, True)
+            return torch.stack([mean, self.mean_((x - mean) * (x - mean), dims, True)])
         if op in ("softmax", "log_softmax"):
             return self.softmax(args[0], node)
         if op in ("layer_norm", "rms_norm"):

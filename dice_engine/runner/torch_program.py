@@ -126,6 +126,9 @@ def _step(node: Node, args: list[Value]) -> Value:
                               count_include_pad=a("count_include_pad", True))
     if op in ("sum", "mean", "max", "min", "prod", "argmax", "argmin"):
         return _reduce(x, node)
+    if op == "moments":
+        var, mean = torch.var_mean(x, dim=a("dim"), correction=0, keepdim=True)
+        return torch.stack([mean, var])
     return _binary(op, args[0], args[1])
 
 

@@ -32,7 +32,7 @@ def run_plans(stem: str, seed: int = 0) -> tuple[list[np.ndarray], list[torch.Te
 
     def value(name: str) -> np.ndarray:
         b = lowered.buffers[name]
-        return storage[b.storage].reshape(b.shape)
+        return storage[b.storage].reshape(-1)[b.offset:b.offset + int(np.prod(b.shape))].reshape(b.shape)
 
     for plan in lowered.plans:
         leaves = plan.leaves()

@@ -76,6 +76,7 @@ CASES: dict[str, Callable[[], Node]] = {
     "softmax_cols_bf16": lambda: m("softmax", xb, dim=0),
     "log_softmax": lambda: m("log_softmax", x32, dim=1),
     "layer_norm": lambda: m("layer_norm", x32, b32, m("mul", b32, k(0.5)), eps=1e-5),
+    "moments_nonadjacent": lambda: m("moments", m("add", img, k(3.0)), dim=(0, 2, 3)),
     "layer_norm_bf16": lambda: m("layer_norm", xb),
     "layer_norm_two_axes": lambda: m("layer_norm", ops.input_tensor("x", F32, (3, 4, 6)),
                                      ops.input_tensor("w", F32, (4, 6)), ops.input_tensor("c", F32, (4, 6)),
