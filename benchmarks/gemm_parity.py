@@ -123,7 +123,8 @@ class Row:
 
     @property
     def tflops(self) -> float | None:
-        return self.gflop / self.dice_us * 1e3 if self.gflop and self.dice_us else None   # GFLOP/µs = 1e3 TFLOP/s
+        # GFLOP per µs is 1e3 TFLOP/s
+        return self.gflop / self.dice_us * 1e3 if self.gflop and self.dice_us else None
 
     @property
     def err_ratio(self) -> float | None:
