@@ -28,6 +28,7 @@ from . import (
     norm,
     pool,
     reduction,
+    row_gather,
     scan,
     softmax,
     transpose,
@@ -63,6 +64,7 @@ _FAMILY_MODULES = (
     conv_depthwise,
     pool,
     attention,
+    row_gather,
 )
 
 # The general lowering serves any pattern; its samples are programs no fast path serves.
