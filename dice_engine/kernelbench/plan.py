@@ -15,6 +15,7 @@ from ..ir.dtypes import DType
 from ..ir.graph import Node
 from ..ir.ops import HEAVY
 from ..ir.patterns import _is_layout_view as is_layout_view
+from ..ir.row_gather import row_gathers
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,12 @@ class KernelPlan:
 
 def heavy_in(node: Node) -> list[Node]:
     """The heavy operators (a kernel anchor each) in `node`'s expression; a transpose of an
-    input that a matmul reads is its operand layout, not an operator of its own."""
+    input that a matmul reads is its operand layout, not an operator of its own, and a row
+    gather (a log_softmax picked at a class index, `ir/row_gather.py`) is one row pass."""
     nodes = list(node.walk())
     layout = {id(a) for n in nodes for a in n.args if is_layout_view(a, n)}
+    for gather in row_gathers(node):
+        layout |= gather.interior
     return [n for n in nodes if n.op in HEAVY and id(n) not in layout]
 
 
