@@ -113,8 +113,18 @@ T __shfl_up_sync(unsigned, T value, int delta) {
     return emu::exchange(value, lane - delta, lane >= delta);
 }
 
+// `width` splits the warp into segments of that many lanes, as on the GPU.
 template <class T>
-T __shfl_sync(unsigned, T value, int source) { return emu::exchange(value, source, true); }
+T __shfl_sync(unsigned, T value, int source, int width = 32) {
+    const int lane = emu::flat_thread() % 32;
+    return emu::exchange(value, lane / width * width + source % width, true);
+}
+
+template <class T>
+T __shfl_down_sync(unsigned, T value, int delta, int width = 32) {
+    const int lane = emu::flat_thread() % 32;
+    return emu::exchange(value, lane + delta, lane % width + delta < width);
+}
 
 template <class T>
 T __shfl_xor_sync(unsigned, T value, int lane_mask) {
