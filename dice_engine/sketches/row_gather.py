@@ -175,11 +175,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 {indent(chr(10).join(epi.statements), 4)}
     {out}[row] = ({out_type})({epi.value});
 }}"""
+        args = ", ".join([q.name for q in params] + ["packed"])
         launcher = f"""\
 {launcher_opening(name, params, {"rows": str(rows), "row_len": str(cols)}, "rows == 0")}
     const bool packed = row_len % kn::kVec == 0 && reinterpret_cast<unsigned long long>({x}) % 16 == 0;
     const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
-    kn::{kernel}<<<(unsigned)blocks, kn::kThreads, 0, stream>>>({", ".join([q.name for q in params] + ["packed"])});
+    kn::{kernel}<<<(unsigned)blocks, kn::kThreads, 0, stream>>>({args});
 }}"""
         shape = program.concrete_shape(g.values.shape)
         row_count, col_count = shape[0], shape[1]
@@ -190,7 +191,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                         (threads // 32) * 2 * (g.values.dtype.size))
         rendered = rendered_kernel(self.name, point, name, strategy, device, launcher, params, [launch])
         per_row = sum(n.dtype.size for n in program.input_nodes() if n.name != x) + program.output.dtype.size
-        rendered.dram_bytes = float(row_count * (per_row + (col_count if g.log_softmax else 1) * g.values.dtype.size))
+        row_reads = (col_count if g.log_softmax else 1) * g.values.dtype.size
+        rendered.dram_bytes = float(row_count * (per_row + row_reads))
         return rendered
 
 

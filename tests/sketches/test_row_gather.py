@@ -94,12 +94,14 @@ def test_default_walks_long_rows_with_more_threads():
 
 def test_programs_that_are_not_row_gathers_are_refused():
     x = input_tensor("x", F32, (8, 16))
-    program = Program({"x": TensorDecl("x", F32, (8, 16))}, "y", make("sum", [make("log_softmax", [x], dim=1)], dim=1))
+    rows_lse = make("sum", [make("log_softmax", [x], dim=1)], dim=1)
+    program = Program({"x": TensorDecl("x", F32, (8, 16))}, "y", rows_lse)
     assert "no row gather" in SKETCH.unsupported(classify(program), SM90)
 
 
 @needs_nvcc
 def test_kernelbench_shape_compiles_clean_for_sm90():
     problem = loss_problem(32768, 4096)
-    for point in (SKETCH.default_point(problem, SM90), {"group": 1024, "threads": 1024, "vec": 4, "unroll": 8}):
+    widest = {"group": 1024, "threads": 1024, "vec": 4, "unroll": 8}
+    for point in (SKETCH.default_point(problem, SM90), widest):
         compile_clean([SKETCH.render(problem, SM90, point, "xent")], "sm_90")
