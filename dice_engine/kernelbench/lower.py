@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..ir.dtypes import DTYPES, DType
 from ..ir.graph import Node
-from ..ir.ops import HEAVY, OpError, const, input_tensor, make
+from ..ir.ops import ELEMENTWISE, HEAVY, REDUCTIONS, OpError, const, input_tensor, make
 from ..sketches.attention import match as match_attention
 from .aten_composed import COMPOSED, COMPOSED_RESHAPING
 from .aten_einsum import EINSUM
@@ -132,11 +132,13 @@ class Lowering:
         """`expr` rewritten to hold at most one heavy operator, writing the others' values first.
         A heavy operator whose value is broadcast back to a larger shape (x - mean(x)) is no
         kernel's epilogue: it is written first too. A whole attention stays one expression
-        (the fused attention sketch serves it)."""
+        (the fused attention sketch serves it), and so do scalar totals of one domain joined
+        elementwise (`_joined_totals`)."""
         if not isinstance(match_attention(expr), str):
             return expr
         while True:
-            first = _broadcast_back(expr) or (_split_point(expr) if len(heavy_in(expr)) > 1 else [])
+            several = len(heavy_in(expr)) > 1 and not _joined_totals(expr)
+            first = _broadcast_back(expr) or (_split_point(expr) if several else [])
             if not first:
                 break
             expr = substitute(expr, {id(a): self.materialize(a) for a in first}, self.origins, self.lineage)
@@ -305,6 +307,29 @@ def _broadcast_back(expr: Node) -> list[Node]:
             if a.shape != n.shape and a.op != "input" and heavy_in(a):
                 out[id(a)] = a
     return list(out.values())
+
+
+def _joined_totals(expr: Node) -> bool:
+    """Whether `expr` is scalar elementwise work over full reductions of operands of one length
+    that hold no other heavy work (a loss's mean over the rows kept: sum(loss) / sum(kept)).
+    One plan serves them (the general lowering's stages), with no scalar written in between."""
+    heavy = heavy_in(expr)
+    if expr.shape != () or len(heavy) < 2:
+        return False
+    lengths = {math.prod(int(d) for d in h.args[0].shape) for h in heavy}
+    if len(lengths) != 1:
+        return False
+    if any(h.op not in REDUCTIONS or h.shape != () or heavy_in(h.args[0]) for h in heavy):
+        return False
+    stack, tops = [expr], {id(h) for h in heavy}
+    while stack:
+        n = stack.pop()
+        if id(n) in tops:
+            continue
+        if n.op not in ELEMENTWISE and n.op not in ("const", "input"):
+            return False
+        stack.extend(n.args)
+    return True
 
 
 def _split_point(expr: Node) -> list[Node]:
