@@ -91,8 +91,10 @@ class RowGatherRows(Sketch):
                   (Role.THREADS, Role.SPLIT)),
             Token("threads", (64, 128, 256, 512, 1024), "threads per block (threads / group rows)",
                   (Role.THREADS,)),
-            Token("vec", vecs, "elements per load (16-byte packs at most)", (Role.VECTOR,)),
-            Token("unroll", (1, 2, 4, 8), "packs in flight per thread", (Role.UNROLL,)),
+            Token("vec", vecs if g.log_softmax else (1,), "elements per load (16-byte packs at most)",
+                  (Role.VECTOR,)),
+            Token("unroll", (1, 2, 4, 8) if g.log_softmax else (1,), "packs in flight per thread",
+                  (Role.UNROLL,)),
         ]
 
         def fits(pt: Point) -> str | None:
@@ -140,15 +142,19 @@ class RowGatherRows(Sketch):
                               anchor=g.reduce, anchor_value="picked", prefix="epi")
         out_type = program.output.dtype.c_type
         pass_code = _row_pass(ct, xt, x, f, group) if g.log_softmax else ""
+        pass_constants = (f"constexpr int kVec = {vec};           // elements per load\n"
+                          f"constexpr int kUnroll = {unroll};     // packs in flight per thread\n"
+                          if g.log_softmax else "")
+        block_partials = g.log_softmax and group > 32   # a group past a warp merges in shared memory
+        partials_decl = ("    __shared__ MaxSum warp_partials[kThreads / 32];   // one per warp\n"
+                         if block_partials else "")
         picked = (f"{leaf_value(g.values.dtype, 'xrow[cls]', ct)} - acc.max - log{f}(acc.sum)"
                   if g.log_softmax else leaf_value(g.values.dtype, "xrow[cls]", ct))
         device = f"""\
 constexpr int kGroup = {group};       // threads per row
 constexpr int kThreads = {threads};   // threads per block
 constexpr int kRowsPerBlock = kThreads / kGroup;
-constexpr int kVec = {vec};           // elements per load
-constexpr int kUnroll = {unroll};     // packs in flight per thread
-constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for ptxas's register budget
+{pass_constants}constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // blocks per SM (registers)
 
 {PACK_HELPERS}
 
@@ -159,14 +165,12 @@ constexpr int kMinBlocks = {min_blocks_per_sm(arch, threads)};  // per SM, for p
 // One row gather per row: {"log_softmax(x)" if g.log_softmax else "x"}[r, t[r]] then the epilogue.
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 {kernel}({", ".join(kernel_param_list(params))}, bool packed) {{
-    __shared__ MaxSum warp_partials[kThreads / 32 > 0 ? kThreads / 32 : 1];
-    const long long rows = {rows};
+{partials_decl}    const long long rows = {rows};
     const long long row_len = {cols};
     const int lane = threadIdx.x % kGroup;
     const long long row = (long long)blockIdx.x * kRowsPerBlock + threadIdx.x / kGroup;
     const bool active = row < rows;
     const {xt}* __restrict__ xrow = {x} + (active ? row : 0) * row_len;
-    MaxSum acc = {{-INFINITY, 0}};
 {indent(pass_code, 4)}
     if (!active || lane != 0) return;   // no barrier follows
     const long long cls = (long long){t}[row];
@@ -175,10 +179,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 {indent(chr(10).join(epi.statements), 4)}
     {out}[row] = ({out_type})({epi.value});
 }}"""
+        packed_check = (f"row_len % kn::kVec == 0 && reinterpret_cast<unsigned long long>({x}) % 16 == 0"
+                        if g.log_softmax else "false")   # a plain gather reads one element per row
+        sizes = {"rows": str(rows), **({"row_len": str(cols)} if g.log_softmax else {})}
         args = ", ".join([q.name for q in params] + ["packed"])
         launcher = f"""\
-{launcher_opening(name, params, {"rows": str(rows), "row_len": str(cols)}, "rows == 0")}
-    const bool packed = row_len % kn::kVec == 0 && reinterpret_cast<unsigned long long>({x}) % 16 == 0;
+{launcher_opening(name, params, sizes, "rows == 0")}
+    const bool packed = {packed_check};
     const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
     kn::{kernel}<<<(unsigned)blocks, kn::kThreads, 0, stream>>>({args});
 }}"""
@@ -188,7 +195,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                     + ("online max/sum-exp in one read, then x[r, t] - max - log(sum)" if g.log_softmax
                        else "x[r, t] per row"))
         launch = Launch(kernel, (-(-row_count // (threads // group)), 1, 1), (threads, 1, 1),
-                        (threads // 32) * 2 * (g.values.dtype.size))
+                        (threads // 32) * 2 * g.values.dtype.size if block_partials else 0)
         rendered = rendered_kernel(self.name, point, name, strategy, device, launcher, params, [launch])
         per_row = sum(n.dtype.size for n in program.input_nodes() if n.name != x) + program.output.dtype.size
         row_reads = (col_count if g.log_softmax else 1) * g.values.dtype.size
@@ -239,6 +246,7 @@ def _row_pass(ct: str, xt: str, x: str, f: str, group: int) -> str:
     """The group's walk over its row: packed loads when the row allows, else one at a time."""
     partials = "warp_partials" if group > 32 else "(MaxSum*)nullptr"
     return f"""\
+MaxSum acc = {{-INFINITY, 0}};
 if (active && packed) {{   // row_len % kVec == 0 and x 16-byte aligned: every pack is in one row
     const long long packs = row_len / kVec;
     const Pack<{xt}, kVec>* __restrict__ row_packs = reinterpret_cast<const Pack<{xt}, kVec>*>(xrow);

@@ -12,10 +12,10 @@ from dice_engine.ir.dtypes import F32, F64, I64
 from dice_engine.ir.graph import Program, TensorDecl
 from dice_engine.ir.ops import const, index, input_tensor, make
 from dice_engine.ir.patterns import Problem, classify
-from dice_engine.sketches.row_gather import RowGatherRows
+from dice_engine.sketches.row_gather import SAMPLE_INTENTS, SKETCHES, RowGatherRows
 
 from cpu_emulation import TOLERANCE, needs_emulator, run_on_cpu
-from memory_bound_checks import compile_clean, needs_nvcc
+from memory_bound_checks import ARCH_NAMES, compile_clean, needs_nvcc, render_all
 
 SKETCH = RowGatherRows()
 SM90 = ARCHS["sm_90"]
@@ -105,3 +105,9 @@ def test_kernelbench_shape_compiles_clean_for_sm90():
     widest = {"group": 1024, "threads": 1024, "vec": 4, "unroll": 8}
     for point in (SKETCH.default_point(problem, SM90), widest):
         compile_clean([SKETCH.render(problem, SM90, point, "xent")], "sm_90")
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ARCH_NAMES)
+def test_samples_and_corners_compile_clean(arch):
+    compile_clean(render_all(SKETCHES, SAMPLE_INTENTS, arch, corners=True), arch)
