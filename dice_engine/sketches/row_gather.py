@@ -29,7 +29,7 @@ SUPPORTED_DTYPES = ("f32", "f64")
 # Identifiers the kernel declares (a tensor or symbol must not shadow them).
 LOCALS = frozenset("""
     rows row_len lane row active xrow acc packs pk vals pack cls picked warp_partials packed c u one
-    row_packs top
+    row_packs top pk0 e
 """.split())
 
 
@@ -250,17 +250,21 @@ MaxSum acc = {{-INFINITY, 0}};
 if (active && packed) {{   // row_len % kVec == 0 and x 16-byte aligned: every pack is in one row
     const long long packs = row_len / kVec;
     const Pack<{xt}, kVec>* __restrict__ row_packs = reinterpret_cast<const Pack<{xt}, kVec>*>(xrow);
-    long long pk = lane;
-    for (; pk + (long long)(kUnroll - 1) * kGroup < packs; pk += (long long)kUnroll * kGroup) {{
+    for (long long pk0 = lane; pk0 < packs; pk0 += (long long)kUnroll * kGroup) {{
+        // kUnroll packs in flight at once; those past the row's end read as -inf (add nothing)
         Pack<{xt}, kVec> vals[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) vals[u] = row_packs[pk + (long long)u * kGroup];
+        for (int u = 0; u < kUnroll; ++u) {{
+            const long long pk = pk0 + (long long)u * kGroup;
+            if (pk < packs) {{
+                vals[u] = row_packs[pk];
+            }} else {{
+#pragma unroll
+                for (int e = 0; e < kVec; ++e) vals[u].v[e] = -INFINITY;
+            }}
+        }}
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) online_add(acc, vals[u].v);
-    }}
-    for (; pk < packs; pk += kGroup) {{
-        const Pack<{xt}, kVec> pack = row_packs[pk];
-        online_add(acc, pack.v);
     }}
 }} else if (active) {{
     for (long long c = lane; c < row_len; c += kGroup) {{

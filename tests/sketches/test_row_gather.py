@@ -58,7 +58,7 @@ POINTS = [
     (9, 256, {"group": 32, "threads": 64, "vec": 4, "unroll": 4}),    # warp per row, packed, unrolled
     (5, 512, {"group": 64, "threads": 128, "vec": 4, "unroll": 2}),   # block rows: shared partials
     (7, 77, {"group": 8, "threads": 64, "vec": 4, "unroll": 1}),      # 77 % 4: the scalar path
-    (6, 130, {"group": 16, "threads": 64, "vec": 2, "unroll": 8}),    # the unrolled loop's tail
+    (6, 130, {"group": 16, "threads": 64, "vec": 2, "unroll": 8}),    # unrolled loads past the row end
 ]
 
 
