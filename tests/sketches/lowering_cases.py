@@ -35,6 +35,8 @@ EMULATED_CASES += [
     ("y = group_norm(x, 2, w, b); x: f32[2, 6, 3, 4]; w: f32[6]; b: f32[6]", ("warp",)),
     ("y = batch_norm(x, None, None, training=True); x: f32[4, 3, 5, 2]", ("block",)),
     ("y = cross_entropy(x, t); x: f32[6, 50]; t: i64[6]", ("warp",)),
+    # a mean over the rows ignore_index keeps: two scalar totals of one domain in one plan
+    ("y = sum(a) / sum(t != -100); a: f32[300]; t: i64[300]", ("thread", "block")),
     ("y = triu(A @ B); A: f32[6, 5]; B: f32[5, 6]", ("thread",)),
     ("y = scaled_dot_product_attention(q, k, v); q: f32[1, 2, 5, 4]; k: f32[1, 2, 6, 4]; v: f32[1, 2, 6, 3]",
      ("thread",)),
