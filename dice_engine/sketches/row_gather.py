@@ -9,27 +9,30 @@ tree; the group's first thread then reads the target and the one element x[r, t]
 logp = x[r, t] - max - log(sum) through the epilogue. A plain gather needs no row pass: a
 thread per row. Reductions over the rows (the batch mean) are the next kernel's work.
 
-Math runs in float (double for f64) with expf/logf (not the fast intrinsics).
+Math runs in float (halves are widened as they load; double for f64) with expf/logf (not the
+fast intrinsics).
 """
 from __future__ import annotations
 
 from ..arch import ArchSpec
+from ..ir.dtypes import DType
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE
 from ..ir.patterns import Problem
 from ..ir.row_gather import RowGather, row_gathers
-from .base import DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, launcher_params
+from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, launcher_params,
+                   store_from_compute)
 from .fusion import emit_expression, kernel_param_list, leaf_value, name_clash
 from .warp import (PACK_HELPERS, SHUFFLE_HELPERS, block_threads_violation, indent, launcher_opening,
                    min_blocks_per_sm, pow2_range, register_budget, rendered_kernel)
 
 BASE_REGISTERS = 32
-SUPPORTED_DTYPES = ("f32", "f64")
+SUPPORTED_DTYPES = ("f32", "f64", "f16", "bf16")
 
 # Identifiers the kernel declares (a tensor or symbol must not shadow them).
 LOCALS = frozenset("""
     rows row_len lane row active xrow acc packs pk vals pack cls picked warp_partials packed c u one
-    row_packs top pk0 e
+    row_packs top pk0 e in_row v
 """.split())
 
 
@@ -83,8 +86,8 @@ class RowGatherRows(Sketch):
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         g = _must(problem)
-        words = g.values.dtype.size // 4
-        vecs = (1, 2) if words == 2 else (1, 2, 4)
+        size = g.values.dtype.size
+        vecs = pow2_range(1, 16 // size)
         tokens = [
             Token("group", pow2_range(4, 1024) if g.log_softmax else (1,),
                   "threads per row (a sub-warp, a warp or a block); 1 without a row pass",
@@ -103,7 +106,8 @@ class RowGatherRows(Sketch):
             bad = block_threads_violation(arch, pt["threads"])
             if bad:
                 return bad
-            need = BASE_REGISTERS + pt["unroll"] * pt["vec"] * words
+            # per pack in flight: its words, its in-row flag and its address
+            need = BASE_REGISTERS + pt["unroll"] * (max(1, pt["vec"] * size // 4) + 2)
             if need > register_budget(arch, pt["threads"]):
                 return f"~{need} registers per thread needed"
             return None
@@ -112,7 +116,7 @@ class RowGatherRows(Sketch):
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         g = _must(problem)
-        vec = 4 if _ctype(g) == "float" else 2
+        vec = 16 // g.values.dtype.size
         if not g.log_softmax:
             return {"group": 1, "threads": 256, "vec": 1, "unroll": 1}
         cols = problem.program.concrete_shape(g.values.shape)[1]
@@ -140,8 +144,7 @@ class RowGatherRows(Sketch):
         kernel = f"{name}_kernel"
         epi = emit_expression(program.output, _row_inputs(program.output, g), ct,
                               anchor=g.reduce, anchor_value="picked", prefix="epi")
-        out_type = program.output.dtype.c_type
-        pass_code = _row_pass(ct, xt, x, f, group) if g.log_softmax else ""
+        pass_code = _row_pass(ct, g.values.dtype, x, f, group) if g.log_softmax else ""
         pass_constants = (f"constexpr int kVec = {vec};           // elements per load\n"
                           f"constexpr int kUnroll = {unroll};     // packs in flight per thread\n"
                           if g.log_softmax else "")
@@ -177,7 +180,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     {ct} picked = 0;   // a target outside the row picks nothing
     if (cls >= 0 && cls < row_len) picked = {picked};
 {indent(chr(10).join(epi.statements), 4)}
-    {out}[row] = ({out_type})({epi.value});
+    {out}[row] = {store_from_compute(program.output.dtype, epi.value)};
 }}"""
         packed_check = (f"row_len % kn::kVec == 0 && reinterpret_cast<unsigned long long>({x}) % 16 == 0"
                         if g.log_softmax else "false")   # a plain gather reads one element per row
@@ -242,8 +245,10 @@ struct MergeMaxSum {{
 }};"""
 
 
-def _row_pass(ct: str, xt: str, x: str, f: str, group: int) -> str:
-    """The group's walk over its row: packed loads when the row allows, else one at a time."""
+def _row_pass(ct: str, dtype: DType, x: str, f: str, group: int) -> str:
+    """The group's walk over its row: packed loads when the row allows, else one at a time;
+    values are folded in the compute type `ct`."""
+    xt = dtype.c_type
     partials = "warp_partials" if group > 32 else "(MaxSum*)nullptr"
     return f"""\
 MaxSum acc = {{-INFINITY, 0}};
@@ -253,22 +258,25 @@ if (active && packed) {{   // row_len % kVec == 0 and x 16-byte aligned: every p
     for (long long pk0 = lane; pk0 < packs; pk0 += (long long)kUnroll * kGroup) {{
         // kUnroll packs in flight at once; those past the row's end read as -inf (add nothing)
         Pack<{xt}, kVec> vals[kUnroll];
+        bool in_row[kUnroll];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {{
             const long long pk = pk0 + (long long)u * kGroup;
-            if (pk < packs) {{
-                vals[u] = row_packs[pk];
-            }} else {{
-#pragma unroll
-                for (int e = 0; e < kVec; ++e) vals[u].v[e] = -INFINITY;
-            }}
+            in_row[u] = pk < packs;
+            if (in_row[u]) vals[u] = row_packs[pk];
         }}
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) online_add(acc, vals[u].v);
+        for (int u = 0; u < kUnroll; ++u) {{
+            {ct} v[kVec];
+#pragma unroll
+            for (int e = 0; e < kVec; ++e)
+                v[e] = in_row[u] ? {leaf_value(dtype, "vals[u].v[e]", ct)} : -INFINITY;
+            online_add(acc, v);
+        }}
     }}
 }} else if (active) {{
     for (long long c = lane; c < row_len; c += kGroup) {{
-        const {ct} one[1] = {{({ct})xrow[c]}};
+        const {ct} one[1] = {{{leaf_value(dtype, "xrow[c]", ct)}}};
         online_add(acc, one);
     }}
 }}
@@ -280,4 +288,5 @@ SKETCHES: list[Sketch] = [RowGatherRows()]
 SAMPLE_INTENTS: list[str] = [
     "y = cross_entropy(x, t, reduction='none'); x: f32[4096, 1000]; t: i64[4096]",
     "y = nll_loss(x, t, reduction='none'); x: f64[333, 77]; t: i64[333]",
+    "y = cross_entropy(x, t, reduction='none'); x: bf16[512, 32000]; t: i64[512]",
 ]
