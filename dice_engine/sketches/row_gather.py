@@ -120,8 +120,8 @@ class RowGatherRows(Sketch):
         if not g.log_softmax:
             return {"group": 1, "threads": 256, "vec": 1, "unroll": 1}
         cols = problem.program.concrete_shape(g.values.shape)[1]
-        # about 16 elements per thread per row, a warp at least for any row a warp can fill,
-        # a block of up to 512 threads for long rows (fewer rows in flight per SM, each faster)
+        # the group doubles until each thread holds about 16 elements of its row (up to 512
+        # threads: long rows spread over a block rather than serialising in one warp)
         group = 4
         while group < 512 and group * vec * 16 < cols:
             group *= 2
