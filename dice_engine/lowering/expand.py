@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from ..ir import ops
 from ..ir.graph import Node
+from ..ir.statistics import standardize
 
 COMPOSITE = {"softmax", "log_softmax", "layer_norm", "rms_norm"}
 
@@ -31,9 +32,7 @@ def _norm(node: Node, args: list[Node]) -> Node:
     axes = tuple(range(x.rank - node.attr("axes", 1), x.rank))
     eps = node.attr("eps")
     if node.op == "layer_norm":
-        centered = ops.make("sub", [x, ops.make("mean", [x], dim=axes, keepdim=True)])
-        var = ops.make("mean", [ops.make("mul", [centered, centered])], dim=axes, keepdim=True)
-        y = ops.make("mul", [centered, ops.make("rsqrt", [ops.make("add", [var, ops.const(float(eps))])])])
+        y = standardize(x, axes, eps)
     else:
         eps = _FINFO_EPS[x.dtype.name] if eps is None else eps
         ms = ops.make("mean", [ops.make("mul", [x, x])], dim=axes, keepdim=True)
@@ -54,6 +53,43 @@ def expand(root: Node) -> Node:
             new = _softmax(node, args[0])
         elif node.op in ("layer_norm", "rms_norm"):
             new = _norm(node, args)
+        elif all(a is b for a, b in zip(args, node.args)):
+            new = node
+        else:
+            new = replace(node, args=tuple(args))
+        memo[id(node)] = new
+    return memo[id(root)]
+
+
+def _moments_half(node: Node) -> tuple[Node, int] | None:
+    """(the moments node, 0 for the mean or 1 for the variance) when `node` is one half of it
+    in the kept-dims shape, as `ir.statistics.halves` reads it; else None."""
+    if node.op != "reshape" or node.args[0].op != "slice":
+        return None
+    part = node.args[0]
+    stats = part.args[0]
+    if stats.op != "moments" or part.attr("dim") != 0 or node.shape != stats.shape[1:]:
+        return None
+    return stats, part.attr("start")
+
+
+def two_pass(root: Node) -> Node:
+    """`root` with each half of a `moments` node (as `ir.statistics.halves` reads it) rewritten
+    as the two-reduction form: mean(x), then mean((x - mean)²). The one-kernel normalisation
+    computes statistics one after the other from cache, so it takes this form; a `moments` read
+    any other way is left as it is."""
+    memo: dict[int, Node] = {}
+    means: dict[int, Node] = {}
+    for node in root.walk():
+        args = [memo[id(a)] for a in node.args]
+        half = _moments_half(node)
+        if half is not None:
+            stats, which = half
+            x, dims = memo[id(stats.args[0])], stats.attr("dim")
+            new = means.setdefault(id(stats), ops.make("mean", [x], dim=dims, keepdim=True))
+            if which == 1:
+                centered = ops.make("sub", [x, new])
+                new = ops.make("mean", [ops.make("mul", [centered, centered])], dim=dims, keepdim=True)
         elif all(a is b for a, b in zip(args, node.args)):
             new = node
         else:
