@@ -15,8 +15,14 @@ def halves(stats: Node) -> tuple[Node, Node]:
 
 
 def mean_var(x: Node, dims: tuple[int, ...]) -> tuple[Node, Node]:
-    """torch.var_mean(x, dims, correction=0, keepdim=True) as (mean, var), from one `moments`."""
-    return halves(ops.make("moments", [x], dim=dims))
+    """torch.var_mean(x, dims, correction=0, keepdim=True) as (mean, var), from one `moments`.
+    A shape with symbols cannot drop the moments' leading dim (a reshape needs concrete sizes):
+    there the mean and then the mean of squared deviations, two reductions."""
+    if all(isinstance(d, int) for d in x.shape):
+        return halves(ops.make("moments", [x], dim=dims))
+    mean = ops.make("mean", [x], dim=dims, keepdim=True)
+    centered = ops.make("sub", [x, mean])
+    return mean, ops.make("mean", [ops.make("mul", [centered, centered])], dim=dims, keepdim=True)
 
 
 def standardize(x: Node, dims: tuple[int, ...], eps: float) -> Node:

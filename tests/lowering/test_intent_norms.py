@@ -94,3 +94,16 @@ def test_generate_reads_the_input_once_for_its_statistics(intent: str) -> None:
     if nvcc_found():
         compiled = compile_cuda(result.source, "sm_90")
         assert compiled.ok, "\n".join(str(m) for m in compiled.messages)[:3000]
+
+
+@pytest.mark.parametrize("intent", [
+    "y = layer_norm(x, [768], weight=w, bias=b); x: f16[B, 768]; w: f16[768]; b: f16[768]",
+    "y = batch_norm(x, None, None, training=True); x: f32[N, 3, 5, 2]",
+])
+def test_symbolic_sizes_keep_two_reductions(intent: str) -> None:
+    """The moments' halves need a reshape, which needs concrete sizes: with a symbol the norm
+    is the mean and then the mean of squared deviations, as before (and still one kernel)."""
+    problem = classify(parse_intent(intent))
+    plan = make_plan(problem.program.output)
+    assert [s.node.op for s in plan.stages[:-1]] == ["mean", "mean"]
+    assert "block" in GeneralLowering().space(problem, ARCHS["sm_90"]).token("fuse").choices
