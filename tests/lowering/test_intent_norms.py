@@ -107,3 +107,23 @@ def test_symbolic_sizes_keep_two_reductions(intent: str) -> None:
     plan = make_plan(problem.program.output)
     assert [s.node.op for s in plan.stages[:-1]] == ["mean", "mean"]
     assert "block" in GeneralLowering().space(problem, ARCHS["sm_90"]).token("fuse").choices
+
+
+@pytest.mark.parametrize("intent", NORMS)
+def test_the_pytorch_baseline_and_the_device_reference_agree(intent: str) -> None:
+    """What the runner times PyTorch with (torch_program) and checks candidates against on the GPU
+    (device_reference, here on CPU torch) mean the same as the float64 evaluator."""
+    import torch
+
+    from dice_engine.ir import reference
+    from dice_engine.runner import device_reference
+    from dice_engine.runner.torch_program import torch_function
+
+    program = parse_intent(intent)
+    inputs = random_inputs(classify(program), {})
+    want = reference.evaluate(program, inputs, {})
+    tensors = {k: torch.from_numpy(v) for k, v in inputs.items()}
+    baseline = torch_function(program)(tensors).double().numpy()
+    np.testing.assert_allclose(baseline, want, rtol=1e-4, atol=1e-5)
+    wide = device_reference.evaluate(program, tensors).double().numpy()   # float64, rounded to f32 once
+    np.testing.assert_allclose(wide, want, rtol=2e-7, atol=1e-7)
