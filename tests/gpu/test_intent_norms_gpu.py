@@ -36,5 +36,6 @@ def test_intent_norms_verify_and_time(runner, intent: str) -> None:
         report = runner.evaluate(rendered, problem, "sm_90")
         assert report.verdict == "ok", report.detail
         assert report.verified is True
-        print(f"{intent}\n  fuse={point['fuse']} slices={point['slices']} kernels={len(rendered.kernel_names)}: "
+        kernels = len(rendered.kernel_names)
+        print(f"{intent}\n  fuse={point['fuse']} slices={point['slices']} kernels={kernels}: "
               f"{report.time_us:.1f} us (PyTorch eager {report.reference_time_us})")
