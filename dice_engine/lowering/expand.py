@@ -1,7 +1,8 @@
 """Composite operators rewritten as primitives: reductions (kept dims) and elementwise math.
 
 After `expand`, a DAG holds only elementwise operators, views (permute, reshape, flip, index),
-reductions, scans, matmuls, convolutions and pools: the operators `stages` knows how to lower.
+reductions (a layer norm's mean and variance: one `moments`), scans, matmuls, convolutions and
+pools: the operators `stages` knows how to lower.
 The rewrite follows PyTorch's definitions, so the reference evaluator agrees with it.
 """
 from __future__ import annotations
@@ -10,7 +11,7 @@ from dataclasses import replace
 
 from ..ir import ops
 from ..ir.graph import Node
-from ..ir.statistics import standardize
+from ..ir.statistics import standardize, two_reductions, which_half
 
 COMPOSITE = {"softmax", "log_softmax", "layer_norm", "rms_norm"}
 
@@ -61,35 +62,19 @@ def expand(root: Node) -> Node:
     return memo[id(root)]
 
 
-def _moments_half(node: Node) -> tuple[Node, int] | None:
-    """(the moments node, 0 for the mean or 1 for the variance) when `node` is one half of it
-    in the kept-dims shape, as `ir.statistics.halves` reads it; else None."""
-    if node.op != "reshape" or node.args[0].op != "slice":
-        return None
-    part = node.args[0]
-    stats = part.args[0]
-    if stats.op != "moments" or part.attr("dim") != 0 or node.shape != stats.shape[1:]:
-        return None
-    return stats, part.attr("start")
-
-
 def two_pass(root: Node) -> Node:
-    """`root` with each half of a `moments` node (as `ir.statistics.halves` reads it) rewritten
-    as the two-reduction form: mean(x), then mean((x - mean)²). The one-kernel normalisation
-    computes statistics one after the other from cache, so it takes this form; a `moments` read
-    any other way is left as it is."""
+    """`root` with each of a `moments` node's `statistics.halves` rewritten as
+    `statistics.two_reductions`. The one-kernel normalisation computes statistics one after the
+    other from cache, so it takes this form; a `moments` read any other way is left as it is."""
     memo: dict[int, Node] = {}
-    means: dict[int, Node] = {}
+    pairs: dict[int, tuple[Node, Node]] = {}
     for node in root.walk():
         args = [memo[id(a)] for a in node.args]
-        half = _moments_half(node)
+        half = which_half(node)
         if half is not None:
-            stats, which = half
-            x, dims = memo[id(stats.args[0])], stats.attr("dim")
-            new = means.setdefault(id(stats), ops.make("mean", [x], dim=dims, keepdim=True))
-            if which == 1:
-                centered = ops.make("sub", [x, new])
-                new = ops.make("mean", [ops.make("mul", [centered, centered])], dim=dims, keepdim=True)
+            stats, k = half
+            x = memo[id(stats.args[0])]
+            new = pairs.setdefault(id(stats), two_reductions(x, stats.attr("dim")))[k]
         elif all(a is b for a, b in zip(args, node.args)):
             new = node
         else:
