@@ -15,7 +15,7 @@ from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Buffer, Context, Schedul
 from .moments import merge_helper, slices_for
 from .plan import Plan, fused_plan, make_plan, unlowerable
 from .tiled import micro
-from .traffic import fused_bytes, gemm_extents, plan_bytes
+from .traffic import fused_bytes, gemm_extents, group_fits_l1, plan_bytes
 
 RESERVED_PREFIX = "dz_"      # the generated code's own identifiers
 TILES = (0, 32, 64)
@@ -92,7 +92,10 @@ class GeneralLowering(Sketch):
             strategy = "split" if outputs < 2 * arch.sms else "block"
         else:
             strategy = "warp" if longest >= MIN_WORK_PER_WARP * 2 else "thread"
-        fuse = "block" if fused_plan(problem.program.output) else "kernels"
+        fused = fused_plan(problem.program.output)
+        # one kernel when its group stays in L1; past that, a moments stage reads the input once
+        one_kernel = fused is not None and (not _has_moments(plan) or group_fits_l1(fused, problem.program))
+        fuse = "block" if one_kernel else "kernels"
         point = {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4,
                  "fuse": fuse, "tile": _default_tile(plan, problem.program)}
         # a moments stage: 4 positions per thread per round (loads in flight, a division per 4)

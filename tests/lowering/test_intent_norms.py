@@ -127,3 +127,14 @@ def test_the_pytorch_baseline_and_the_device_reference_agree(intent: str) -> Non
     np.testing.assert_allclose(baseline, want, rtol=1e-4, atol=1e-5)
     wide = device_reference.evaluate(program, tensors).double().numpy()   # float64, rounded to f32 once
     np.testing.assert_allclose(wide, want, rtol=2e-7, atol=1e-7)
+
+
+@pytest.mark.parametrize("intent, fuse", [
+    ("y = instance_norm(x); x: f32[112, 64, 512, 512]", "kernels"),   # 1 MiB groups: not in L1
+    ("y = instance_norm(x); x: f32[16, 64, 32, 32]", "block"),        # 4 KiB groups
+])
+def test_the_default_point_fuses_only_groups_that_stay_in_l1(intent: str, fuse: str) -> None:
+    """A group past L1 is re-read from DRAM by each pass of the one-kernel form; the moments
+    kernel reads it once, so the search starts there."""
+    problem = classify(parse_intent(intent))
+    assert GeneralLowering().default_point(problem, ARCHS["sm_90"])["fuse"] == fuse
