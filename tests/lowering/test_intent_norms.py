@@ -27,6 +27,7 @@ from test_lowering_emulated import ALLOCATOR  # noqa: E402
 NORMS = [
     "y = batch_norm(x, None, None, training=True); x: f32[4, 3, 5, 2]",
     "y = relu(batch_norm(x, w, b, training=True, eps=1e-3)) * 2.0; x: f32[6, 5, 7]; w, b: f32[5]",
+    "y = batch_norm(x, w, b, training=True); x: f32[40, 6]; w, b: f32[6]",   # BatchNorm1d: per column
     "y = instance_norm(x, weight=w, bias=b); x: f32[2, 3, 5, 4]; w, b: f32[3]",
     "y = group_norm(x, 2, w, b); x: f32[2, 6, 3, 4]; w: f32[6]; b: f32[6]",
     "y = layer_norm(x, [4, 6], w, b) + 1.0; x: f32[3, 4, 6]; w: f32[4, 6]; b: f32[4, 6]",
@@ -52,7 +53,7 @@ def test_one_statistics_stage_then_one_normalize_stage(intent: str) -> None:
     assert plan.stages[0].node.op == "moments"
 
 
-@pytest.mark.parametrize("intent", [NORMS[0], NORMS[2], NORMS[4]])
+@pytest.mark.parametrize("intent", [NORMS[0], NORMS[3], NORMS[5]])
 def test_the_one_kernel_normalisation_stays(intent: str) -> None:
     """Groups the fused kernel served before (statistics over the same axes, the output in the
     argument's shape) keep it: the moments become the two in-cache reductions it computes."""
