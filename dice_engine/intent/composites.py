@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..ir import ops
 from ..ir.graph import Node
+from ..ir.statistics import standardize
 
 OpError = ops.OpError
 
@@ -23,13 +24,6 @@ def _channel_view(param: Node, x: Node, arg: int) -> Node:
     return m("reshape", param, shape=(x.shape[1],) + (1,) * (x.rank - 2))
 
 
-def _standardize(x: Node, axes: tuple[int, ...], eps: float) -> Node:
-    """(x - mean) / sqrt(biased var + eps) over `axes`."""
-    centered = m("sub", x, m("mean", x, dim=axes, keepdim=True))
-    var = m("mean", m("mul", centered, centered), dim=axes, keepdim=True)
-    return m("mul", centered, m("rsqrt", m("add", var, float(eps))))
-
-
 def _affine(y: Node, x: Node, weight: Node | None, bias: Node | None) -> Node:
     if weight is not None:
         y = m("mul", y, _channel_view(weight, x, 1))
@@ -43,7 +37,7 @@ def batch_norm(x: Node, weight: Node | None, bias: Node | None, eps: float) -> N
     if x.rank < 2:
         raise OpError(f"batch_norm needs an [N, C, ...] input (rank >= 2), got rank {x.rank}", 0)
     axes = (0,) + tuple(range(2, x.rank))
-    return _affine(_standardize(x, axes, eps), x, weight, bias)
+    return _affine(standardize(x, axes, eps), x, weight, bias)
 
 
 def batch_norm_eval(x: Node, mean: Node, var: Node, weight: Node | None, bias: Node | None,
@@ -56,7 +50,7 @@ def batch_norm_eval(x: Node, mean: Node, var: Node, weight: Node | None, bias: N
 def instance_norm(x: Node, weight: Node | None, bias: Node | None, eps: float) -> Node:
     if x.rank < 3:
         raise OpError(f"instance_norm needs an [N, C, ...spatial] input (rank >= 3), got rank {x.rank}", 0)
-    return _affine(_standardize(x, tuple(range(2, x.rank)), eps), x, weight, bias)
+    return _affine(standardize(x, tuple(range(2, x.rank)), eps), x, weight, bias)
 
 
 def group_norm(x: Node, groups: int, weight: Node | None, bias: Node | None, eps: float) -> Node:
@@ -68,7 +62,7 @@ def group_norm(x: Node, groups: int, weight: Node | None, bias: Node | None, eps
     if not isinstance(groups, int) or groups < 1 or channels % groups:
         raise OpError(f"num_groups={groups} must divide the {channels} channels", None, "num_groups")
     grouped = m("reshape", x, shape=(x.shape[0], groups, -1))
-    y = m("reshape", _standardize(grouped, (2,), eps), shape=x.shape)
+    y = m("reshape", standardize(grouped, (2,), eps), shape=x.shape)
     return _affine(y, x, weight, bias)
 
 

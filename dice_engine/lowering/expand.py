@@ -1,7 +1,8 @@
 """Composite operators rewritten as primitives: reductions (kept dims) and elementwise math.
 
 After `expand`, a DAG holds only elementwise operators, views (permute, reshape, flip, index),
-reductions, scans, matmuls, convolutions and pools: the operators `stages` knows how to lower.
+reductions (a layer norm's mean and variance: one `moments`), scans, matmuls, convolutions and
+pools: the operators `stages` knows how to lower.
 The rewrite follows PyTorch's definitions, so the reference evaluator agrees with it.
 """
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dataclasses import replace
 
 from ..ir import ops
 from ..ir.graph import Node
+from ..ir.statistics import standardize, two_reductions, which_half
 
 COMPOSITE = {"softmax", "log_softmax", "layer_norm", "rms_norm"}
 
@@ -31,9 +33,7 @@ def _norm(node: Node, args: list[Node]) -> Node:
     axes = tuple(range(x.rank - node.attr("axes", 1), x.rank))
     eps = node.attr("eps")
     if node.op == "layer_norm":
-        centered = ops.make("sub", [x, ops.make("mean", [x], dim=axes, keepdim=True)])
-        var = ops.make("mean", [ops.make("mul", [centered, centered])], dim=axes, keepdim=True)
-        y = ops.make("mul", [centered, ops.make("rsqrt", [ops.make("add", [var, ops.const(float(eps))])])])
+        y = standardize(x, axes, eps)
     else:
         eps = _FINFO_EPS[x.dtype.name] if eps is None else eps
         ms = ops.make("mean", [ops.make("mul", [x, x])], dim=axes, keepdim=True)
@@ -54,6 +54,27 @@ def expand(root: Node) -> Node:
             new = _softmax(node, args[0])
         elif node.op in ("layer_norm", "rms_norm"):
             new = _norm(node, args)
+        elif all(a is b for a, b in zip(args, node.args)):
+            new = node
+        else:
+            new = replace(node, args=tuple(args))
+        memo[id(node)] = new
+    return memo[id(root)]
+
+
+def two_pass(root: Node) -> Node:
+    """`root` with each of a `moments` node's `statistics.halves` rewritten as
+    `statistics.two_reductions`. The one-kernel normalisation computes statistics one after the
+    other from cache, so it takes this form; a `moments` read any other way is left as it is."""
+    memo: dict[int, Node] = {}
+    pairs: dict[int, tuple[Node, Node]] = {}
+    for node in root.walk():
+        args = [memo[id(a)] for a in node.args]
+        half = which_half(node)
+        if half is not None:
+            stats, k = half
+            x = memo[id(stats.args[0])]
+            new = pairs.setdefault(id(stats), two_reductions(x, stats.attr("dim")))[k]
         elif all(a is b for a, b in zip(args, node.args)):
             new = node
         else:

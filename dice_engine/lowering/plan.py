@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, STATISTICS, VIEWS
-from .expand import COMPOSITE, expand
+from .expand import COMPOSITE, expand, two_pass
 from .stages import MATERIALISED, Stage, stage_for
 
 LOWERABLE = ELEMENTWISE | VIEWS | MATERIALISED | COMPOSITE | {"permute", "input", "const"}
@@ -70,8 +70,13 @@ def _operands_to_materialise(root: Node) -> set[int]:
             for a in n.args if _computed(a)}
 
 
-def make_plan(output: Node) -> Plan:
+def make_plan(output: Node, *, statistics_in_turn: bool = False) -> Plan:
+    """The stages of `output`; with `statistics_in_turn`, a mean and variance taken from one
+    `moments` become two reductions (`expand.two_pass`), the form the one-kernel normalisation
+    computes."""
     root = expand(output)
+    if statistics_in_turn:
+        root = two_pass(root)
     operands = _operands_to_materialise(root)
     heavy = [n for n in root.walk() if n.op in MATERIALISED or id(n) in operands]
     stages = [stage_for(n) for n in heavy]
@@ -98,3 +103,9 @@ def block_fusable(plan: Plan) -> bool:
                 or node.args[0].shape != first.args[0].shape):
             return False
     return last.node.shape == first.args[0].shape
+
+
+def fused_plan(output: Node) -> Plan | None:
+    """The plan of the one-kernel normalisation, or None where `output` is not one."""
+    plan = make_plan(output, statistics_in_turn=True)
+    return plan if block_fusable(plan) else None

@@ -13,9 +13,9 @@ from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Buffer, Context, Schedul
                       fused_launcher_text, hint_extent, launcher_text, plan_kernels, split_chunks,
                       stage_schedule, tileable)
 from .moments import merge_helper, slices_for
-from .plan import Plan, block_fusable, make_plan, unlowerable
+from .plan import Plan, fused_plan, make_plan, unlowerable
 from .tiled import micro
-from .traffic import fused_bytes, gemm_extents, plan_bytes
+from .traffic import fused_bytes, gemm_extents, group_fits_l1, plan_bytes
 
 RESERVED_PREFIX = "dz_"      # the generated code's own identifiers
 TILES = (0, 32, 64)
@@ -64,7 +64,7 @@ class GeneralLowering(Sketch):
             Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages; positions per "
                   "thread per round in a mean/variance stage", (Role.WORK,)),
             Token("unroll", (1, 2, 4), "unroll factor of the reduction loop", (Role.UNROLL,)),
-            Token("fuse", ("kernels", "block") if block_fusable(plan) else ("kernels",),
+            Token("fuse", ("kernels", "block") if fused_plan(problem.program.output) else ("kernels",),
                   "a normalisation as a kernel per statistic, or one kernel with a block per group", ()),
             Token("tile", TILES if any(tileable(s) for s in plan.stages) else (0,),
                   "edge of the shared-memory output tile of matmul and convolution stages (0: a "
@@ -92,7 +92,10 @@ class GeneralLowering(Sketch):
             strategy = "split" if outputs < 2 * arch.sms else "block"
         else:
             strategy = "warp" if longest >= MIN_WORK_PER_WARP * 2 else "thread"
-        fuse = "block" if block_fusable(plan) else "kernels"
+        fused = fused_plan(problem.program.output)
+        # one kernel when its group stays in L1; past that, a moments stage reads the input once
+        one_kernel = fused is not None and (not _has_moments(plan) or group_fits_l1(fused, problem.program))
+        fuse = "block" if one_kernel else "kernels"
         point = {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4,
                  "fuse": fuse, "tile": _default_tile(plan, problem.program)}
         # a moments stage: 4 positions per thread per round (loads in flight, a division per 4)
@@ -103,11 +106,13 @@ class GeneralLowering(Sketch):
         if why:
             raise ValueError(why)
         program = problem.program
-        plan = make_plan(program.output)
+        fused = point["fuse"] == "block"
+        plan = fused_plan(program.output) if fused else make_plan(program.output)
+        if plan is None:
+            raise ValueError("fuse=block needs a normalisation (statistics then a map over their argument)")
         params = launcher_params(problem)
         ctype = _ctype(plan)
         sources = {id(n): Source(n.name, "input") for n in plan.root.walk() if n.op == "input"}
-        fused = point["fuse"] == "block"
         schedule = Schedule(point["threads"], point["strategy"], point["items"], point["unroll"],
                             point["tile"])
         workspace: dict[int, str] = {}

@@ -14,7 +14,7 @@ from dice_engine.ir.patterns import classify
 from dice_engine.lowering import GeneralLowering
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "sketches"))
-from lowering_cases import EMULATED_CASES  # noqa: E402
+from lowering_cases import EMULATED_CASES, lowering_point  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -25,10 +25,11 @@ pytestmark = pytest.mark.gpu
 def test_lowered_kernel_is_correct_on_the_gpu(runner, intent: str, strategy: str, fuse: str) -> None:
     problem = classify(parse_intent(intent))
     sketch = GeneralLowering()
-    if fuse not in sketch.space(problem, ARCHS["sm_90"]).token("fuse").choices:
+    space = sketch.space(problem, ARCHS["sm_90"])
+    if fuse not in space.token("fuse").choices:
         pytest.skip("not a normalisation: no one-kernel form")
-    rendered = sketch.render(problem, ARCHS["sm_90"], {"threads": 128, "strategy": strategy, "items": 2,
-                                                       "unroll": 2, "fuse": fuse, "tile": 0}, "lowered")
+    point = lowering_point(space, threads=128, strategy=strategy, items=2, unroll=2, fuse=fuse, tile=0)
+    rendered = sketch.render(problem, ARCHS["sm_90"], point, "lowered")
     report = runner.evaluate(rendered, problem, "sm_90", time=False)
     assert report.verdict == "ok", report.detail
     assert report.verified is True

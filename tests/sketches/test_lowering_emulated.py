@@ -38,12 +38,15 @@ def test_lowered_kernels_match_the_reference(intent: str, strategies: tuple[str,
     problem = classify(parse_intent(intent))
     sketch = Emulated()
     assert sketch.unsupported(problem, ARCHS["sm_90"]) is None
-    fusions = sketch.space(problem, ARCHS["sm_90"]).token("fuse").choices
-    points = [{"threads": 64, "strategy": s, "items": 2, "unroll": 2, "fuse": "kernels",
-               "tile": 0} for s in strategies]
+    space = sketch.space(problem, ARCHS["sm_90"])
+    fusions = space.token("fuse").choices
+    # a mean/variance (moments) stage: one slice, and four (a merge kernel)
+    extra = [{"slices": 1}, {"slices": 4}] if any(t.name == "slices" for t in space.tokens) else [{}]
+    points = [{"threads": 64, "strategy": s, "items": 2, "unroll": 2, "fuse": "kernels", "tile": 0, **e}
+              for s in strategies for e in extra]
     if "block" in fusions:    # the one-kernel normalisation, too
         points.append({"threads": 64, "strategy": strategies[0], "items": 1, "unroll": 1, "fuse": "block",
-                       "tile": 0})
+                       "tile": 0, **extra[0]})
     for k, point in enumerate(points):
         work = tmp_path / str(k)
         work.mkdir()

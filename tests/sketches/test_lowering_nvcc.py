@@ -10,7 +10,7 @@ from dice_engine.intent import parse_intent
 from dice_engine.ir.patterns import classify
 from dice_engine.sketches.registry import candidates
 
-from lowering_cases import EMULATED_CASES
+from lowering_cases import EMULATED_CASES, lowering_point
 
 
 
@@ -22,10 +22,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(not nvcc_found(), reason="nvc
 def test_lowered_kernels_compile(intent: str, arch: str) -> None:
     problem = classify(parse_intent(intent))
     sketch = next(s for s in candidates(problem, ARCHS[arch]) if s.name == "generic.lowered")
-    for fuse in sketch.space(problem, ARCHS[arch]).token("fuse").choices:
+    space = sketch.space(problem, ARCHS[arch])
+    for fuse in space.token("fuse").choices:
         for strategy in ("thread", "block", "split"):
-            rendered = sketch.render(problem, ARCHS[arch], {"threads": 128, "strategy": strategy, "items": 1,
-                                                            "unroll": 2, "fuse": fuse, "tile": 0}, "lowered")
+            point = lowering_point(space, threads=128, strategy=strategy, items=1, unroll=2, fuse=fuse,
+                                   tile=0)
+            rendered = sketch.render(problem, ARCHS[arch], point, "lowered")
             result = compile_cuda(rendered.source, rendered.compile_arch(arch))
             assert result.ok, "\n".join(str(m) for m in result.messages)[:3000]
 
