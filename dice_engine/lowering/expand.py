@@ -7,6 +7,7 @@ The rewrite follows PyTorch's definitions, so the reference evaluator agrees wit
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from ..ir import ops
@@ -45,39 +46,43 @@ def _norm(node: Node, args: list[Node]) -> Node:
     return y
 
 
-def expand(root: Node) -> Node:
-    """`root` with every composite operator replaced by its primitive definition."""
+def _rewrite(root: Node, visit: Callable[[Node, list[Node], dict[int, Node]], Node | None]) -> Node:
+    """`root` rebuilt bottom-up: `visit(node, new_args, memo)` gives a node's replacement, or None
+    to keep the node (rebuilt only where its arguments changed)."""
     memo: dict[int, Node] = {}
     for node in root.walk():
         args = [memo[id(a)] for a in node.args]
-        if node.op == "softmax" or node.op == "log_softmax":
-            new = _softmax(node, args[0])
-        elif node.op in ("layer_norm", "rms_norm"):
-            new = _norm(node, args)
-        elif all(a is b for a, b in zip(args, node.args)):
-            new = node
-        else:
-            new = replace(node, args=tuple(args))
+        new = visit(node, args, memo)
+        if new is None:
+            new = node if all(a is b for a, b in zip(args, node.args)) else replace(node, args=tuple(args))
         memo[id(node)] = new
     return memo[id(root)]
+
+
+def expand(root: Node) -> Node:
+    """`root` with every composite operator replaced by its primitive definition."""
+
+    def visit(node: Node, args: list[Node], memo: dict[int, Node]) -> Node | None:
+        if node.op == "softmax" or node.op == "log_softmax":
+            return _softmax(node, args[0])
+        if node.op in ("layer_norm", "rms_norm"):
+            return _norm(node, args)
+        return None
+
+    return _rewrite(root, visit)
 
 
 def two_pass(root: Node) -> Node:
     """`root` with each of a `moments` node's `statistics.halves` rewritten as
     `statistics.two_reductions`. The one-kernel normalisation computes statistics one after the
     other from cache, so it takes this form; a `moments` read any other way is left as it is."""
-    memo: dict[int, Node] = {}
     pairs: dict[int, tuple[Node, Node]] = {}
-    for node in root.walk():
-        args = [memo[id(a)] for a in node.args]
+
+    def visit(node: Node, args: list[Node], memo: dict[int, Node]) -> Node | None:
         half = which_half(node)
-        if half is not None:
-            stats, k = half
-            x = memo[id(stats.args[0])]
-            new = pairs.setdefault(id(stats), two_reductions(x, stats.attr("dim")))[k]
-        elif all(a is b for a, b in zip(args, node.args)):
-            new = node
-        else:
-            new = replace(node, args=tuple(args))
-        memo[id(node)] = new
-    return memo[id(root)]
+        if half is None:
+            return None
+        stats, k = half
+        return pairs.setdefault(id(stats), two_reductions(memo[id(stats.args[0])], stats.attr("dim")))[k]
+
+    return _rewrite(root, visit)
