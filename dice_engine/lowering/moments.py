@@ -6,10 +6,12 @@ cancellation.
 Each thread takes `items` positions per round (loads in flight together), reduces them in
 registers and merges the round's (count, mean, M2): one division per round. Two layouts,
 picked by which axis is contiguous in memory:
-- `block`: the argument's last axis is reduced (per channel over N, H, W of NCHW): a block per
-  (output, slice), consecutive threads on consecutive elements of the domain (coalesced);
-- `thread`: the last axis is kept (per column over rows of a GEMM's output): a thread per
-  (output, slice), consecutive threads on consecutive outputs (coalesced), each walking its slice.
+- `block`: the argument's last axis is reduced (per channel over N, H, W of NCHW) over more than
+  a few dozen elements: a block per (output, slice), consecutive threads on consecutive elements
+  of the domain (coalesced);
+- `thread`: the last axis is kept (per column over rows of a GEMM's output), or the reduction is
+  short: a thread per (output, slice), consecutive threads on consecutive outputs, each walking
+  its slice.
 `slices` > 1 cuts the domain into that many slices whose partials a second kernel merges in
 order (a thread per output), so few outputs still fill the GPU.
 """
@@ -25,6 +27,7 @@ from .stages import Stage
 
 MAX_SLICES = 1024
 MIN_PER_THREAD = 16           # domain elements per thread per slice below which slicing stops
+MAX_THREAD_EXTENT = 64        # longest contiguous reduction a thread walks alone (256 bytes of f32)
 
 
 @dataclass(frozen=True)
@@ -45,9 +48,19 @@ def _extent(program: Program, shape: tuple) -> int:
 
 
 def layout(stage: Stage) -> str:
-    """`block` when the argument's contiguous (last) axis is reduced, else `thread`."""
+    """`block` when the argument's contiguous (last) axis is reduced over more than
+    `MAX_THREAD_EXTENT` elements, else `thread`: a block per output that reduces 16 elements
+    (group norm over 512 groups of a GEMM's 8192 columns) would leave most of its threads idle,
+    where a thread reading its 64 contiguous bytes keeps every sector it fetches in use."""
     x = stage.node.args[0]
-    return "block" if x.rank - 1 in stage.node.attr("dim") else "thread"
+    if x.rank - 1 not in stage.node.attr("dim"):
+        return "thread"
+    extent = 1
+    for d in stage.extents:
+        if not isinstance(d, int):
+            return "block"   # a symbolic size: assume a long reduction
+        extent *= d
+    return "block" if extent > MAX_THREAD_EXTENT else "thread"
 
 
 def slices_for(stage: Stage, program: Program, threads: int, sms: int, token: int) -> int:

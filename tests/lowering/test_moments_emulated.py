@@ -49,7 +49,7 @@ def _point(threads: int, slices: int, items: int = 4) -> dict:
 
 
 CASES = [((4, 3, 5, 7), (0, 2, 3), "block"), ((40, 6), (0,), "thread"), ((2, 6, 3, 50), (1, 3), "block"),
-         ((3, 4, 9), (0, 1), "thread")]
+         ((3, 4, 9), (0, 1), "thread"), ((6, 5, 16), (2,), "thread"), ((2, 7, 5, 13), (1, 3), "block")]
 
 
 @pytest.mark.parametrize("shape, dims, walk", CASES)
