@@ -47,6 +47,7 @@ INTENTS = [
     "y = conv_transpose3d(x, w, stride=2, padding=1, groups=2); x: f32[4, 32, 16, 16, 16]; "
     "w: f32[32, 16, 3, 3, 3]",
     "y = conv2d(x, w, padding=1, groups=64); x: f32[8, 64, 56, 56]; w: f32[64, 1, 3, 3]",
+    "y = cross_entropy(x, t, reduction='none'); x: f32[4096, 1000]; t: i64[4096]",
 ]
 WGMMA = "gemm.wgmma"
 
