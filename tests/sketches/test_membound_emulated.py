@@ -14,19 +14,9 @@ from dice_engine.sketches import elementwise, norm, reduction, softmax
 from cpu_emulation import assert_matches_reference, needs_emulator
 from memory_bound_checks import problem
 
-# What the memory-bound kernels use beyond the emulator's CUDA subset: shuffles with a width
-# (sub-warp groups), the host stand-ins of device math, and the launcher's smem opt-in.
+# What the memory-bound kernels use beyond the emulator's CUDA subset (whose shuffles take a
+# width since cuda_emu.h has them): the host stand-ins of device math and the launcher's smem opt-in.
 EXTRA_EMULATION = r"""
-template <class T>
-T __shfl_sync(unsigned, T value, int source, int width) {
-    const int lane = emu::flat_thread() % 32;
-    return emu::exchange(value, lane / width * width + source % width, true);
-}
-template <class T>
-T __shfl_down_sync(unsigned, T value, int delta, int width) {
-    const int lane = emu::flat_thread() % 32;
-    return emu::exchange(value, lane + delta, lane % width + delta < width);
-}
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 template <class F>
