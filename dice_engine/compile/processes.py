@@ -40,7 +40,10 @@ def run_group(cmd: list[str], cwd: Path, timeout: float,
     with _lock:
         _running[proc.pid] = cwd
     try:
-        marker.write_text(str(proc.pid))
+        # written whole, then renamed: a reader (reap) never sees the marker empty
+        staged = cwd / (PGID_FILE + ".tmp")
+        staged.write_text(str(proc.pid))
+        os.replace(staged, marker)
         deadline = time.monotonic() + timeout
         while True:
             try:
