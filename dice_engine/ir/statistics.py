@@ -45,8 +45,12 @@ def mean_var(x: Node, dims: tuple[int, ...]) -> tuple[Node, Node]:
     return two_reductions(x, dims)
 
 
-def standardize(x: Node, dims: tuple[int, ...], eps: float) -> Node:
-    """(x - mean) * rsqrt(biased var + eps) over `dims`, PyTorch's normalization (eps inside)."""
-    mean, var = mean_var(x, dims)
+def normalize(x: Node, mean: Node, var: Node, eps: float) -> Node:
+    """(x - mean) * rsqrt(var + eps), PyTorch's normalization (eps inside the root)."""
     return ops.make("mul", [ops.make("sub", [x, mean]),
                             ops.make("rsqrt", [ops.make("add", [var, ops.const(float(eps))])])])
+
+
+def standardize(x: Node, dims: tuple[int, ...], eps: float) -> Node:
+    """x normalized by its own mean and biased variance over `dims`."""
+    return normalize(x, *mean_var(x, dims), eps)

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 from ..ir.graph import Node
 from ..ir.ops import broadcast_shapes, const, index, make, normalize_dim
+from ..ir.statistics import normalize
 from ..sketches.attention import match as match_attention
 from .aten_ops import Absent, Unsupported, _get
 from .aten_slicing import broadcast_to
@@ -98,10 +99,6 @@ def _statistics(x: Node, dims: tuple[int, ...], view: View) -> tuple[Node, Node]
     return view(stats, keep, offset=0), view(stats, keep, offset=math.prod(keep))
 
 
-def _normalized(x: Node, mean: Node, var: Node, eps: float) -> Node:
-    return make("mul", [make("sub", [x, mean]), make("rsqrt", [make("add", [var, const(eps)])])])
-
-
 def _row_norm(x: Node, inner: int, eps: float, view: View) -> Node:
     """layer_norm without affine over the last `inner` elements of x's rows, in x's shape."""
     shape = _shape(x)
@@ -150,7 +147,7 @@ def _group_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     shape = _shape(x)
     grouped = view(x, (shape[0], groups, math.prod(shape[1:]) // groups))
     mean, var = _statistics(grouped, (2,), view)
-    y = make("reshape", [_normalized(grouped, mean, var, float(eps))], shape=shape)
+    y = make("reshape", [normalize(grouped, mean, var, float(eps))], shape=shape)
     return _affine(y, weight, bias, view)
 
 
@@ -159,7 +156,7 @@ def _instance_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     if not _get(a, k, 5, "use_input_stats", True):
         raise Unsupported("instance_norm with running statistics has no IR form yet")
     mean, var = _statistics(x, tuple(range(2, x.rank)), view)
-    y = _normalized(x, mean, var, float(_get(a, k, 7, "eps", 1e-5)))
+    y = normalize(x, mean, var, float(_get(a, k, 7, "eps", 1e-5)))
     return _affine(y, weight, bias, view)
 
 
@@ -188,7 +185,7 @@ def _batch_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
         mean, var = _statistics(x, tuple(i for i in range(x.rank) if i != 1), view)
     else:
         mean, var = view(running_mean, channel_shape), view(running_var, channel_shape)
-    return _affine(_normalized(x, mean, var, eps), weight, bias, view)
+    return _affine(normalize(x, mean, var, eps), weight, bias, view)
 
 
 def _matmul(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
