@@ -9,6 +9,7 @@ integer tensors divide as torch does (true division in floating point), never tr
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 from typing import Any, Callable, Sequence
@@ -108,9 +109,10 @@ def epilogue_nodes(output: Node, anchor: Node) -> list[Node]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Same-shape prologues and epilogues (transpose, scan, conv, pool): every tensor they touch has
-# the shape of the element being produced (the anchor's operand, or the output) or is rank 0;
-# broadcast operands would need per-family index math and are refused with a reason.
+# Linear-offset prologues and epilogues (transpose, scan, conv, pool): every tensor they touch
+# has the shape of the element being produced (the anchor's operand, or the output), is rank 0,
+# or broadcasts against it (a per-channel bias (C, 1, 1) beside an NCHW output): such an operand's
+# element is found from the produced element's linear offset by division and remainder.
 
 ANCHOR_LEAF = "__anchor__"
 
@@ -141,13 +143,48 @@ def has_prologue(problem: Problem, arg_index: int = 0) -> bool:
     return problem.anchor.args[arg_index].op != "input"
 
 
+def broadcasts_to(shape: Shape, target: Shape) -> bool:
+    """Whether `shape` broadcasts against `target` without growing it (right-aligned, each
+    extent 1 or the target's)."""
+    return len(shape) <= len(target) and all(
+        e == 1 or e == d for e, d in zip(reversed(shape), reversed(target)))
+
+
+def _product_c(dims: list) -> str:
+    """The product of extents (literals folded) as a 64-bit C expression."""
+    literal = math.prod(d for d in dims if isinstance(d, int))
+    symbols = [str(d) for d in dims if not isinstance(d, int)]
+    return " * ".join([f"{literal}LL", *symbols])
+
+
+def broadcast_offset(offset: str, shape: Shape, target: Shape) -> str:
+    """The element offset, in a contiguous tensor of `shape` broadcast against `target`, of the
+    element at linear offset `offset` of `target`."""
+    if shape == target:
+        return offset
+    if not shape:
+        return "0"
+    terms = []
+    for i in range(len(target)):
+        extent = shape[i - len(target) + len(shape)] if i >= len(target) - len(shape) else 1
+        if extent == 1:
+            continue
+        inner = list(target[i + 1:])
+        index = f"({offset})" if not inner else f"(({offset}) / ({_product_c(inner)}))"
+        if i > 0:       # the outermost index needs no remainder: the offset is in range
+            index = f"({index} % {_product_c([target[i]])})"
+        kept = [e for e in shape[i - len(target) + len(shape) + 1:] if e != 1]
+        terms.append(index if not kept else f"{index} * ({_product_c(kept)})")
+    return " + ".join(terms) or "0"
+
+
 def _unsupported_in(root: Node, shape: tuple, where: str) -> str | None:
     ctype = expression_ctype(root)
     for node in root.walk():
-        if node.op == "input" and node.name != ANCHOR_LEAF and node.shape not in (shape, ()):
+        if node.op == "input" and node.name != ANCHOR_LEAF and not broadcasts_to(node.shape, shape):
             return (
-                f"input '{node.name}' {list(node.shape)} broadcasts in the fused {where}; "
-                f"only operands shaped {list(shape)} (or scalars) can be fused here"
+                f"input '{node.name}' {list(node.shape)} does not broadcast against {list(shape)} "
+                f"in the fused {where}"
             )
         if (
             node.op == "cast"
@@ -169,9 +206,10 @@ def fusion_unsupported(problem: Problem, operands: tuple[int, ...] = (0,)) -> st
     return _unsupported_in(epilogue_root(problem), problem.output.shape, "epilogue")
 
 
-def read_at(offset: str) -> Reader:
-    """Read every fused input at linear element `offset` (rank-0 inputs at element 0)."""
-    return lambda node: f"{node.name}[{'0' if node.shape == () else offset}]"
+def read_at(offset: str, shape: Shape) -> Reader:
+    """Read every fused input at linear element `offset` of a tensor of `shape` (the one being
+    read or written); inputs that broadcast against it at their own element."""
+    return lambda node: f"{node.name}[{broadcast_offset(offset, node.shape, shape)}]"
 
 
 def _input_leaves(root: Node, read: Reader, ctype: str) -> dict[int, str]:
@@ -305,11 +343,13 @@ struct alignas(sizeof(T) * N) Pack {
 };"""
 
 
-def _pack_loads(problem: Problem, nodes: list[Node], vec: int, offset: str, indent: str, tag: str) -> str:
-    """Vector loads of `vec` elements at `offset` of each (non-scalar) input, as `<name>_<tag>`
-    (the tag keeps an input read by both the prologue and the epilogue from being declared twice)."""
+def _pack_loads(problem: Problem, nodes: list[Node], vec: int, offset: str, shape: Shape, indent: str,
+                tag: str) -> str:
+    """Vector loads of `vec` elements at `offset` of each input shaped `shape`, as `<name>_<tag>`
+    (the tag keeps an input read by both the prologue and the epilogue from being declared twice);
+    scalars and broadcast inputs are read element by element (`_pack_reader`)."""
     lines = []
-    for name in sorted({n.name for n in nodes if n.shape != ()}):
+    for name in sorted({n.name for n in nodes if n.shape == shape}):
         t = problem.program.inputs[name].dtype.c_type
         lines.append(
             f"{indent}const Pack<{t}, {vec}> {name}_{tag} = "
@@ -318,8 +358,12 @@ def _pack_loads(problem: Problem, nodes: list[Node], vec: int, offset: str, inde
     return "".join(lines)
 
 
-def _pack_reader(k: int, tag: str) -> Reader:
-    return lambda node: f"{node.name}[0]" if node.shape == () else f"{node.name}_{tag}.v[{k}]"
+def _pack_reader(k: int, tag: str, offset: str, shape: Shape) -> Reader:
+    def read(node: Node) -> str:
+        if node.shape == shape:
+            return f"{node.name}_{tag}.v[{k}]"
+        return f"{node.name}[{broadcast_offset(f'{offset} + {k}', node.shape, shape)}]"
+    return read
 
 
 def load_operand(
@@ -328,13 +372,15 @@ def load_operand(
     """Code that reads `vec` consecutive elements of the anchor's operand at `offset` (vector
     loads of every input it reads, then the prologue per element), and their C expressions in
     the operand's compute type. With vec == 1 the inputs are read in place."""
+    assert problem.anchor is not None
+    shape = problem.anchor.args[arg_index].shape
     if vec == 1:
-        value = operand_value(problem, read_at(offset), arg_index, prefix="pro_")
+        value = operand_value(problem, read_at(offset, shape), arg_index, prefix="pro_")
         return block(value.statements, indent), [value.value]
-    code = _pack_loads(problem, operand_inputs(problem, arg_index), vec, offset, indent, "pack")
+    code = _pack_loads(problem, operand_inputs(problem, arg_index), vec, offset, shape, indent, "pack")
     values = []
     for k in range(vec):
-        value = operand_value(problem, _pack_reader(k, "pack"), arg_index, prefix=f"pro{k}_")
+        value = operand_value(problem, _pack_reader(k, "pack", offset, shape), arg_index, prefix=f"pro{k}_")
         code += block(value.statements, indent)
         values.append(value.value)
     return code, values
@@ -346,16 +392,18 @@ def store_output(problem: Problem, offset: str, anchor_values: list[str], indent
     vec = len(anchor_values)
     out = problem.output.dtype
     name = problem.program.output_name
+    shape = problem.output.shape
     if vec == 1:
-        value = epilogue_value(problem, anchor_values[0], read_at(offset), prefix="epi_")
+        value = epilogue_value(problem, anchor_values[0], read_at(offset, shape), prefix="epi_")
         return (
             block(value.statements, indent)
             + f"{indent}{name}[{offset}] = {store_from_compute(out, value.value)};\n"
         )
-    code = _pack_loads(problem, epilogue_inputs(problem), vec, offset, indent, "out_pack")
+    code = _pack_loads(problem, epilogue_inputs(problem), vec, offset, shape, indent, "out_pack")
     code += f"{indent}Pack<{out.c_type}, {vec}> result;\n"
     for k, anchor_value in enumerate(anchor_values):
-        value = epilogue_value(problem, anchor_value, _pack_reader(k, "out_pack"), prefix=f"epi{k}_")
+        value = epilogue_value(problem, anchor_value, _pack_reader(k, "out_pack", offset, shape),
+                               prefix=f"epi{k}_")
         code += block(value.statements, indent)
         code += f"{indent}result.v[{k}] = {store_from_compute(out, value.value)};\n"
     return code + f"{indent}*reinterpret_cast<Pack<{out.c_type}, {vec}>*>({name} + {offset}) = result;\n"

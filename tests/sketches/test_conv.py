@@ -32,11 +32,13 @@ def test_gemm_view_of_the_convolution():
     assert shape.has_bias and shape.stride == (2, 2) and shape.padding == (3, 3)
 
 
-def test_prologue_and_broadcast_epilogue_are_refused():
+def test_a_prologue_is_refused_and_a_broadcast_epilogue_served():
     assert "prologue" in CONV.unsupported(
         problem("y = conv2d(relu(x), w); x: f32[2, 4, 8, 8]; w: f32[4, 4, 3, 3]"), SM90)
-    assert "broadcasts" in CONV.unsupported(
-        problem("y = conv2d(x, w) + s; x: f32[2, 4, 8, 8]; w: f32[4, 4, 3, 3]; s: f32[6]"), SM90)
+    # KernelBench level 2's per-channel parameters: shaped (C, 1, 1) beside an NCHW output.
+    assert CONV.unsupported(
+        problem("y = relu(conv2d(x, w)) + s; x: f32[2, 4, 8, 8]; w: f32[4, 4, 3, 3]; s: f32[4, 1, 1]"),
+        SM90) is None
 
 
 def test_defaults():
@@ -112,7 +114,13 @@ def test_design_space_points_compile_without_spills(sketch, text, corners):
     ("y = gelu(conv2d(x, w, b)); x: f32[2, 5, 9, 7]; w: f32[6, 5, 3, 3]; b: f32[6]", point(32, 32, 8, 2, 2)),
     ("y = leaky_relu(conv2d(x, w, b) / 2.0, negative_slope=0.01); x: f32[2, 5, 9, 7]; w: f32[6, 5, 3, 3]; "
      "b: f32[6]", point(32, 32, 8, 2, 2)),
-], ids=["bias-relu", "strided-dilated-bf16", "f64-default", "bias-gelu", "bias-div-leaky-relu"])
+    # Epilogue operands broadcast per channel, per column and per (channel, row) (level 2's 1, 54, 82).
+    ("y = relu(conv2d(x, w, b)) + s * t; x: f32[2, 5, 9, 7]; w: f32[6, 5, 3, 3]; b: f32[6]; "
+     "s: f32[6, 1, 1]; t: f32[5]", point(32, 32, 8, 2, 2)),
+    ("y = conv2d(x, w, padding=1) * s; x: f32[N, 3, 6, 5]; w: f32[4, 3, 3, 3]; s: f32[1, 4, 6, 1]; N=2",
+     None),
+], ids=["bias-relu", "strided-dilated-bf16", "f64-default", "bias-gelu", "bias-div-leaky-relu",
+        "per-channel-and-column-operands", "symbolic-batch-channel-row-operand"])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(text, point, tmp_path):
     p = problem(text)
     assert_matches_reference(CONV, p, point or CONV.default_point(p, SM90), tmp_path)

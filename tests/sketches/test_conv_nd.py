@@ -124,9 +124,12 @@ def test_prologue_is_refused():
      "x: bf16[1, 6, 4, 5]; w: bf16[6, 2, 3, 4]", SMALL),
     ("y = conv_transpose1d(x, w, b, stride=4); x: f32[2, 3, 5]; w: f32[3, 2, 2]; b: f32[2]", SMALL),
     ("y = conv3d(x, w, stride=2, groups=2); x: f32[N, 4, 5, 5, 6]; w: f32[6, 2, 2, 3, 2]; N=3", SMALL),
+    # A per-channel operand (C, 1, 1, 1) after a transposed 3-D convolution (level 2's 74 and 77).
+    ("y = leaky_relu(conv_transpose3d(x, w, stride=2) * s); x: f32[2, 3, 3, 2, 3]; w: f32[3, 4, 2, 2, 2]; "
+     "s: f32[4, 1, 1, 1]", SMALL),
 ], ids=["conv3d-padded", "conv1d-strided-dilated-bias", "grouped-conv2d", "transposed2d-output-padding",
         "transposed3d-grouped-bias-relu", "transposed1d-dilated-f64", "transposed2d-mixed-grouped-bf16",
-        "transposed1d-phases-without-taps", "conv3d-symbolic-batch-grouped"])
+        "transposed1d-phases-without-taps", "conv3d-symbolic-batch-grouped", "transposed3d-per-channel"])
 def test_implicit_gemm_nd_computes_the_reference_on_the_cpu_emulator(text, point, tmp_path):
     assert_matches_reference(ND, problem(text), point, tmp_path)
 

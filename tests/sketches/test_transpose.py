@@ -68,9 +68,9 @@ def test_tiled_serves_last_dim_moves_and_gather_the_rest():
     assert "moves the last dim" in GATHER.unsupported(moves, SM90)
 
 
-def test_broadcast_epilogue_operand_is_refused():
+def test_broadcast_epilogue_operand_is_served():
     p = problem("y = x.T + b; x: f32[64, 32]; b: f32[64]")
-    assert "broadcasts" in TILED.unsupported(p, SM90)
+    assert TILED.unsupported(p, SM90) is None
 
 
 def test_defaults_follow_the_element_size():
@@ -170,7 +170,11 @@ def test_design_space_points_compile_without_spills(text):
     (TILED, "y = x.T; x: u8[64, 128]", None),
     (GATHER, "y = transpose(x, 1, 2); x: bf16[B, 5, 3, 16]; B=2", None),
     (GATHER, "y = transpose(relu(x), 0, 1) + x; x: f32[4, 4, 8]", {"vec": 1, "threads": 128, "items": 4}),
-], ids=["tails", "batch-symbol-vec2-epilogue", "fused", "u8-vec4", "gather-vec8", "gather-fused"])
+    # Broadcast epilogue operands read element by element beside vector stores of the output.
+    (TILED, "y = x.T * s + t; x: f16[64, 96]; s: f32[96, 1]; t: f16[64]",
+     {"tile": 64, "vec": 2, "block_rows": 8}),
+], ids=["tails", "batch-symbol-vec2-epilogue", "fused", "u8-vec4", "gather-vec8", "gather-fused",
+        "broadcast-operands-vec2"])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(sketch, text, point, tmp_path):
     p = problem(text)
     assert_matches_reference(sketch, p, point or sketch.default_point(p, SM90), tmp_path)
