@@ -20,7 +20,9 @@ _ROW_OP_FLOPS = {"softmax": 5, "log_softmax": 6, "layer_norm": 8, "rms_norm": 5,
 
 @dataclass(frozen=True)
 class GemmShape:
-    """A matmul, or a convolution read as an implicit GEMM."""
+    """A matmul, or a convolution read as an implicit GEMM: one GEMM per group (batch), output
+    positions as rows (m), a group's output channels as columns (n), and the taps each output
+    sums as depth (k; for a transposed convolution the average over its stride phases)."""
     batch: int
     m: int
     n: int
@@ -44,20 +46,26 @@ def _gemm_shape(program: Program, node: Node) -> GemmShape:
         m, k = program.concrete_shape(a.shape)[-2:]
         n = program.concrete_shape(b.shape)[-1]
         return GemmShape(_numel(program, node.shape) // (m * n), m, n, k)
-    batch, out_channels, oh, ow = program.concrete_shape(node.shape)          # conv2d
-    _, channels, r, s = program.concrete_shape(node.args[1].shape)
-    return GemmShape(1, batch * oh * ow, out_channels, channels * r * s)
+    batch, out_channels, *spatial = program.concrete_shape(node.shape)       # a convolution
+    groups = node.attr("groups") or 1
+    m, n = batch * math.prod(spatial), out_channels // groups
+    return GemmShape(groups, m, n, max(1, round(_conv_flops(program, node) / (2.0 * groups * m * n))))
+
+
+def _conv_flops(program: Program, node: Node) -> float:
+    """Every rank, grouped and transposed: one multiply-add per tap per channel."""
+    x, w = node.args[0], node.args[1]
+    per_tap = math.prod(program.concrete_shape(w.shape[1:]))
+    source = x if node.op.startswith("conv_transpose") else node
+    return 2.0 * _numel(program, source.shape) * per_tap
 
 
 def _node_flops(program: Program, node: Node) -> float:
-    if node.op in ("matmul", "conv2d"):
+    if node.op == "matmul":
         g = _gemm_shape(program, node)
         return 2.0 * g.batch * g.m * g.n * g.k
-    if node.op in CONVS:   # every rank, grouped and transposed: one multiply-add per tap per channel
-        x, w = node.args[0], node.args[1]
-        per_tap = math.prod(program.concrete_shape(w.shape[1:]))
-        source = x if node.op.startswith("conv_transpose") else node
-        return 2.0 * _numel(program, source.shape) * per_tap
+    if node.op in CONVS:
+        return _conv_flops(program, node)
     if node.op in ("max_pool2d", "avg_pool2d"):
         kh, kw = node.attr("kernel_size")
         return float(_numel(program, node.shape) * kh * kw)
@@ -78,5 +86,6 @@ def work(problem: Problem) -> Work:
     moved = sum(_numel(program, d.shape) * d.dtype.size for d in program.inputs.values())
     moved += _numel(program, program.output.shape) * program.output.dtype.size
     anchor = problem.anchor
-    gemm = _gemm_shape(program, anchor) if anchor is not None and anchor.op in ("matmul", "conv2d") else None
+    contraction = anchor is not None and (anchor.op == "matmul" or anchor.op in CONVS)
+    gemm = _gemm_shape(program, anchor) if contraction else None
     return Work(flops, float(moved), gemm)
