@@ -27,6 +27,18 @@ def test_conv_is_an_implicit_gemm():
     assert w.flops == 2 * g.m * g.n * g.k
 
 
+def test_every_convolution_is_an_implicit_gemm_per_group():
+    w = _work("y = conv3d(x, w, groups=2); x: f32[2, 8, 6, 6, 6]; w: f32[12, 4, 3, 3, 3]")
+    g = w.gemm
+    assert (g.batch, g.m, g.n, g.k) == (2, 2 * 4 * 4 * 4, 6, 4 * 27)
+    assert w.flops == 2 * g.batch * g.m * g.n * g.k
+    # stride 2, kernel 3: output positions see 9/4 of the 9 taps on average (their stride phases)
+    t = _work("y = conv_transpose2d(x, w, stride=2); x: f32[1, 4, 8, 8]; w: f32[4, 6, 3, 3]")
+    g = t.gemm
+    assert (g.batch, g.m, g.n) == (1, 17 * 17, 6) and t.flops == 2 * 8 * 8 * 4 * 6 * 9
+    assert g.k == round(t.flops / (2 * g.m * g.n))
+
+
 def test_batched_matmul_and_reduction():
     w = _work("C = A @ B; A: f32[4, 64, 32]; B: f32[4, 32, 16]")
     assert (w.gemm.batch, w.gemm.m, w.gemm.n, w.gemm.k) == (4, 64, 16, 32)
