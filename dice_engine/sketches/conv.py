@@ -31,10 +31,16 @@ HINT = 64   # batch assumed for an unbound batch symbol when sizing launches
 # The implicit-GEMM main loop both convolution sketches share: the block's im2col tile (a_tile) and
 # weight tile (b_tile) staged by `fetch` (global loads into registers, in flight while the current
 # step multiplies) and `stash` (registers into shared memory), each thread accumulating a
-# kThreadM × kThreadN register tile. A thread's pixels come in runs of kAVec consecutive ones, the
-# runs kThreadsM * kAVec apart: with kAVec > 1 the im2col fragment is read with vector loads like the
-# weights, and the epilogue stores each run as one vector (`run_epilogue`), so a warp's stores stay
-# contiguous; kAVec = 1 where a run could not be stored as one vector.
+# kThreadM × kThreadN register tile. A thread's pixels come in runs of kAVec (`pixel_step`), so both
+# fragments are read with vector loads: fewer shared-memory instructions per multiply-add, and a
+# warp's reads of a_tile stay contiguous.
+PIXEL_STEP = """// Thread tx's i-th output pixel is tx * kAVec + pixel_step(i) within the block tile: runs of
+// kAVec consecutive pixels, the runs kThreadsM * kAVec apart.
+__device__ __forceinline__ int pixel_step(int i) {
+    return (i / kAVec) * (kThreadsM * kAVec) + i % kAVec;
+}
+"""
+
 MAIN_LOOP = """    Acc acc[kThreadM][kThreadN] = {};
 
     fetch(0);
@@ -76,23 +82,6 @@ MAIN_LOOP = """    Acc acc[kThreadM][kThreadN] = {};
     }
 
 """
-
-
-def run_store(problem: Problem, value: str, a_vec: int, indent: str) -> str:
-    """Code that stores channel j of the thread's r-th run of `a_vec` pixels at `out_offset` (one
-    vector store when a_vec > 1), through the fused epilogue; `value` is the output before the
-    epilogue in terms of acc[i][j]."""
-    values = [value.replace("acc[i][j]", f"acc[r * kAVec + {q}][j]") for q in range(a_vec)]
-    return store_output(problem, "out_offset", values, indent)
-
-
-def run_vector(problem: Problem, tm: int, spatial: tuple) -> int:
-    """kAVec: the widest 16-byte run of a thread's pixels when runs never straddle an image (the
-    output positions per image, the product of `spatial`, a multiple of it), else 1."""
-    width = math.gcd(tm, 16 // acc_bytes(problem))
-    if not all(isinstance(d, int) for d in spatial):
-        return 1
-    return width if math.prod(spatial) % width == 0 else 1
 
 
 def acc_type(problem: Problem) -> str:
@@ -303,14 +292,13 @@ class ImplicitGemmConv(Sketch):
         bm, bn, bk, tm, tn = (point[k] for k in ("block_m", "block_n", "block_k", "thread_m", "thread_n"))
         threads = (bm // tm) * (bn // tn)
         acc = acc_type(problem)
-        b_vec = math.gcd(tn, 16 // acc_bytes(problem))
-        a_vec = run_vector(problem, tm, (shape.out_h, shape.out_w))
+        a_vec, b_vec = (math.gcd(t, 16 // acc_bytes(problem)) for t in (tm, tn))
         kernel = f"{name}_kernel"
         value = "acc[i][j]"
         if shape.has_bias:
             bias = anchor.args[2]
             value = f"acc[i][j] + (Acc)({load_as_compute(bias.dtype, f'{bias.name}[out_channel]')})"
-        store = run_store(problem, value, a_vec, " " * 16)
+        store = store_output(problem, "out_offset", [value], " " * 16)
 
         device = f"""{PACK}
 
@@ -318,7 +306,7 @@ using Acc = {acc};
 constexpr int kBlockM = {bm};    // output pixels per block
 constexpr int kBlockN = {bn};    // output channels per block
 constexpr int kBlockK = {bk};    // taps per step
-constexpr int kThreadM = {tm};   // pixels per thread, in runs of kAVec kThreadsM * kAVec apart
+constexpr int kThreadM = {tm};   // pixels per thread, in runs of kAVec (pixel_step)
 constexpr int kThreadN = {tn};   // channels per thread, contiguous
 constexpr int kThreadsM = kBlockM / kThreadM;
 constexpr int kThreads = kThreadsM * (kBlockN / kThreadN);
@@ -328,7 +316,7 @@ constexpr int kAVec = {a_vec};     // pixels per shared-memory vector read
 constexpr int kBVec = {b_vec};     // weights per shared-memory vector read
 // +4: the transposing weight stores spread over banks while rows stay 16-byte aligned.
 constexpr int kBPitch = kBlockN + 4;
-
+{PIXEL_STEP}
 {_geometry(shape)}
 __global__ void __launch_bounds__(kThreads)
 {kernel}({kernel_params(problem)}) {{
@@ -336,13 +324,13 @@ __global__ void __launch_bounds__(kThreads)
     __shared__ __align__(16) Acc b_tile[kBlockK][kBPitch];   // [tap][channel]
 
 {_loaders(problem, "Acc", "Acc(0)", "b_tile[b_tap][b_channel + l * (kThreads / kBlockK)]")}
-    const int tx = tid % kThreadsM;   // pixel runs from tx * kAVec
+    const int tx = tid % kThreadsM;   // pixels tx * kAVec + pixel_step(i)
     const int ty = tid / kThreadsM;   // channels ty * kThreadN ... + kThreadN - 1
-{MAIN_LOOP}    // Epilogue: a warp's threads hold neighbouring runs of pixels, so stores run along OW.
+{MAIN_LOOP}    // Epilogue: a warp's threads hold neighbouring runs of pixels, so stores stay along OW.
     const long long first_pixel = m0 + tx * kAVec;
     #pragma unroll
-    for (int r = 0; r < kThreadM / kAVec; ++r) {{
-        const long long pixel = first_pixel + r * (kThreadsM * kAVec);   // kAVec pixels of one image
+    for (int i = 0; i < kThreadM; ++i) {{
+        const long long pixel = first_pixel + pixel_step(i);
         if (pixel >= gemm_m) continue;
         const long long image = pixel / (kOutH * kOutW);
         const int spatial = (int)(pixel % (kOutH * kOutW));

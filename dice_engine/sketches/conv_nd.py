@@ -19,9 +19,9 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame,
                    launcher_params, launcher_signature, load_as_compute)
-from .conv import MAIN_LOOP, acc_bytes, acc_type, run_store, tile_constraints
+from .conv import MAIN_LOOP, PIXEL_STEP, acc_bytes, acc_type, tile_constraints
 from .conv_geometry import ConvGeometry, depthwise_direct
-from .fusion import PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params
+from .fusion import PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, store_output
 
 MAX_GRID_Z = 65535
 
@@ -102,13 +102,13 @@ class ImplicitGemmConvNd(Sketch):
         bm, bn, bk, tm, tn = (point[k] for k in ("block_m", "block_n", "block_k", "thread_m", "thread_n"))
         threads = (bm // tm) * (bn // tn)
         acc = acc_type(problem)
-        b_vec = math.gcd(tn, 16 // acc_bytes(problem))
+        a_vec, b_vec = (math.gcd(t, 16 // acc_bytes(problem)) for t in (tm, tn))
         kernel = f"{name}_kernel"
         value = "acc[i][j]"
         if geo.has_bias:
             bias = anchor.args[2]
             value = f"acc[i][j] + (Acc)({load_as_compute(bias.dtype, f'{bias.name}[out_channel]')})"
-        store = run_store(problem, value, 1, " " * 16)
+        store = store_output(problem, "out_offset", [value], " " * 16)
         a_value = load_as_compute(x.dtype, f"{x.name}[a_base + ((long long)in_c * kInD + in_d) * kInH * kInW "
                                            "+ in_h * kInW + in_w]")
         if geo.transposed:   # w[Cin][Cout/groups][KD][KH][KW]
@@ -126,17 +126,16 @@ using Acc = {acc};
 constexpr int kBlockM = {bm};    // output positions per block
 constexpr int kBlockN = {bn};    // output channels per block
 constexpr int kBlockK = {bk};    // taps per step
-constexpr int kThreadM = {tm};   // positions per thread, kBlockM / kThreadM apart
+constexpr int kThreadM = {tm};   // positions per thread, in runs of kAVec (pixel_step)
 constexpr int kThreadN = {tn};   // channels per thread, contiguous
 constexpr int kThreadsM = kBlockM / kThreadM;
 constexpr int kThreads = kThreadsM * (kBlockN / kThreadN);
 constexpr int kALoads = kBlockK * kBlockM / kThreads;   // input elements a thread stages per step
 constexpr int kBLoads = kBlockK * kBlockN / kThreads;   // weights a thread stages per step
-// One position per run: stride phases scatter neighbouring positions, so no run is one vector store.
-constexpr int kAVec = 1;
+constexpr int kAVec = {a_vec};     // positions per shared-memory vector read
 constexpr int kBVec = {b_vec};     // weights per shared-memory vector read
 constexpr int kBPitch = kBlockN + 4;   // +4: transposing stores spread over banks, rows 16-byte aligned
-
+{PIXEL_STEP}
 constexpr int kInD = {ind}, kInH = {inh}, kInW = {inw};
 constexpr int kOutD = {od}, kOutH = {oh}, kOutW = {ow};
 constexpr int kKernelD = {kd}, kKernelH = {kh}, kKernelW = {kw};
@@ -212,12 +211,13 @@ __device__ __forceinline__ void conv_phase({params}, int group, Acc (&a_tile)[kB
         for (int l = 0; l < kBLoads; ++l) b_tile[b_tap][b_channel + l * (kThreads / kBlockK)] = b_stage[l];
     }};
 
-    const int tx = tid % kThreadsM;   // positions tx, tx + kThreadsM, ...
+    const int tx = tid % kThreadsM;   // positions tx * kAVec + pixel_step(i)
     const int ty = tid / kThreadsM;   // channels ty * kThreadN ... + kThreadN - 1
-{MAIN_LOOP}    // Epilogue: consecutive threads hold consecutive positions, so stores run along W.
+{MAIN_LOOP}    // Epilogue: a warp's threads hold neighbouring runs of positions, so stores stay along W.
+    const long long first_position = m0 + tx * kAVec;
     #pragma unroll
-    for (int r = 0; r < kThreadM; ++r) {{
-        const long long position = m0 + tx + r * kThreadsM;
+    for (int i = 0; i < kThreadM; ++i) {{
+        const long long position = first_position + pixel_step(i);
         if (position >= gemm_m) continue;
         const long long image = position / kSpatial;
         const int spatial = (int)(position % kSpatial);

@@ -71,13 +71,6 @@ def test_text_names_the_strategy_and_fuses_bias_and_relu():
     assert "a_tile[kBlockK][kBlockM]" in source
 
 
-def test_pixel_runs_are_vectors_only_where_an_image_holds_whole_runs():
-    even = problem("y = conv2d(x, w); x: f32[2, 5, 8, 6]; w: f32[6, 5, 3, 3]")       # 6 x 4 outputs
-    odd = problem("y = conv2d(x, w); x: f32[2, 5, 9, 7]; w: f32[6, 5, 3, 3]")        # 7 x 5 outputs
-    assert "constexpr int kAVec = 4;" in CONV.render(even, SM90, point(32, 32, 8, 4, 2), "even").source
-    assert "constexpr int kAVec = 1;" in CONV.render(odd, SM90, point(32, 32, 8, 4, 2), "odd").source
-
-
 def test_half_precision_says_how_it_accumulates():
     p = problem("y = conv2d(x, w); x: f16[32, 256, 14, 14]; w: f16[512, 256, 1, 1]")
     source = CONV.render(p, SM90, CONV.default_point(p, SM90), "conv_half").source
@@ -126,12 +119,8 @@ def test_design_space_points_compile_without_spills(sketch, text, corners):
      "s: f32[6, 1, 1]; t: f32[5]", point(32, 32, 8, 2, 2)),
     ("y = conv2d(x, w, padding=1) * s; x: f32[N, 3, 6, 5]; w: f32[4, 3, 3, 3]; s: f32[1, 4, 6, 1]; N=2",
      None),
-    # 48 output pixels per image: runs of 4 pixels stored as one vector, a same-shaped operand read
-    # as one and a broadcast one element by element.
-    ("y = relu(conv2d(x, w, b, padding=1)) * s + t; x: f32[2, 5, 8, 6]; w: f32[6, 5, 3, 3]; b: f32[6]; "
-     "s: f32[6, 1, 1]; t: f32[2, 6, 8, 6]", point(32, 32, 8, 4, 2)),
 ], ids=["bias-relu", "strided-dilated-bf16", "f64-default", "bias-gelu", "bias-div-leaky-relu",
-        "per-channel-and-column-operands", "symbolic-batch-channel-row-operand", "vector-runs-fused"])
+        "per-channel-and-column-operands", "symbolic-batch-channel-row-operand"])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(text, point, tmp_path):
     p = problem(text)
     assert_matches_reference(CONV, p, point or CONV.default_point(p, SM90), tmp_path)
