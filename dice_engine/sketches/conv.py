@@ -31,16 +31,7 @@ HINT = 64   # batch assumed for an unbound batch symbol when sizing launches
 # The implicit-GEMM main loop both convolution sketches share: the block's im2col tile (a_tile) and
 # weight tile (b_tile) staged by `fetch` (global loads into registers, in flight while the current
 # step multiplies) and `stash` (registers into shared memory), each thread accumulating a
-# kThreadM × kThreadN register tile. A thread's pixels come in runs of kAVec (`pixel_step`), so both
-# fragments are read with vector loads: fewer shared-memory instructions per multiply-add, and a
-# warp's reads of a_tile stay contiguous.
-PIXEL_STEP = """// Thread tx's i-th output pixel is tx * kAVec + pixel_step(i) within the block tile: runs of
-// kAVec consecutive pixels, the runs kThreadsM * kAVec apart.
-__device__ __forceinline__ int pixel_step(int i) {
-    return (i / kAVec) * (kThreadsM * kAVec) + i % kAVec;
-}
-"""
-
+# kThreadM × kThreadN register tile.
 MAIN_LOOP = """    Acc acc[kThreadM][kThreadN] = {};
 
     fetch(0);
@@ -55,12 +46,7 @@ MAIN_LOOP = """    Acc acc[kThreadM][kThreadN] = {};
             Acc a_frag[kThreadM];
             Acc b_frag[kThreadN];
             #pragma unroll
-            for (int r = 0; r < kThreadM / kAVec; ++r) {
-                const int pixel = r * (kThreadsM * kAVec) + tx * kAVec;
-                const Pack<Acc, kAVec> pack = *reinterpret_cast<const Pack<Acc, kAVec>*>(&a_tile[kk][pixel]);
-                #pragma unroll
-                for (int q = 0; q < kAVec; ++q) a_frag[r * kAVec + q] = pack.v[q];
-            }
+            for (int i = 0; i < kThreadM; ++i) a_frag[i] = a_tile[kk][tx + i * kThreadsM];
             #pragma unroll
             for (int j = 0; j < kThreadN; j += kBVec) {
                 const Pack<Acc, kBVec> pack =
@@ -292,7 +278,7 @@ class ImplicitGemmConv(Sketch):
         bm, bn, bk, tm, tn = (point[k] for k in ("block_m", "block_n", "block_k", "thread_m", "thread_n"))
         threads = (bm // tm) * (bn // tn)
         acc = acc_type(problem)
-        a_vec, b_vec = (math.gcd(t, 16 // acc_bytes(problem)) for t in (tm, tn))
+        b_vec = math.gcd(tn, 16 // acc_bytes(problem))
         kernel = f"{name}_kernel"
         value = "acc[i][j]"
         if shape.has_bias:
@@ -306,31 +292,29 @@ using Acc = {acc};
 constexpr int kBlockM = {bm};    // output pixels per block
 constexpr int kBlockN = {bn};    // output channels per block
 constexpr int kBlockK = {bk};    // taps per step
-constexpr int kThreadM = {tm};   // pixels per thread, in runs of kAVec (pixel_step)
+constexpr int kThreadM = {tm};   // pixels per thread, kBlockM / kThreadM apart
 constexpr int kThreadN = {tn};   // channels per thread, contiguous
 constexpr int kThreadsM = kBlockM / kThreadM;
 constexpr int kThreads = kThreadsM * (kBlockN / kThreadN);
 constexpr int kALoads = kBlockK * kBlockM / kThreads;   // input elements a thread stages per step
 constexpr int kBLoads = kBlockK * kBlockN / kThreads;   // weights a thread stages per step
-constexpr int kAVec = {a_vec};     // pixels per shared-memory vector read
 constexpr int kBVec = {b_vec};     // weights per shared-memory vector read
 // +4: the transposing weight stores spread over banks while rows stay 16-byte aligned.
 constexpr int kBPitch = kBlockN + 4;
-{PIXEL_STEP}
+
 {_geometry(shape)}
 __global__ void __launch_bounds__(kThreads)
 {kernel}({kernel_params(problem)}) {{
-    __shared__ __align__(16) Acc a_tile[kBlockK][kBlockM];   // [tap][pixel]
+    __shared__ Acc a_tile[kBlockK][kBlockM];   // [tap][pixel]
     __shared__ __align__(16) Acc b_tile[kBlockK][kBPitch];   // [tap][channel]
 
 {_loaders(problem, "Acc", "Acc(0)", "b_tile[b_tap][b_channel + l * (kThreads / kBlockK)]")}
-    const int tx = tid % kThreadsM;   // pixels tx * kAVec + pixel_step(i)
+    const int tx = tid % kThreadsM;   // pixels tx, tx + kThreadsM, ...
     const int ty = tid / kThreadsM;   // channels ty * kThreadN ... + kThreadN - 1
-{MAIN_LOOP}    // Epilogue: a warp's threads hold neighbouring runs of pixels, so stores stay along OW.
-    const long long first_pixel = m0 + tx * kAVec;
+{MAIN_LOOP}    // Epilogue: consecutive threads hold consecutive pixels, so stores run along OW.
     #pragma unroll
     for (int i = 0; i < kThreadM; ++i) {{
-        const long long pixel = first_pixel + pixel_step(i);
+        const long long pixel = m0 + tx + i * kThreadsM;
         if (pixel >= gemm_m) continue;
         const long long image = pixel / (kOutH * kOutW);
         const int spatial = (int)(pixel % (kOutH * kOutW));

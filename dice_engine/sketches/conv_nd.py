@@ -19,7 +19,7 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame,
                    launcher_params, launcher_signature, load_as_compute)
-from .conv import MAIN_LOOP, PIXEL_STEP, acc_bytes, acc_type, tile_constraints
+from .conv import MAIN_LOOP, acc_bytes, acc_type, tile_constraints
 from .conv_geometry import ConvGeometry, depthwise_direct
 from .fusion import PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, store_output
 
@@ -102,7 +102,7 @@ class ImplicitGemmConvNd(Sketch):
         bm, bn, bk, tm, tn = (point[k] for k in ("block_m", "block_n", "block_k", "thread_m", "thread_n"))
         threads = (bm // tm) * (bn // tn)
         acc = acc_type(problem)
-        a_vec, b_vec = (math.gcd(t, 16 // acc_bytes(problem)) for t in (tm, tn))
+        b_vec = math.gcd(tn, 16 // acc_bytes(problem))
         kernel = f"{name}_kernel"
         value = "acc[i][j]"
         if geo.has_bias:
@@ -126,16 +126,15 @@ using Acc = {acc};
 constexpr int kBlockM = {bm};    // output positions per block
 constexpr int kBlockN = {bn};    // output channels per block
 constexpr int kBlockK = {bk};    // taps per step
-constexpr int kThreadM = {tm};   // positions per thread, in runs of kAVec (pixel_step)
+constexpr int kThreadM = {tm};   // positions per thread, kBlockM / kThreadM apart
 constexpr int kThreadN = {tn};   // channels per thread, contiguous
 constexpr int kThreadsM = kBlockM / kThreadM;
 constexpr int kThreads = kThreadsM * (kBlockN / kThreadN);
 constexpr int kALoads = kBlockK * kBlockM / kThreads;   // input elements a thread stages per step
 constexpr int kBLoads = kBlockK * kBlockN / kThreads;   // weights a thread stages per step
-constexpr int kAVec = {a_vec};     // positions per shared-memory vector read
 constexpr int kBVec = {b_vec};     // weights per shared-memory vector read
 constexpr int kBPitch = kBlockN + 4;   // +4: transposing stores spread over banks, rows 16-byte aligned
-{PIXEL_STEP}
+
 constexpr int kInD = {ind}, kInH = {inh}, kInW = {inw};
 constexpr int kOutD = {od}, kOutH = {oh}, kOutW = {ow};
 constexpr int kKernelD = {kd}, kKernelH = {kh}, kKernelW = {kw};
@@ -211,13 +210,12 @@ __device__ __forceinline__ void conv_phase({params}, int group, Acc (&a_tile)[kB
         for (int l = 0; l < kBLoads; ++l) b_tile[b_tap][b_channel + l * (kThreads / kBlockK)] = b_stage[l];
     }};
 
-    const int tx = tid % kThreadsM;   // positions tx * kAVec + pixel_step(i)
+    const int tx = tid % kThreadsM;   // positions tx, tx + kThreadsM, ...
     const int ty = tid / kThreadsM;   // channels ty * kThreadN ... + kThreadN - 1
-{MAIN_LOOP}    // Epilogue: a warp's threads hold neighbouring runs of positions, so stores stay along W.
-    const long long first_position = m0 + tx * kAVec;
+{MAIN_LOOP}    // Epilogue: consecutive threads hold consecutive positions, so stores run along W.
     #pragma unroll
     for (int i = 0; i < kThreadM; ++i) {{
-        const long long position = first_position + pixel_step(i);
+        const long long position = m0 + tx + i * kThreadsM;
         if (position >= gemm_m) continue;
         const long long image = position / kSpatial;
         const int spatial = (int)(position % kSpatial);
@@ -242,7 +240,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 {kernel}({params}) {{
     // One pair of tiles for every phase's instance (each instance declaring its own would
     // multiply the block's shared memory by the phase count).
-    __shared__ __align__(16) Acc a_tile[kBlockK][kBlockM];   // [tap][position]
+    __shared__ Acc a_tile[kBlockK][kBlockM];                 // [tap][position]
     __shared__ __align__(16) Acc b_tile[kBlockK][kBPitch];   // [tap][channel]
     const int group = blockIdx.z / kPhases;
     const int phase = blockIdx.z % kPhases;
