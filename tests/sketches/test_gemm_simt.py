@@ -171,6 +171,18 @@ def test_a_long_k_with_few_output_tiles_splits_k_for_the_sms_and_for_accuracy():
     assert SKETCH.default_point(problem(gemm.SAMPLE_INTENTS[0]), arch)["k_splits"] == 1
 
 
+def test_a_long_split_k_takes_deep_big_tiles_where_the_output_fills_them():
+    arch = ARCHS["sm_90"]
+    chosen = SKETCH.default_point(problem(LONG_K), arch)
+    assert (chosen["block_m"], chosen["block_n"], chosen["block_k"], chosen["vector"]) == (128, 128, 16, 4)
+    # a 64 x 64 output would leave three quarters of a 128 x 128 tile empty
+    narrow = SKETCH.default_point(problem("C = A @ B; A: f32[64, 131072]; B: f32[131072, 64]"), arch)
+    assert (narrow["block_m"], narrow["block_n"]) == (64, 64) and narrow["k_splits"] > 1
+    # a short K split many ways leaves each split too few 16-deep slices to pay
+    short = SKETCH.default_point(problem("C = A @ B; A: f32[256, 4096]; B: f32[4096, 256]"), arch)
+    assert (short["block_m"], short["block_n"]) == (64, 64)
+
+
 @needs_nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_split_k_compiles_clean(arch):
