@@ -9,14 +9,15 @@ integer tensors divide as torch does (true division in floating point), never tr
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from ..ir.dtypes import DType
 from ..ir.graph import Node, Shape
+from ..ir.ops import broadcast_shapes
 from ..ir.patterns import Problem
+from .access import broadcast_offset
 from .base import Param, compute_type, launcher_params, load_as_compute, store_from_compute
 from .expr import Emitted, emit
 
@@ -143,45 +144,10 @@ def has_prologue(problem: Problem, arg_index: int = 0) -> bool:
     return problem.anchor.args[arg_index].op != "input"
 
 
-def broadcasts_to(shape: Shape, target: Shape) -> bool:
-    """Whether `shape` broadcasts against `target` without growing it (right-aligned, each
-    extent 1 or the target's)."""
-    return len(shape) <= len(target) and all(
-        e == 1 or e == d for e, d in zip(reversed(shape), reversed(target)))
-
-
-def _product_c(dims: list) -> str:
-    """The product of extents (literals folded) as a 64-bit C expression."""
-    literal = math.prod(d for d in dims if isinstance(d, int))
-    symbols = [str(d) for d in dims if not isinstance(d, int)]
-    return " * ".join([f"{literal}LL", *symbols])
-
-
-def broadcast_offset(offset: str, shape: Shape, target: Shape) -> str:
-    """The element offset, in a contiguous tensor of `shape` broadcast against `target`, of the
-    element at linear offset `offset` of `target`."""
-    if shape == target:
-        return offset
-    if not shape:
-        return "0"
-    terms = []
-    for i in range(len(target)):
-        extent = shape[i - len(target) + len(shape)] if i >= len(target) - len(shape) else 1
-        if extent == 1:
-            continue
-        inner = list(target[i + 1:])
-        index = f"({offset})" if not inner else f"(({offset}) / ({_product_c(inner)}))"
-        if i > 0:       # the outermost index needs no remainder: the offset is in range
-            index = f"({index} % {_product_c([target[i]])})"
-        kept = [e for e in shape[i - len(target) + len(shape) + 1:] if e != 1]
-        terms.append(index if not kept else f"{index} * ({_product_c(kept)})")
-    return " + ".join(terms) or "0"
-
-
 def _unsupported_in(root: Node, shape: tuple, where: str) -> str | None:
     ctype = expression_ctype(root)
     for node in root.walk():
-        if node.op == "input" and node.name != ANCHOR_LEAF and not broadcasts_to(node.shape, shape):
+        if node.op == "input" and node.name != ANCHOR_LEAF and broadcast_shapes(node.shape, shape) != shape:
             return (
                 f"input '{node.name}' {list(node.shape)} does not broadcast against {list(shape)} "
                 f"in the fused {where}"
@@ -209,7 +175,7 @@ def fusion_unsupported(problem: Problem, operands: tuple[int, ...] = (0,)) -> st
 def read_at(offset: str, shape: Shape) -> Reader:
     """Read every fused input at linear element `offset` of a tensor of `shape` (the one being
     read or written); inputs that broadcast against it at their own element."""
-    return lambda node: f"{node.name}[{broadcast_offset(offset, node.shape, shape)}]"
+    return lambda node: f"{node.name}[{broadcast_offset(node.shape, shape, offset)}]"
 
 
 def _input_leaves(root: Node, read: Reader, ctype: str) -> dict[int, str]:
@@ -362,7 +328,7 @@ def _pack_reader(k: int, tag: str, offset: str, shape: Shape) -> Reader:
     def read(node: Node) -> str:
         if node.shape == shape:
             return f"{node.name}_{tag}.v[{k}]"
-        return f"{node.name}[{broadcast_offset(f'{offset} + {k}', node.shape, shape)}]"
+        return f"{node.name}[{broadcast_offset(node.shape, shape, f'{offset} + {k}')}]"
     return read
 
 

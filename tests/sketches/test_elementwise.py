@@ -86,6 +86,9 @@ def test_register_budget_prunes_wide_unrolls():
 @pytest.mark.parametrize("in_shape, out_shape", [
     ((5, 1), (5, 6)), ((6,), (5, 6)), ((1, 4, 1), (3, 4, 5)), ((3, 1, 5), (3, 4, 5)),
     ((), (3, 4)), ((2, 1, 4, 1), (2, 3, 4, 5)), ((4, 5), (3, 4, 5)),
+    # the linear-offset sketches' fused operands: per channel beside NCHW and NCDHW, per (channel, row)
+    ((4, 1, 1), (2, 4, 3, 5)), ((6, 1, 1, 1), (2, 6, 2, 3, 2)), ((4, 3, 1), (2, 4, 3, 5)),
+    ((1, 1, 1), (2, 4, 3, 5)),
 ])
 def test_broadcast_offsets_match_numpy(in_shape, out_shape):
     expr = broadcast_offset(in_shape, out_shape, "i")
@@ -100,6 +103,13 @@ def test_broadcast_offsets_with_symbols():
     for m, n in itertools.product((1, 3), (2, 5)):
         got = [evaluate_c(expr, {"i": i, "M": m, "N": n}) for i in range(m * n)]
         assert got == [i // n for i in range(m * n)]
+
+
+def test_a_per_channel_offset_never_reads_the_batch_extent():
+    expr = broadcast_offset((4, 1, 1), ("N", 4, "H", 5), "i")
+    assert "N" not in expr        # the outermost extent bounds the offset
+    expected = np.broadcast_to(np.arange(4).reshape(4, 1, 1), (3, 4, 2, 5)).reshape(-1)
+    assert [evaluate_c(expr, {"i": i, "N": 3, "H": 2}) for i in range(expected.size)] == expected.tolist()
 
 
 @pytest.mark.parametrize("shape, kind", [
