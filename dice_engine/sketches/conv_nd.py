@@ -4,12 +4,15 @@ in f32), with stride, padding, dilation, groups, output_padding, bias and a fuse
 epilogue.
 
 The GEMM view and the stride phases of a transposed convolution are `conv_geometry`'s. One
-launch covers them all: blockIdx.z picks (group, phase), blockIdx.y a block_n tile of the
-group's output channels, blockIdx.x a block_m tile of the phase's output positions. A phase is
-a template instance whose extents are compile-time constants (divisions by constants, unrolled
-tap decoding); blocks past a smaller phase's last tile return at once. Tiling is
-`conv.implicit_gemm`'s: block_m x block_n output tile, block_k taps per shared-memory step,
-thread_m x thread_n register tile, the next step prefetched into registers.
+launch covers them all: blockIdx.x picks (block_m tile of the phase's output positions, phase)
+with the phase varying fastest, blockIdx.y a block_n tile of the group's output channels,
+blockIdx.z the group. A phase writes every stride-th output element, so alone its stores fill
+32-byte sectors partly; blocks run in x order, so the phases of one region run side by side and
+their partial sectors merge in L2 before any reaches memory. A phase is a template instance
+whose extents are compile-time constants (divisions by constants, unrolled tap decoding);
+blocks past a smaller phase's last tile return at once. Tiling is `conv.implicit_gemm`'s:
+block_m x block_n output tile, block_k taps per shared-memory step, thread_m x thread_n register
+tile, the next step prefetched into registers.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from .conv import MAIN_LOOP, acc_bytes, acc_type, tile_constraints
 from .conv_geometry import ConvGeometry, depthwise_direct
 from .fusion import PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, store_output
 
-MAX_GRID_Z = 65535
+MAX_GRID_X, MAX_GRID_Z = 2**31 - 1, 65535
 
 
 def _phase_structs(geo: ConvGeometry) -> str:
@@ -43,7 +46,7 @@ def _phase_structs(geo: ConvGeometry) -> str:
 
 
 def _phase_switch(geo: ConvGeometry, args: str) -> str:
-    cases = "".join(f"        case {p}: conv_phase<Phase{p}>({args}, group, a_tile, b_tile); break;\n"
+    cases = "".join(f"        case {p}: conv_phase<Phase{p}>({args}, group, m_tile, a_tile, b_tile); break;\n"
                     for p in range(len(geo.phases)))
     return f"""    switch (phase) {{
 {cases}    }}"""
@@ -62,8 +65,10 @@ class ImplicitGemmConvNd(Sketch):
         geo = ConvGeometry(problem)
         if depthwise_direct(geo):
             return "one input channel per group and a small kernel: conv.depthwise serves it"
-        if geo.groups * len(geo.phases) > MAX_GRID_Z:
-            return f"{geo.groups} groups x {len(geo.phases)} phases exceed one grid's z extent"
+        if geo.groups > MAX_GRID_Z:
+            return f"{geo.groups} groups exceed one grid's z extent ({MAX_GRID_Z})"
+        if isinstance(geo.batch, int) and -(-geo.max_m // 32) * len(geo.phases) > MAX_GRID_X:
+            return f"{geo.max_m} output positions x {len(geo.phases)} phases exceed one grid's x extent"
         return fusion_unsupported(problem, operands=())
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
@@ -147,14 +152,15 @@ constexpr int kPhases = {len(geo.phases)};
 {_phase_structs(geo)}
 
 template <class P>
-__device__ __forceinline__ void conv_phase({params}, int group, Acc (&a_tile)[kBlockK][kBlockM],
+__device__ __forceinline__ void conv_phase({params}, int group, long long m_tile,
+                                           Acc (&a_tile)[kBlockK][kBlockM],
                                            Acc (&b_tile)[kBlockK][kBPitch]) {{
     constexpr int kSpatial = P::kCountD * P::kCountH * P::kCountW;
     constexpr int kTapsPerChannel = P::kTapsD * P::kTapsH * P::kTapsW;
     const long long batch = {dim_c(geo.batch)};
     const long long gemm_m = batch * kSpatial;
     constexpr int gemm_k = P::kEmpty ? 0 : kCinG * kTapsPerChannel;
-    const long long m0 = (long long)blockIdx.x * kBlockM;
+    const long long m0 = m_tile * kBlockM;
     if (m0 >= gemm_m) return;   // a smaller phase's spare tile (block-uniform: before any barrier)
     const int n0 = blockIdx.y * kBlockN;
     const int tid = threadIdx.x;
@@ -242,8 +248,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     // multiply the block's shared memory by the phase count).
     __shared__ Acc a_tile[kBlockK][kBlockM];                 // [tap][position]
     __shared__ __align__(16) Acc b_tile[kBlockK][kBPitch];   // [tap][channel]
-    const int group = blockIdx.z / kPhases;
-    const int phase = blockIdx.z % kPhases;
+    const int group = blockIdx.z;
+    const int phase = blockIdx.x % kPhases;
+    const long long m_tile = blockIdx.x / kPhases;
 {_phase_switch(geo, kernel_args(problem))}
 }}"""
         largest_phase = max(math.prod(a.count for a in p) for p in geo.phases)
@@ -251,8 +258,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     using namespace dice_{name};
     const long long gemm_m = (long long){dim_c(geo.batch)} * {largest_phase};
     if (gemm_m == 0) return;
-    const dim3 grid((unsigned)((gemm_m + kBlockM - 1) / kBlockM),
-                    (unsigned)((kCoutG + kBlockN - 1) / kBlockN), (unsigned)({geo.groups} * kPhases));
+    const dim3 grid((unsigned)((gemm_m + kBlockM - 1) / kBlockM * kPhases),
+                    (unsigned)((kCoutG + kBlockN - 1) / kBlockN), (unsigned){geo.groups});
     {kernel}<<<grid, kThreads, 0, stream>>>({kernel_args(problem)});
 }}"""
         precision = {"f64": "f64 SIMT", "f32": "f32 SIMT"}.get(
@@ -264,8 +271,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                     f"{fusion_note(problem)}")
         source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
                        launcher_code=launcher)
-        grid = (max(1, -(-geo.max_m // bm)), max(1, -(-geo.out_channels_g // bn)),
-                geo.groups * len(geo.phases))
+        grid = (max(1, -(-geo.max_m // bm)) * len(geo.phases), max(1, -(-geo.out_channels_g // bn)),
+                geo.groups)
         launch = Launch(kernel, grid, (threads, 1, 1), bk * (bm + bn + 4) * acc_bytes(problem))
         return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{kernel}"], launcher,
                               launcher_params(problem), [launch],

@@ -102,6 +102,21 @@ def test_text_names_strategy_groups_and_phases():
     assert "direct stencil" in DW.render(dw, SM90, DW.default_point(dw, SM90), "dw").source.splitlines()[0]
 
 
+def test_the_phases_of_one_region_are_launched_side_by_side():
+    """A phase alone fills 32-byte sectors partly (it writes every stride-th element); with the
+    phase as blockIdx.x's fastest part, consecutive blocks are the phases of one output region,
+    so their stores meet in L2. Groups move to z, off the phase product."""
+    p = problem(KERNELBENCH[1])
+    geo = ConvGeometry(p)
+    point = ND.default_point(p, SM90)
+    kernel = ND.render(p, SM90, point, "ct3d")
+    (launch,) = kernel.launches
+    tiles = -(-geo.max_m // point["block_m"])
+    assert launch.grid[0] == tiles * len(geo.phases) and launch.grid[2] == geo.groups
+    assert "const int phase = blockIdx.x % kPhases;" in kernel.source
+    assert "const long long m_tile = blockIdx.x / kPhases;" in kernel.source
+
+
 def test_prologue_is_refused():
     p = problem("y = conv3d(relu(x), w); x: f32[2, 3, 8, 8, 8]; w: f32[4, 3, 3, 3, 3]")
     assert "prologue" in ND.unsupported(p, SM90)
