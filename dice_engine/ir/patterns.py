@@ -35,6 +35,11 @@ PATTERN_OF_OP = {
 # Operators only the general lowering serves (no hand-written family reads them).
 GENERAL_ONLY = VIEWS | STATISTICS | (POOLS - DIRECT_POOLS)
 
+# Families whose every sketch reads its prologue and writes its epilogue at the produced
+# element's position (sketches/fusion.py), where views (slice, pad, flip, reshape, position
+# index) re-address their arguments: a view beside such an anchor leaves the program theirs.
+VIEW_FUSING = {"scan", "transpose", "pool", "conv2d", "conv"}
+
 
 @dataclass
 class Problem:
@@ -108,13 +113,23 @@ def classify(program: Program) -> Problem:
         if not general:
             return Problem(program, "scan", scan)
     general = [n for n in program.output.walk() if _general_only(n)]
-    if general and not _position_epilogue(general, heavy):
+    if general and not _position_epilogue(general, heavy) and not _fused_views(general, heavy):
         return Problem(program, "program", heavy[-1] if len(heavy) == 1 else None)
     if not heavy:
         return Problem(program, "elementwise", None)
     if len(heavy) > 1:
         return Problem(program, "program", None)
-    anchor = heavy[0]
+    return Problem(program, _anchor_pattern(heavy[0]), heavy[0])
+
+
+def _anchor_pattern(anchor: Node) -> str:
     if anchor.op == "conv2d" and anchor.attr("groups", 1) != 1:
-        return Problem(program, "conv", anchor)
-    return Problem(program, PATTERN_OF_OP[anchor.op], anchor)
+        return "conv"
+    return PATTERN_OF_OP[anchor.op]
+
+
+def _fused_views(general: list[Node], heavy: list[Node]) -> bool:
+    """Whether the only general-only nodes are views around one anchor whose family re-addresses
+    views in its fused prologue and epilogue."""
+    return (len(heavy) == 1 and heavy[0].op in PATTERN_OF_OP and _anchor_pattern(heavy[0]) in VIEW_FUSING
+            and all(n.op in VIEWS for n in general))

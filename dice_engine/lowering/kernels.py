@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..ir.graph import Program
 from ..sketches.base import Param, launcher_signature, numel_c, store_from_compute
-from .body import Body, Index, Source, linear
+from ..sketches.body import Body, Index, Source, linear
 from .ctext import decompose, indent
 from . import moments
 from .plan import Plan

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..ir.graph import Program
 from ..sketches.base import numel_c, store_from_compute
-from .body import Body, Source
+from ..sketches.body import Body, Source
 from .ctext import decompose, indent
 from .stages import Stage
 

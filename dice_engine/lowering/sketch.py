@@ -8,7 +8,7 @@ from ..ir.graph import Program
 from ..ir.patterns import Problem
 from ..sketches.base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, frame,
                              launcher_params, numel_c)
-from .body import Source
+from ..sketches.body import Source
 from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Buffer, Context, Schedule, fused_block_text,
                       fused_launcher_text, hint_extent, launcher_text, plan_kernels, split_chunks,
                       stage_schedule, tileable)

@@ -15,7 +15,7 @@ from ..ir.graph import Dim, Node
 from ..ir.ops import CONVS, POOLS, REDUCTIONS, SCANS, STATISTICS, spatial_rank
 from ..sketches.base import dim_c
 from ..sketches.expr import literal
-from .body import Body, Index, broadcast_index
+from ..sketches.body import Body, Index, broadcast_index
 
 Term = Callable[[Body, Index, Index], str]
 Skip = Callable[[Index, Index], "str | None"]

@@ -15,7 +15,7 @@ from typing import Callable
 
 from ..ir.graph import Program
 from ..sketches.base import numel_c
-from .body import Body, Index, Source
+from ..sketches.body import Body, Index, Source
 from .ctext import decompose, indent
 from .stages import Stage
 

@@ -15,10 +15,11 @@ from typing import Any, Callable, Sequence
 
 from ..ir.dtypes import DType
 from ..ir.graph import Node, Shape
-from ..ir.ops import broadcast_shapes
+from ..ir.ops import VIEWS, broadcast_shapes
 from ..ir.patterns import Problem
 from .access import broadcast_offset
-from .base import Param, compute_type, launcher_params, load_as_compute, store_from_compute
+from .base import Param, compute_type, dim_c, launcher_params, load_as_compute, store_from_compute
+from .body import Body, Source, strides
 from .expr import Emitted, emit
 
 Reader = Callable[[Node], str]  # an input node → C expression of its element (storage type)
@@ -114,6 +115,10 @@ def epilogue_nodes(output: Node, anchor: Node) -> list[Node]:
 # has the shape of the element being produced (the anchor's operand, or the output), is rank 0,
 # or broadcasts against it (a per-channel bias (C, 1, 1) beside an NCHW output): such an operand's
 # element is found from the produced element's linear offset by division and remainder.
+# A prologue or epilogue with views (a slice, pad, flip, reshape or position index: a narrowed
+# row scanned, a padded plane pooled) is computed at the produced element's multi-index instead,
+# through `body.Body`, which re-addresses each view's argument; its inputs are read one element
+# at a time.
 
 ANCHOR_LEAF = "__anchor__"
 
@@ -144,10 +149,25 @@ def has_prologue(problem: Problem, arg_index: int = 0) -> bool:
     return problem.anchor.args[arg_index].op != "input"
 
 
+def reindexes(root: Node) -> bool:
+    """Whether `root` holds a view, so its inputs are read away from the produced element."""
+    return any(n.op in VIEWS for n in root.walk())
+
+
+def _under_view(root: Node) -> list[Node]:
+    """The nodes some view re-addresses (below a view, the view itself excluded)."""
+    return [n for view in root.walk() if view.op in VIEWS for a in view.args for n in a.walk()]
+
+
 def _unsupported_in(root: Node, shape: tuple, where: str) -> str | None:
     ctype = expression_ctype(root)
+    if any(n.name == ANCHOR_LEAF for n in _under_view(root)):
+        return (f"the fused {where} re-addresses the anchor's result through a view "
+                "(only its own element is at hand)")
+    free = reindexes(root)   # views re-address their inputs; any well-formed operand is readable
     for node in root.walk():
-        if node.op == "input" and node.name != ANCHOR_LEAF and broadcast_shapes(node.shape, shape) != shape:
+        if (node.op == "input" and node.name != ANCHOR_LEAF and not free
+                and broadcast_shapes(node.shape, shape) != shape):
             return (
                 f"input '{node.name}' {list(node.shape)} does not broadcast against {list(shape)} "
                 f"in the fused {where}"
@@ -184,6 +204,31 @@ def _input_leaves(root: Node, read: Reader, ctype: str) -> dict[int, str]:
         for n in root.walk()
         if n.op == "input" and n.name != ANCHOR_LEAF
     }
+
+
+def _multi_index(offset: str, shape: Shape) -> tuple[str, ...]:
+    """The multi-index of linear element `offset` of a row-major tensor of `shape`."""
+    index = []
+    for k, (stride, d) in enumerate(zip(strides(shape), shape)):
+        i = f"({offset})" if stride == "1LL" else f"(({offset}) / ({stride}))"
+        index.append(i if k == 0 else f"({i} % (long long){dim_c(d)})")
+    return tuple(index)
+
+
+def indexed_value(root: Node, offset: str, shape: Shape, ctype: str, prefix: str,
+                  anchor_value: str | None = None) -> Emitted:
+    """`root` (which holds views) at linear element `offset` of the produced tensor of `shape`,
+    in `ctype`; the anchor placeholder, if any, reads as `anchor_value`."""
+    sources = {id(n): Source(n.name or "", "input")
+               for n in root.walk() if n.op == "input" and n.name != ANCHOR_LEAF}
+    body = Body(ctype if ctype in ("float", "double") else "float", sources, prefix=f"{prefix}v")
+    index = _multi_index(offset, shape)
+    for n in root.walk():
+        if n.name == ANCHOR_LEAF:
+            assert anchor_value is not None
+            body.bind(n, index, anchor_value)
+    value = body.value(root, index)
+    return Emitted(body.lines, value if body.type_of(root) == ctype else f"(({ctype})({value}))")
 
 
 def operand_inputs(problem: Problem, arg_index: int = 0) -> list[Node]:
@@ -339,7 +384,12 @@ def load_operand(
     loads of every input it reads, then the prologue per element), and their C expressions in
     the operand's compute type. With vec == 1 the inputs are read in place."""
     assert problem.anchor is not None
-    shape = problem.anchor.args[arg_index].shape
+    root = problem.anchor.args[arg_index]
+    shape = root.shape
+    if reindexes(root):
+        values = [indexed_value(root, f"{offset} + {k}" if k else offset, shape, expression_ctype(root),
+                                f"pro{k}_") for k in range(vec)]
+        return "".join(block(v.statements, indent) for v in values), [v.value for v in values]
     if vec == 1:
         value = operand_value(problem, read_at(offset, shape), arg_index, prefix="pro_")
         return block(value.statements, indent), [value.value]
@@ -359,6 +409,17 @@ def store_output(problem: Problem, offset: str, anchor_values: list[str], indent
     out = problem.output.dtype
     name = problem.program.output_name
     shape = problem.output.shape
+    root = epilogue_root(problem)
+    if reindexes(root):
+        values = [_indexed_epilogue(problem, root, v, f"{offset} + {k}" if k else offset, f"epi{k}_")
+                  for k, v in enumerate(anchor_values)]
+        code = "".join(block(v.statements, indent) for v in values)
+        if vec == 1:
+            return code + f"{indent}{name}[{offset}] = {store_from_compute(out, values[0].value)};\n"
+        code += f"{indent}Pack<{out.c_type}, {vec}> result;\n"
+        code += "".join(f"{indent}result.v[{k}] = {store_from_compute(out, v.value)};\n"
+                        for k, v in enumerate(values))
+        return code + f"{indent}*reinterpret_cast<Pack<{out.c_type}, {vec}>*>({name} + {offset}) = result;\n"
     if vec == 1:
         value = epilogue_value(problem, anchor_values[0], read_at(offset, shape), prefix="epi_")
         return (
@@ -373,6 +434,16 @@ def store_output(problem: Problem, offset: str, anchor_values: list[str], indent
         code += block(value.statements, indent)
         code += f"{indent}result.v[{k}] = {store_from_compute(out, value.value)};\n"
     return code + f"{indent}*reinterpret_cast<Pack<{out.c_type}, {vec}>*>({name} + {offset}) = result;\n"
+
+
+def _indexed_epilogue(problem: Problem, root: Node, anchor_value: str, offset: str, prefix: str) -> Emitted:
+    """`indexed_value` of the epilogue, the anchor's value (its dtype's compute type) converted
+    to the epilogue's compute type as `epilogue_value` does."""
+    assert problem.anchor is not None
+    ctype = expression_ctype(root)
+    anchor_ctype = compute_type(problem.anchor.dtype)
+    value = anchor_value if anchor_ctype == ctype else f"(({ctype})({anchor_value}))"
+    return indexed_value(root, offset, problem.output.shape, ctype, prefix, value)
 
 
 def widest_bytes(problem: Problem, arg_index: int = 0) -> int:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir.graph import Node, Shape
-from ..sketches.base import dim_c, load_as_compute
-from ..sketches.expr import literal, scalar_op
+from .base import dim_c, load_as_compute
+from .expr import literal, scalar_op
 
 Index = tuple[str, ...]
 
