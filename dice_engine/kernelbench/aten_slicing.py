@@ -50,6 +50,18 @@ def full(shape: Sequence[int], value: float | int | bool, dtype: DType) -> Node:
     return filled if filled.dtype == dtype else make("cast", [filled], dtype=dtype)
 
 
+def fill_value(x: Node) -> float | int | bool | None:
+    """The value of a constant tensor made by `full` (zeros_like, ones, ...), else None."""
+    inner = x.args[0] if x.op == "cast" else x
+    if inner.op != "where" or inner.args[0].op != "ge" or inner.args[0].args[0].op != "index":
+        return None
+    a, b = inner.args[1], inner.args[2]
+    if a.op != "const" or b.op != "const" or a.value != b.value:
+        return None
+    value = a.value
+    return value if x.op != "cast" else (float(value) if x.dtype.is_float else value)
+
+
 def _slice_of(x: Node, dim: int, start: int | None, end: int | None, step: int = 1) -> Node:
     dim = normalize_dim(dim, x.rank)
     if start in (None, 0) and (end is None or end >= _shape(x)[dim]) and step == 1:
@@ -138,6 +150,11 @@ def concatenate(tensors: Sequence[Node], dim: int) -> Node:
     pieces = [p if p.dtype == dtype else make("cast", [p], dtype=dtype) for p in pieces]
     if len(pieces) == 1:
         return pieces[0]
+    if (ends := _constant_ends(pieces, dim)) is not None:
+        lead, middle, trail, value = ends
+        pads = [(0, 0)] * pieces[0].rank
+        pads[dim] = (lead, trail)
+        return constant_pad(concatenate(middle, dim), pads, value)
     sizes = [_shape(p)[dim] for p in pieces]
     total = sum(sizes)
     shape = _shape(pieces[0])[:dim] + (total,) + _shape(pieces[0])[dim + 1:]
@@ -153,6 +170,39 @@ def concatenate(tensors: Sequence[Node], dim: int) -> Node:
     for i in reversed(range(len(pieces) - 1)):
         out = make("where", [make("lt", [position, const(ends[i])]), padded(i), out])
     return out
+
+
+def _constant_ends(pieces: list[Node], dim: int) -> tuple[int, list[Node], int, Any] | None:
+    """Leading and trailing pieces that are one constant (a zero column before a cumsum: the
+    exclusive-scan idiom): (their extents before, the pieces between, after, the value); None
+    when there are none or every piece is one."""
+    values = [fill_value(p) for p in pieces]
+    value = next((v for v in (values[0], values[-1]) if v is not None), None)
+    if value is None:
+        return None
+    first = next((i for i, v in enumerate(values) if v != value), len(pieces))
+    last = next((i for i in reversed(range(len(pieces))) if values[i] != value), -1)
+    if first > last:
+        return None
+    lead = sum(_shape(p)[dim] for p in pieces[:first])
+    trail = sum(_shape(p)[dim] for p in pieces[last + 1:])
+    return lead, pieces[first:last + 1], trail, value
+
+
+SCAN_IDENTITY = {"cumsum": 0, "cumprod": 1}
+
+
+def constant_pad(x: Node, pads: Sequence[tuple[int, int]], value: Any) -> Node:
+    """make("pad") with a constant, except that padding a scan with its identity (0 around a
+    cumsum, 1 around a cumprod), none of it after the scanned dim's end, is the scan of the
+    padded operand: those positions scan to the identity. The exclusive-scan idiom (a zero
+    column, then the cumsum) so stays one scan whose operand read is a view."""
+    pads = tuple((int(lo), int(hi)) for lo, hi in pads)
+    if (x.op in SCAN_IDENTITY and value == SCAN_IDENTITY[x.op] and pads[x.attr("dim")][1] == 0
+            and not isinstance(value, bool)):
+        inner = make("pad", [x.args[0]], pads=pads, value=value)
+        return make(x.op, [inner], dim=x.attr("dim"))
+    return make("pad", [x], pads=pads, value=value)
 
 
 def _cat(a: Sequence[Any], k: dict[str, Any]) -> Node:
@@ -179,8 +229,9 @@ def pad(x: Node, flat: Sequence[int], value: float, mode: str = "constant") -> N
     pads = [(max(lo, 0), max(hi, 0)) for lo, hi in pads]
     if all(p == (0, 0) for p in pads):
         return x
-    extra = {"value": value} if mode == "constant" else {"mode": mode}
-    return make("pad", [x], pads=tuple(pads), **extra)
+    if mode == "constant":
+        return constant_pad(x, pads, value)
+    return make("pad", [x], pads=tuple(pads), mode=mode)
 
 
 def _constant_pad(a: Sequence[Any], k: dict[str, Any]) -> Node:

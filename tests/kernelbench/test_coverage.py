@@ -74,15 +74,35 @@ def test_slices_fuse_into_their_consumer():
     assert {b.name for b in final.leaves()} == {"in_x", lowered.plans[0].out.name}
 
 
-def test_exclusive_cumsum_is_a_scan_and_a_padded_select():
-    """zeros_like(x.select(..)) takes only a shape: nothing computes it; the cat reads the
-    scan through a pad and selects by index."""
+def test_exclusive_cumsum_is_one_scan_of_a_padded_view():
+    """zeros_like(x.select(..)) takes only a shape: nothing computes it. The zero column the cat
+    puts in front is a pad with the scan's identity, which the scan absorbs: one scan whose
+    operand is x narrowed and padded (read in place), no intermediate written."""
     lowered = lower(trace_task(load_task(TASKS / "cov_exclusive_cumsum.py")))
-    assert [[o.op for o in p.operations()] for p in lowered.plans] == [
-        ["aten.narrow", "aten.cumsum"],
-        ["aten.cat", "aten.zeros_like"],
-    ]
-    assert "pad" in {n.op for n in lowered.plans[-1].expr.walk()}
+    (plan,) = lowered.plans
+    assert plan.expr.op == "cumsum" and plan.expr.args[0].op == "pad"
+    assert plan.expr.args[0].args[0].op == "slice" and plan.expr.args[0].attr("value") == 0
+    assert {b.name for b in plan.leaves()} == {"in_x"}
+
+
+@pytest.mark.parametrize("pieces, dim, pads, value", [
+    ("[z, s]", 1, ((0, 0), (1, 0)), 0.0),         # a zero column in front
+    ("[s, o, o]", 1, ((0, 0), (0, 2)), 1.0),      # ones appended
+    ("[z, s, z]", 0, ((1, 1), (0, 0)), 0.0),      # zeros either side of the rows
+])
+def test_constant_pieces_of_a_concatenation_are_a_pad(pieces, dim, pads, value):
+    from dice_engine.ir import ops
+    from dice_engine.ir.dtypes import F32
+    from dice_engine.kernelbench.aten_slicing import concatenate, full
+
+    x = ops.input_tensor("x", F32, (3, 5))
+    s = ops.make("cumsum", [x], dim=1)
+    z = full((1, 5) if dim == 0 else (3, 1), 0.0, F32)
+    o = full((3, 1), 1.0, F32)
+    cat = concatenate(eval(pieces, {"z": z, "s": s, "o": o}), dim)
+    padded = cat.args[0] if cat.op == "cumsum" else cat   # zeros around a cumsum sink into it
+    assert padded.op == "pad" and padded.attr("pads") == pads and padded.attr("value") == value
+    assert (cat.op == "cumsum") == (value == 0.0 and pads[1][1] == 0)
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
