@@ -137,13 +137,14 @@ def _combine(combine: str, acc: str, acci: str, v: str, vi: str) -> str:
 def _store(ctx: Context, stage: Stage, body: Body, idx: Index, value: str, last: bool) -> list[str]:
     node = stage.node
     if not last:
-        return body.lines + [f"{ctx.workspace[id(node)]}[{linear(idx, node.shape)}] = {value};"]
+        return body.lines + [f"{ctx.workspace[id(node)]}[{body.linear_of(idx, node.shape)}] = {value};"]
     root = ctx.plan.root
     if ctx.plan.epilogue_of is node:
         body.bind(node, idx, value)
         value = body.value(root, idx)
     out = ctx.program.output_name
-    return body.lines + [f"{out}[{linear(idx, root.shape)}] = {store_from_compute(root.dtype, value)};"]
+    stored = store_from_compute(root.dtype, value)
+    return body.lines + [f"{out}[{body.linear_of(idx, root.shape)}] = {stored};"]
 
 
 def _term_lines(ctx: Context, stage: Stage, idx: Index, ridx: Index, acc: str, acci: str,
@@ -200,6 +201,7 @@ def kernel_text(ctx: Context, stage: Stage, kernel: str, schedule: Schedule, las
         body = decompose("dz_o", out_names, out_shape, "dz_ro")
         if strategy == "map":
             b = Body(ctx.ctype, ctx.sources, prefix="m")
+            b.know_linear(tuple(idx_names), node.shape, "dz_o")   # decomposed from dz_o just above
             body += _store(ctx, stage, b, tuple(idx_names), stage.term(b, tuple(idx_names), ()), last)
         elif strategy == "thread":
             body += init + _reduce_loop(ctx, stage, tuple(idx_names), "0", "1", schedule.unroll)

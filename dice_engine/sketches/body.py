@@ -57,6 +57,18 @@ class Body:
     lines: list[str] = field(default_factory=list)
     prefix: str = "v"
     memo: dict[tuple[int, Index], str] = field(default_factory=dict)
+    # (index, shape) → a C expression known to equal linear(index, shape): the loop's own
+    # counter for the index decomposed from it, and a reshape's flat offset for the index it
+    # re-derives. A contiguous read there needs no division, remainder or multiply.
+    linears: dict[tuple[Index, Shape], str] = field(default_factory=dict)
+
+    def know_linear(self, idx: Index, shape: Shape, flat: str) -> None:
+        """Record that `linear(idx, shape)` is `flat`."""
+        self.linears[(broadcast_index(idx, shape), tuple(shape))] = flat
+
+    def linear_of(self, idx: Index, shape: Shape) -> str:
+        """The row-major offset of `idx` in a tensor of `shape`, a known expression if any."""
+        return self.linears.get((broadcast_index(idx, shape), tuple(shape))) or linear(idx, shape)
 
     def temp(self, expr: str, c_type: str) -> str:
         name = f"{self.prefix}{len(self.lines)}"
@@ -90,7 +102,7 @@ class Body:
     def _compute(self, node: Node, idx: Index, load: bool = True) -> str:
         source = self.sources.get(id(node)) if load else None
         if source is not None:
-            raw = f"{source.pointer}[{linear(idx, node.shape)}]"
+            raw = f"{source.pointer}[{self.linear_of(idx, node.shape)}]"
             if source.storage == "input":
                 raw = load_as_compute(node.dtype, raw)
             return self.temp(raw, self.type_of(node))
@@ -121,10 +133,12 @@ class Body:
             arg = node.args[0]
             if arg.shape == node.shape:
                 return self.value(arg, idx)
-            flat = self.temp(linear(idx, node.shape), "long long")
+            known = self.linears.get((broadcast_index(idx, node.shape), tuple(node.shape)))
+            flat = known or self.temp(linear(idx, node.shape), "long long")
             inner = tuple(f"(({flat}) / {s}) % {dim_c(d)}LL" if isinstance(d, int) else
                           f"(({flat}) / {s}) % (long long){dim_c(d)}"
                           for s, d in zip(strides(arg.shape), arg.shape))
+            self.know_linear(inner, arg.shape, flat)
             return self.value(arg, inner)
         if op == "cast":
             return self._cast(node, self.value(node.args[0], broadcast_index(idx, node.args[0].shape)))
