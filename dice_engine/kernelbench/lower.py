@@ -124,6 +124,15 @@ class Lowering:
             if id(n) not in self.origins and n.op not in ("input", "const"):
                 self.origins[id(n)] = (n, self.current)
 
+    def keep_rebuilt_origins(self, result: Node, args: list[Any]) -> None:
+        """A heavy operator the handler rebuilt from its arguments' (a cumsum that absorbed the
+        cat's zero column) keeps the operation it came from, for the report."""
+        claimed = {n.op: origin for a in _flat(args) if isinstance(a, Node) for n in a.walk()
+                   if n.op in HEAVY and (origin := self.origins.get(id(n))) is not None}
+        for n in result.walk():
+            if id(n) not in self.origins and n.op in claimed:
+                self.origins[id(n)] = (n, claimed[n.op][1])
+
     def reuse_written(self, expr: Node) -> Node:
         hits = {id(n): self.written[id(n)][1] for n in expr.walk() if id(n) in self.written and n is not expr}
         return substitute(expr, hits, self.origins, self.lineage) if hits else expr
@@ -248,6 +257,7 @@ class Lowering:
             raise Unmapped(name, line, code, f"unexpected arguments ({type(e).__name__}: {e})") from None
         for r in result if isinstance(result, tuple) else (result,):
             if isinstance(r, Node):  # not a result with no IR form (adaptive_max_pool's indices)
+                self.keep_rebuilt_origins(r, args)
                 self.label(r)
         if base != name and node.args and node.args[0] in self.values and isinstance(result, Node):
             self.values[node.args[0]] = result  # later reads of x see the updated value

@@ -83,6 +83,7 @@ def test_exclusive_cumsum_is_one_scan_of_a_padded_view():
     assert plan.expr.op == "cumsum" and plan.expr.args[0].op == "pad"
     assert plan.expr.args[0].args[0].op == "slice" and plan.expr.args[0].attr("value") == 0
     assert {b.name for b in plan.leaves()} == {"in_x"}
+    assert [o.op for o in plan.operations()] == ["aten.narrow", "aten.cat", "aten.cumsum"]   # the report's
 
 
 @pytest.mark.parametrize("pieces, dim, pads, value", [
