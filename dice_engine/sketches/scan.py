@@ -29,7 +29,7 @@ from ..ir.patterns import Problem, reversed_scan
 from .base import (DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, frame, launcher_params,
                    launcher_signature)
 from .fusion import (PACK, fusion_note, fusion_unsupported, kernel_args, kernel_params, load_operand,
-                    operand_inputs, store_output, widest_bytes)
+                    store_output, widest_bytes)
 
 HINT = 4096    # extent assumed for unbound symbols when sizing launches for the cost model
 
@@ -553,21 +553,7 @@ __global__ void __launch_bounds__(kThreads)
                     Launch(scan_kernel, (tiles, 1, 1), (threads, 1, 1), smem)]
         names = [_launch_name(name, k) for k in (sums_kernel, offsets_kernel, scan_kernel)]
         return RenderedKernel(self.name, dict(point), source, names, launcher, params, launches,
-                              f"multi-block reduce-then-scan, tile {tile_len}, {threads} threads x {items}",
-                              dram_bytes=_moved_bytes(problem, arch))
-
-
-def _moved_bytes(problem: Problem, arch: ArchSpec) -> float:
-    """DRAM bytes of reduce-then-scan: the tile sums and the tile scans both read the operand,
-    the second time from memory again unless it stays in L2 between the two launches."""
-    program = problem.program
-    sizes = {name: math.prod(program.concrete_shape(d.shape, HINT)) * d.dtype.size
-             for name, d in program.inputs.items()}
-    scanned = {n.name for n in operand_inputs(problem)}
-    operand = sum(b for name, b in sizes.items() if name in scanned)
-    out = math.prod(program.concrete_shape(program.output.shape, HINT)) * program.output.dtype.size
-    reads = 1 if operand <= arch.l2_bytes // 2 else 2
-    return float(reads * operand + sum(sizes.values()) - operand + out)
+                              f"multi-block reduce-then-scan, tile {tile_len}, {threads} threads x {items}")
 
 
 # ---------------------------------------------------------------------------------------------
