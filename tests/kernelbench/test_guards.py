@@ -3,6 +3,10 @@ deliberately cheating ModelNew for each known hack (and an honest control)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -23,6 +27,27 @@ def test_patch_guard_names_a_replaced_torch_function(monkeypatch):
     guard = PatchGuard()
     monkeypatch.setattr(torch, "allclose", lambda *a, **k: True)
     assert "torch.allclose" in (guard.patched() or "")
+
+
+def test_torch_compile_is_not_read_as_a_patch():
+    """Dynamo wraps torch.manual_seed when first imported (torch.compile's baseline, --compile):
+    eval_child loads it before the guard's snapshot. Run in a fresh interpreter, where Dynamo is
+    not imported yet (this process's other tests may have imported it)."""
+    code = """
+import torch
+from dice_engine.kernelbench.guards import PatchGuard
+from dice_engine.kernelbench.eval_child import load_compiler
+late = PatchGuard()
+load_compiler()
+early = PatchGuard()
+torch.compile(torch.nn.ReLU())(torch.ones(4))
+print(repr(late.patched()), repr(early.patched()))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).parents[2])
+    late, early = done.stdout.strip().rsplit(" ", 1) if done.returncode == 0 else (done.stderr, "")
+    assert "torch.manual_seed" in late   # what the guard saw before the fix
+    assert early == "None"
 
 
 def test_aliased_output_sees_views_and_parameters():
