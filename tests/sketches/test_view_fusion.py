@@ -94,11 +94,15 @@ def test_an_epilogue_that_re_addresses_the_anchor_is_refused():
     (COLUMN, lambda: problem("y = cumsum(flip(reshape(x, [40, 30]), dims=[1]), dim=0); x: f32[1200]"),
      {"threads_x": 32, "split": 4}),
     (WARP, scan_plus_shifted, {"items": 4, "warps": 2}),
-    (POOL, padded_pool, None),
+    (POOL, padded_pool, {"block_x": 32, "block_y": 2, "outputs": 2, "layout": "direct"}),
+    (POOL, padded_pool, {"block_x": 32, "block_y": 2, "outputs": 1, "layout": "separable"}),
     (TILED, strided_transpose, {"tile": 64, "vec": 2, "block_rows": 8}),
+    (GATHER, lambda: problem("y = transpose(flip(x, dims=[2]), 1, 2); x: f32[2, 5, 3, 16]"),
+     {"vec": 4, "threads": 128, "items": 2}),
     (CONV, conv_plus_padded_bias, None),
 ], ids=["warp-narrowed-vector", "block-narrowed", "column-flipped-reshaped", "warp-shifted-epilogue",
-        "pool-reflect-padded", "tiled-strided-rows-vec2", "conv-transposed-padded-operand"])
+        "pool-reflect-padded", "pool-separable-reflect-padded", "tiled-strided-rows-vec2",
+        "gather-flipped-vec4", "conv-transposed-padded-operand"])
 def test_fused_views_compute_the_reference_on_the_cpu_emulator(sketch, build, point, tmp_path):
     p = build()
     assert sketch.unsupported(p, SM90) is None
