@@ -410,29 +410,22 @@ def store_output(problem: Problem, offset: str, anchor_values: list[str], indent
     name = problem.program.output_name
     shape = problem.output.shape
     root = epilogue_root(problem)
+    code = ""
     if reindexes(root):
         values = [_indexed_epilogue(problem, root, v, f"{offset} + {k}" if k else offset, f"epi{k}_")
                   for k, v in enumerate(anchor_values)]
-        code = "".join(block(v.statements, indent) for v in values)
-        if vec == 1:
-            return code + f"{indent}{name}[{offset}] = {store_from_compute(out, values[0].value)};\n"
-        code += f"{indent}Pack<{out.c_type}, {vec}> result;\n"
-        code += "".join(f"{indent}result.v[{k}] = {store_from_compute(out, v.value)};\n"
-                        for k, v in enumerate(values))
-        return code + f"{indent}*reinterpret_cast<Pack<{out.c_type}, {vec}>*>({name} + {offset}) = result;\n"
+    elif vec == 1:
+        values = [epilogue_value(problem, anchor_values[0], read_at(offset, shape), prefix="epi_")]
+    else:
+        code = _pack_loads(problem, epilogue_inputs(problem), vec, offset, shape, indent, "out_pack")
+        values = [epilogue_value(problem, v, _pack_reader(k, "out_pack", offset, shape), prefix=f"epi{k}_")
+                  for k, v in enumerate(anchor_values)]
+    code += "".join(block(v.statements, indent) for v in values)
     if vec == 1:
-        value = epilogue_value(problem, anchor_values[0], read_at(offset, shape), prefix="epi_")
-        return (
-            block(value.statements, indent)
-            + f"{indent}{name}[{offset}] = {store_from_compute(out, value.value)};\n"
-        )
-    code = _pack_loads(problem, epilogue_inputs(problem), vec, offset, shape, indent, "out_pack")
+        return code + f"{indent}{name}[{offset}] = {store_from_compute(out, values[0].value)};\n"
     code += f"{indent}Pack<{out.c_type}, {vec}> result;\n"
-    for k, anchor_value in enumerate(anchor_values):
-        value = epilogue_value(problem, anchor_value, _pack_reader(k, "out_pack", offset, shape),
-                               prefix=f"epi{k}_")
-        code += block(value.statements, indent)
-        code += f"{indent}result.v[{k}] = {store_from_compute(out, value.value)};\n"
+    code += "".join(f"{indent}result.v[{k}] = {store_from_compute(out, v.value)};\n"
+                    for k, v in enumerate(values))
     return code + f"{indent}*reinterpret_cast<Pack<{out.c_type}, {vec}>*>({name} + {offset}) = result;\n"
 
 
