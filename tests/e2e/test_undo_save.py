@@ -188,6 +188,34 @@ async def test_await_save_answers_once_the_regenerated_kernel_is_written(session
 
 
 @needs_nvcc
+async def test_await_save_after_two_quick_saves_waits_for_the_second_ones_kernel(session, tmp_path):
+    """A save, then the intent changed and saved again at once, then awaitSave (what Neovim's
+    `:w`, edit, `:wq` sends, back to back): awaitSave answers once the new intent's kernel is
+    written. In a CI rehearsal the first save's work, running after the change, started that
+    regeneration too and was superseded by the second's, and Neovim quit early; this client's
+    timing has not reproduced that interleaving (the test passes without the fix as well)."""
+    compiler = HeldCompiler(tmp_path)
+    editor = await session(env=compiler.env)
+    uri = editor.open("fused.cu", INTENT_FILE)
+    assert (await editor.execute(await generate_command(editor, uri)))["applied"] == 1
+    compiler.close_gate()
+    try:
+        editor.type(uri, 0, 0, 0, 0, "// typed before the first save\n")   # its sites are not found yet
+        editor.save(uri)
+        editor.replace_text(uri, "f32[1048576]", "f32[2097152]")
+        editor.save(uri)
+        answer = editor.await_save_later(uri)
+        await compiler.wait_until_held()
+        await asyncio.sleep(0.5)
+        assert not answer.done() and editor.save_requests == []    # still regenerating
+    finally:
+        compiler.open_gate()
+    assert await asyncio.wait_for(answer, 180) == {"save": True, "version": editor.version(uri)}
+    site = only_site(editor.text(uri))
+    assert "2097152" in site.text and site.region.recorded_hash == site.hash and not site.region.stale
+
+
+@needs_nvcc
 async def test_await_save_wants_no_save_when_the_user_typed_meanwhile(session):
     editor = await session()
     uri = editor.open("fused.cu", INTENT_FILE)

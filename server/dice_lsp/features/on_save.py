@@ -91,20 +91,38 @@ async def regenerate_stale(server: "DiceServer", uri: str, *, then_save: bool = 
     return len(tasks)
 
 
-async def regenerate_after_save(server: "DiceServer", uri: str) -> int | None:
+async def regenerate_after_save(server: "DiceServer", uri: str, version: int | None,
+                                earlier: "asyncio.Task[int | None] | None" = None) -> int | None:
     """What a save starts: the stale regions regenerated, then the second save asked for.
-    Returns the version the client was asked to save, or None."""
-    tasks, source = await _start_stale(server, uri)
-    return await _save_when_written(server, uri, source, tasks) if tasks else None
+    Returns the version the client was asked to save, or None. A save that starts nothing
+    while the previous save's work still runs (its regeneration of the same intent under way,
+    or the text edited between) answers with that work's outcome, so a client quitting after
+    both saves still waits for the kernel."""
+    tasks, source = await _start_stale(server, uri, version)
+    if tasks:
+        return await _save_when_written(server, uri, source, tasks)
+    if earlier is None or earlier.done():
+        return None
+    try:
+        return await asyncio.shield(earlier)
+    except asyncio.CancelledError:
+        if not earlier.cancelled():
+            raise          # this save's own work was cancelled (shutdown)
+        return None
+    except Exception:      # noqa: BLE001 — logged by the document events; nothing to save
+        return None
 
 
-async def _start_stale(server: "DiceServer", uri: str) -> tuple[list[asyncio.Task[Outcome]], str]:
+async def _start_stale(server: "DiceServer", uri: str,
+                       version: int | None = None) -> tuple[list[asyncio.Task[Outcome]], str]:
     """Start the regenerations of the stale, unedited regions of `uri` (the edited ones get a
-    note instead); returns them and the text they started from."""
+    note instead); returns them and the text they started from. `version`: the one a save
+    wrote; nothing starts once the text has moved past it (a later save decides)."""
     state = server.documents.get(uri)
-    doc = server.workspace.get_text_document(uri)
+    doc = server.workspace.get_text_document(uri)   # updated in place by later changes
+    version = doc.version if version is None else version
     sites = await current_sites(server, uri)
-    if doc.version != current_version(server, uri):
+    if version != current_version(server, uri):
         return [], doc.source      # edited meanwhile: the next save decides
     notes, tasks = [], []
     for site in sites:
@@ -203,7 +221,9 @@ def register(server: "DiceServer") -> None:
             return None
         # Made here, while the notification is handled, so that a dice/awaitSave sent after
         # the save always finds it; returned so the document events own it (shutdown stops it).
-        task = asyncio.ensure_future(regenerate_after_save(server, uri))
+        # The version is the one saved: the coroutine may first run after later changes.
+        version = current_version(server, uri)
+        task = asyncio.ensure_future(regenerate_after_save(server, uri, version, after_save.get(uri)))
         after_save[uri] = task
         task.add_done_callback(lambda done: after_save.pop(uri) if after_save.get(uri) is done else None)
         return task
