@@ -127,6 +127,8 @@ class Lowering:
     def keep_rebuilt_origins(self, result: Node, args: list[Any]) -> None:
         """A heavy operator the handler rebuilt from its arguments' (a cumsum that absorbed the
         cat's zero column) keeps the operation it came from, for the report."""
+        if not any(n.op in HEAVY and id(n) not in self.origins for n in result.walk()):
+            return     # nothing rebuilt: the arguments need no walk
         claimed = {n.op: origin for a in _flat(args) if isinstance(a, Node) for n in a.walk()
                    if n.op in HEAVY and (origin := self.origins.get(id(n))) is not None}
         for n in result.walk():

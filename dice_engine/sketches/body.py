@@ -44,6 +44,13 @@ def linear(idx: Index, shape: Shape) -> str:
     return " + ".join(terms) if terms else "0LL"
 
 
+def unravel(flat: str, shape: Shape) -> Index:
+    """The multi-index of row-major element `flat` (a C expression) of a tensor of `shape`."""
+    return tuple(f"(({flat}) / {s}) % {dim_c(d)}LL" if isinstance(d, int) else
+                 f"(({flat}) / {s}) % (long long){dim_c(d)}"
+                 for s, d in zip(strides(shape), shape))
+
+
 def broadcast_index(idx: Index, shape: Shape) -> Index:
     """The index into an operand of `shape` that broadcasts to the indexed tensor."""
     tail = idx[len(idx) - len(shape):] if shape else ()
@@ -68,7 +75,10 @@ class Body:
 
     def linear_of(self, idx: Index, shape: Shape) -> str:
         """The row-major offset of `idx` in a tensor of `shape`, a known expression if any."""
-        return self.linears.get((broadcast_index(idx, shape), tuple(shape))) or linear(idx, shape)
+        return self._known_linear(idx, shape) or linear(idx, shape)
+
+    def _known_linear(self, idx: Index, shape: Shape) -> str | None:
+        return self.linears.get((broadcast_index(idx, shape), tuple(shape)))
 
     def temp(self, expr: str, c_type: str) -> str:
         name = f"{self.prefix}{len(self.lines)}"
@@ -133,11 +143,8 @@ class Body:
             arg = node.args[0]
             if arg.shape == node.shape:
                 return self.value(arg, idx)
-            known = self.linears.get((broadcast_index(idx, node.shape), tuple(node.shape)))
-            flat = known or self.temp(linear(idx, node.shape), "long long")
-            inner = tuple(f"(({flat}) / {s}) % {dim_c(d)}LL" if isinstance(d, int) else
-                          f"(({flat}) / {s}) % (long long){dim_c(d)}"
-                          for s, d in zip(strides(arg.shape), arg.shape))
+            flat = self._known_linear(idx, node.shape) or self.temp(linear(idx, node.shape), "long long")
+            inner = unravel(flat, arg.shape)
             self.know_linear(inner, arg.shape, flat)
             return self.value(arg, inner)
         if op == "cast":

@@ -18,8 +18,8 @@ from ..ir.graph import Node, Shape
 from ..ir.ops import VIEWS, broadcast_shapes
 from ..ir.patterns import Problem
 from .access import broadcast_offset
-from .base import Param, compute_type, dim_c, launcher_params, load_as_compute, store_from_compute
-from .body import Body, Source, strides
+from .base import Param, compute_type, launcher_params, load_as_compute, store_from_compute
+from .body import Body, Source, unravel
 from .expr import Emitted, emit
 
 Reader = Callable[[Node], str]  # an input node → C expression of its element (storage type)
@@ -206,15 +206,6 @@ def _input_leaves(root: Node, read: Reader, ctype: str) -> dict[int, str]:
     }
 
 
-def _multi_index(offset: str, shape: Shape) -> tuple[str, ...]:
-    """The multi-index of linear element `offset` of a row-major tensor of `shape`."""
-    index = []
-    for k, (stride, d) in enumerate(zip(strides(shape), shape)):
-        i = f"({offset})" if stride == "1LL" else f"(({offset}) / ({stride}))"
-        index.append(i if k == 0 else f"({i} % (long long){dim_c(d)})")
-    return tuple(index)
-
-
 def indexed_value(root: Node, offset: str, shape: Shape, ctype: str, prefix: str,
                   anchor_value: str | None = None) -> Emitted:
     """`root` (which holds views) at linear element `offset` of the produced tensor of `shape`,
@@ -222,7 +213,7 @@ def indexed_value(root: Node, offset: str, shape: Shape, ctype: str, prefix: str
     sources = {id(n): Source(n.name or "", "input")
                for n in root.walk() if n.op == "input" and n.name != ANCHOR_LEAF}
     body = Body(ctype if ctype in ("float", "double") else "float", sources, prefix=f"{prefix}v")
-    index = _multi_index(offset, shape)
+    index = unravel(offset, shape)
     for n in root.walk():
         if n.name == ANCHOR_LEAF:
             assert anchor_value is not None
