@@ -306,13 +306,14 @@ def broadcast_epilogue(problem: Problem, ctype: str, rename: Rename) -> str:
     )
 
 
-def broadcast_epilogue_call(problem: Problem, acc: str, row: str, col: str, rename: Rename) -> str:
-    """C expression of the output at (blockIdx.z, row, col) given the accumulator `acc`, through
+def broadcast_epilogue_call(problem: Problem, acc: str, row: str, col: str, rename: Rename,
+                            batch: str = "blockIdx.z") -> str:
+    """C expression of the output at (batch, row, col) given the accumulator `acc`, through
     `broadcast_epilogue`'s function."""
     if not has_epilogue(problem):
         return acc
     extra = "".join(f", {rename(n.name or '')}" for n in epilogue_inputs(problem))
-    return f"epilogue({acc}, blockIdx.z, {row}, {col}, M, N{extra})"
+    return f"epilogue({acc}, {batch}, {row}, {col}, M, N{extra})"
 
 
 # ---------------------------------------------------------------------------------------------

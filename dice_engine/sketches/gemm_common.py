@@ -30,7 +30,9 @@ cp_async_commit cp_async_wait BM BN BK TM TN WM WN MT NT VEC PAD STAGES THREADS 
 A_PITCH B_PITCH A_TILE B_TILE A_LOADS B_LOADS A_CHUNKS B_CHUNKS gm gn gk chunk upper smem_raw smem_base
 wg_m0 mn0 a_tile b_tile a_desc b_desc copy_tiles descriptor swizzled fence_proxy_async fence_registers
 wgmma_fence wgmma_commit wgmma_wait wgmma_m64k16 WARPGROUPS WG_M MI A_BYTES B_BYTES STAGE_BYTES TRANS_A
-TRANS_B A_LBO B_LBO SBO WARPS_X
+TRANS_B A_LBO B_LBO SBO WARPS_X a_map b_map full_bar empty_bar panel tile tiles m_tiles n_tiles batches it
+locate group first rows mbar_init mbar_arrive mbar_arrive_expect_tx mbar_wait fence_barrier_init tma_load_2d
+tma_load_3d encode_tile_map TmaMap EncodeTiled CONSUMERS GROUP_M
 """.split())
 _MAX_GRID_Y = _MAX_GRID_Z = 65535   # blocks along grid y (row tiles of >= 64) and z (batch)
 
@@ -266,24 +268,25 @@ def render_epilogue(gp: GemmProblem) -> str:
     return broadcast_epilogue(gp.problem, gp.acc_ctype, param_name)
 
 
-def output_value(gp: GemmProblem, acc: str, row: str, col: str) -> str:
-    """C expression (compute type) of the output at (blockIdx.z, row, col) given the accumulator."""
-    return broadcast_epilogue_call(gp.problem, acc, row, col, param_name)
+def output_value(gp: GemmProblem, acc: str, row: str, col: str, batch: str = "blockIdx.z") -> str:
+    """C expression (compute type) of the output at (batch, row, col) given the accumulator."""
+    return broadcast_epilogue_call(gp.problem, acc, row, col, param_name, batch)
 
 
-def store(gp: GemmProblem, acc: str, row: str, col: str) -> str:
-    """The statement storing the output at (row, col) of this block's batch, given `C_b`
-    (the output pointer advanced to this batch)."""
-    value = store_from_compute(gp.out_dtype, output_value(gp, acc, row, col))
+def store(gp: GemmProblem, acc: str, row: str, col: str, batch: str = "blockIdx.z") -> str:
+    """The statement storing the output at (row, col) of batch `batch`, given `C_b` (the output
+    pointer advanced to that batch)."""
+    value = store_from_compute(gp.out_dtype, output_value(gp, acc, row, col, batch))
     return f"C_b[(long long)({row}) * N + ({col})] = {value};"
 
 
-def pair_store(gp: GemmProblem) -> str:
+def pair_store(gp: GemmProblem, batch: str = "blockIdx.z") -> str:
     """Statements storing one fp32 accumulator pair `v[0..1]` at columns col, col+1 of `row`
-    (col even) through the epilogue; one 2-wide store when N is a literal even number."""
+    (col even) of batch `batch` through the epilogue; one 2-wide store when N is a literal even
+    number."""
     out = gp.out_dtype
-    v0 = output_value(gp, "v[0]", "row", "col")
-    v1 = output_value(gp, "v[1]", "row", "col + 1")
+    v0 = output_value(gp, "v[0]", "row", "col", batch)
+    v1 = output_value(gp, "v[1]", "row", "col + 1", batch)
     pack = {"f16": "__floats2half2_rn", "bf16": "__floats2bfloat162_rn"}.get(out.name)
     vec_type = {"f16": "__half2", "bf16": "__nv_bfloat162", "f32": "float2"}.get(out.name)
     if vec_type and gp.is_multiple(gp.N, 2):   # col is even and so is N: the pair is in or out together
@@ -292,6 +295,6 @@ def pair_store(gp: GemmProblem) -> str:
         return (f"                if (row < M && col < N)\n"
                 f"                    {target} = {value};\n")
     return (f"                if (row < M) {{\n"
-            f"                    if (col < N) {store(gp, 'v[0]', 'row', 'col')}\n"
-            f"                    if (col + 1 < N) {store(gp, 'v[1]', 'row', 'col + 1')}\n"
+            f"                    if (col < N) {store(gp, 'v[0]', 'row', 'col', batch)}\n"
+            f"                    if (col + 1 < N) {store(gp, 'v[1]', 'row', 'col + 1', batch)}\n"
             f"                }}\n")

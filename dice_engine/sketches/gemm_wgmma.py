@@ -145,10 +145,8 @@ class WgmmaGemm(Sketch):
 # ---------------------------------------------------------------------------------------------
 # CUDA text
 
-_PTX_HELPERS = SMEM_ADDR_HELPER + CP_ASYNC_HELPERS + r"""
-// Shared memory written through the generic proxy (cp.async) is read by wgmma through the async
-// proxy: each writer fences before the barrier that publishes the tile.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+# The wgmma wrappers every wgmma kernel uses (the cp.async ring adds its own below).
+WGMMA_PTX_HELPERS = r"""
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -164,8 +162,14 @@ __device__ __forceinline__ void fence_registers(float (&r)[N]) {
 }
 """
 
+_CP_ASYNC_RING_HELPERS = SMEM_ADDR_HELPER + CP_ASYNC_HELPERS + r"""
+// Shared memory written through the generic proxy (cp.async) is read by wgmma through the async
+// proxy: each writer fences before the barrier that publishes the tile.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+"""
 
-def _wgmma_helper(dtype: str, n: int) -> str:
+
+def wgmma_helper(dtype: str, n: int) -> str:
     ab = "bf16" if dtype == "bf16" else "f16"
     regs = n // 2
     d_list = ", ".join(f"%{i}" for i in range(regs))
@@ -182,7 +186,7 @@ def _wgmma_helper(dtype: str, n: int) -> str:
             f"}}\n")
 
 
-_DESCRIPTOR = r"""
+DESCRIPTOR_FUNCTION = r"""
 // Matrix descriptor (PTX ISA, wgmma): start address, leading and stride byte offsets (all >> 4),
 // base offset 0 (tiles start on 1024 B), swizzle mode 1 = 128-byte.
 __device__ __forceinline__ uint64_t descriptor(uint32_t address, uint32_t lbo, uint32_t sbo) {
@@ -218,8 +222,9 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
               f"constexpr int TRANS_A = {int(a_major == 'MN')}, TRANS_B = {int(b_major == 'MN')};  // A {a_major}-major, B {b_major}-major\n"
               f"// descriptor fields (bytes): leading byte offsets per operand, stride byte offset of both\n"
               f"constexpr uint32_t A_LBO = {DESCRIPTOR_LBO[a_major]}, B_LBO = {DESCRIPTOR_LBO[b_major]}, SBO = {DESCRIPTOR_SBO};\n")
-    helpers = (f"\n{PTX_BEGIN}{_PTX_HELPERS}{_wgmma_helper(gp.in_dtype.name, p['block_n'])}{PTX_END}\n"
-               f"{_DESCRIPTOR}\n"
+    helpers = (f"\n{PTX_BEGIN}{_CP_ASYNC_RING_HELPERS}{WGMMA_PTX_HELPERS}"
+               f"{wgmma_helper(gp.in_dtype.name, p['block_n'])}{PTX_END}\n"
+               f"{DESCRIPTOR_FUNCTION}\n"
                f"// 128-byte swizzle: byte offset of 16-byte chunk `chunk` of row `row` in a tile of `rows` rows.\n"
                f"__device__ __forceinline__ uint32_t swizzled(int row, int chunk, int rows) {{\n"
                f"    return {SWIZZLED_OFFSET};\n"

@@ -13,10 +13,13 @@
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "cuda_emu.h"
 
 #define cudaFuncSetAttribute(...) cudaSuccess
+#define __grid_constant__
 
 namespace gemm_emu {
 
@@ -177,4 +180,144 @@ void wgmma(float (&d)[R], uint64_t a_desc, uint64_t b_desc, int trans_a, int tra
     }
 }
 
+// -- mbarriers and TMA tile loads (PTX ISA 8.0 "mbarrier", "cp.async.bulk.tensor") --------------
+// A barrier's 64 bits hold its pending and expected arrivals (16 bits each), the transaction
+// bytes still due (24 bits) and the phase parity (bit 63); a phase completes when no arrival and
+// no byte is due, and the next one expects the same arrivals. One mutex guards every barrier.
+inline std::mutex barrier_mutex;
+
+struct BarrierState {
+    uint32_t pending, expected, tx, phase;
+};
+
+inline BarrierState unpack(uint64_t bits) {
+    return {uint32_t(bits & 0xFFFF), uint32_t((bits >> 16) & 0xFFFF), uint32_t((bits >> 32) & 0xFFFFFF),
+            uint32_t(bits >> 63)};
+}
+
+inline uint64_t pack(const BarrierState& s) {
+    return uint64_t(s.pending) | (uint64_t(s.expected) << 16) | (uint64_t(s.tx) << 32) | (uint64_t(s.phase) << 63);
+}
+
+// Applies one update to the barrier and completes the phase when nothing more is due.
+template <class Update>
+void update_barrier(uint64_t* bar, Update update) {
+    std::lock_guard<std::mutex> lock(barrier_mutex);
+    BarrierState s = unpack(*bar);
+    update(s);
+    if (s.pending == 0 && s.tx == 0) {
+        s.phase ^= 1;
+        s.pending = s.expected;
+    }
+    *bar = pack(s);
+}
+
+inline void mbar_init(uint64_t* bar, unsigned count) {
+    std::lock_guard<std::mutex> lock(barrier_mutex);
+    require(count > 0 && count < 0x10000, "mbarrier arrival count out of range");
+    *bar = pack({count, count, 0, 0});
+}
+
+inline void mbar_arrive_expect_tx(uint64_t* bar, unsigned bytes) {
+    update_barrier(bar, [&](BarrierState& s) {
+        require(s.pending > 0, "arrival on a barrier with none pending");
+        s.tx += bytes;
+        s.pending -= 1;
+    });
+}
+
+inline void mbar_arrive(uint64_t* bar) {
+    update_barrier(bar, [](BarrierState& s) {
+        require(s.pending > 0, "arrival on a barrier with none pending");
+        s.pending -= 1;
+    });
+}
+
+inline void mbar_complete_tx(uint64_t* bar, unsigned bytes) {
+    update_barrier(bar, [&](BarrierState& s) {
+        require(s.tx >= bytes, "more transaction bytes than expected");
+        s.tx -= bytes;
+    });
+}
+
+// mbarrier.try_wait.parity in a loop: returns once the phase of this parity has completed
+// (the current phase has the other parity).
+inline void mbar_wait(uint64_t* bar, unsigned parity) {
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> lock(barrier_mutex);
+            if (unpack(*bar).phase != parity) return;
+        }
+        std::this_thread::yield();
+    }
+}
+
+// What cuTensorMapEncodeTiled records, kept in the map's opaque bytes.
+struct TileMap {
+    const uint16_t* base;
+    uint32_t rank;
+    uint64_t dims[3];
+    uint64_t strides[2];   // bytes
+    uint32_t box[2];
+};
+
+inline int encode_tiled(void* map, int dtype, unsigned rank, void* base, const unsigned long long* dims,
+                        const unsigned long long* strides, const unsigned* box, const unsigned* element_strides,
+                        int interleave, int swizzle, int, int oob_fill) {
+    require(dtype == 1 && interleave == 0 && swizzle == 3 && oob_fill == 0,
+            "only 16-bit elements, no interleave, the 128-byte swizzle and zero fill are emulated");
+    require(rank == 2 || rank == 3, "tensor maps of rank 2 or 3");
+    require(box[0] * 2 == 128 && box[1] <= 256 && element_strides[0] == 1 && element_strides[1] == 1,
+            "boxes of 128-byte rows");
+    TileMap m{static_cast<const uint16_t*>(base), rank, {dims[0], dims[1], rank == 3 ? dims[2] : 1},
+              {strides[0], rank == 3 ? strides[1] : 0}, {box[0], box[1]}};
+    for (unsigned i = 0; i + 1 < rank; ++i) require(strides[i] % 16 == 0, "global strides are multiples of 16 B");
+    std::memcpy(map, &m, sizeof m);
+    return 0;
+}
+
+// cp.async.bulk.tensor: the box at (c0, c1, c2) into shared memory at dst (1024-byte aligned),
+// rows of 128 bytes, 16-byte chunk c of row r at chunk c ^ (r % 8); zeros outside the tensor.
+inline void tma_load(uint32_t dst, const void* map, int c0, int c1, int c2, uint64_t* bar) {
+    TileMap m;
+    std::memcpy(&m, map, sizeof m);
+    require(dst % 1024 == 0, "a 128-byte-swizzled box starts on 1024 B");
+    for (uint32_t r = 0; r < m.box[1]; ++r)
+        for (uint32_t e = 0; e < m.box[0]; ++e) {
+            const uint64_t x = uint64_t(c0) + e, y = uint64_t(c1) + r;
+            uint16_t value = 0;
+            if (x < m.dims[0] && y < m.dims[1] && uint64_t(c2) < m.dims[2])
+                std::memcpy(&value, reinterpret_cast<const unsigned char*>(m.base) + c2 * m.strides[1] +
+                                        y * m.strides[0] + x * 2, 2);
+            const uint32_t byte = r * 128 + e * 2, swizzled = byte ^ (((byte >> 7) & 7) << 4);
+            require(dst + swizzled + 2 <= sizeof shared_bytes, "TMA box outside shared memory");
+            std::memcpy(shared_bytes + dst + swizzled, &value, 2);
+        }
+    mbar_complete_tx(bar, m.box[0] * m.box[1] * 2);
+}
+
 }  // namespace gemm_emu
+
+// The runtime's driver entry point and device queries, for the launchers of TMA kernels.
+inline cudaError_t emu_driver_entry_point(const char* symbol, void** function, unsigned, unsigned long long,
+                                          cudaDriverEntryPointQueryResult* found) {
+    const bool known = std::strcmp(symbol, "cuTensorMapEncodeTiled") == 0;
+    *function = known ? reinterpret_cast<void*>(&gemm_emu::encode_tiled) : nullptr;
+    *found = known ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+    return cudaSuccess;
+}
+#define cudaGetDriverEntryPointByVersion emu_driver_entry_point
+
+inline cudaError_t emu_get_device(int* device) {
+    *device = 0;
+    return cudaSuccess;
+}
+#define cudaGetDevice emu_get_device
+
+// Few SMs, so that persistent kernels loop over several tiles per block.
+inline cudaError_t emu_device_attribute(int* value, cudaDeviceAttr attribute, int) {
+    *value = attribute == cudaDevAttrMultiProcessorCount ? 3 : 0;
+    return cudaSuccess;
+}
+#define cudaDeviceGetAttribute emu_device_attribute
+
