@@ -17,7 +17,9 @@ column by column, so that blocks running at the same time share A rows and B col
 With `persistent` = 1 the grid is one block per SM and each block loops over tiles (tile
 `blockIdx.x`, then every `gridDim.x`-th): the producer runs on into the next tile's slices
 while the consumers store the previous tile, and the ring's slice counter runs across tiles.
-With 0 every tile is its own block.
+With 0 every tile is its own block. With `pingpong` = 1 (two consumers, persistent) the
+consumers take the block's tiles in turn, each a whole BM×BN tile: one stores its tile while the
+other multiplies the next, so the tensor cores do not wait for epilogues.
 
 The launcher describes each operand to the TMA once per launch (`cuTensorMapEncodeTiled`,
 reached through `cudaGetDriverEntryPointByVersion`, so the library links no driver library):
@@ -35,7 +37,7 @@ from ..ir.patterns import Problem
 from .base import DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame, launcher_params, \
     launcher_signature
 from .gemm_common import DEFAULT_DYNAMIC_SMEM, PTX_BEGIN, PTX_END, SMEM_ADDR_HELPER, GemmProblem, Operand, \
-    gemm_problem, kernel_args, kernel_params, pair_store, render_epilogue, size_guard, tiled_grid
+    gemm_problem, kernel_args, kernel_params, output_value, pair_store, render_epilogue, size_guard, tiled_grid
 from .gemm_wgmma import BK, DESCRIPTOR_FUNCTION, DESCRIPTOR_LBO, DESCRIPTOR_SBO, DESCRIPTOR_START, \
     WGMMA_PTX_HELPERS, WgmmaGemm, major, wgmma_helper
 
@@ -44,8 +46,13 @@ _BOX = 64       # elements per TMA box along the contiguous index: one 128-byte 
 GROUP_M = 8     # block rows per rasterization group (consecutive tiles share operands in L2)
 
 
+# Registers per thread after setmaxnreg with two consumers (384 threads, 64K registers: launch
+# bounds alone give each thread 168): the producer 40, the consumers 232 (multiples of 8).
+_REGISTER_SPLIT = "constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg: 128 x 40 + 256 x 232 <= 65536\n"
+
+
 def _warpgroup_rows(p: Point) -> int:
-    return p["block_m"] // p["consumers"]
+    return p["block_m"] if p["pingpong"] else p["block_m"] // p["consumers"]
 
 
 def _smem_bytes(p: Point) -> int:
@@ -72,12 +79,19 @@ class WgmmaTmaGemm(Sketch):
                   (Role.PIPELINE,)),
             Token("persistent", (0, 1), "1: one block per SM looping over tiles, the next tile's loads "
                   "overlapping this one's stores; 0: one block per tile", ()),
+            Token("pingpong", (0, 1), "1: the two consumers take turns on whole tiles, one storing while the "
+                  "other multiplies; 0: they share each tile's rows", ()),
         ]
 
         def warpgroup_rows(p: Point) -> str | None:
             rows = _warpgroup_rows(p)
             if p["block_m"] % p["consumers"] or rows % 64 or rows > 128:
                 return f"{rows} rows per consumer warpgroup (64 or 128 wanted: one or two m64 steps)"
+            return None
+
+        def pingpong(p: Point) -> str | None:
+            if p["pingpong"] and (p["consumers"] != 2 or not p["persistent"]):
+                return "pingpong needs two consumer warpgroups in a persistent block"
             return None
 
         def accumulators(p: Point) -> str | None:
@@ -89,7 +103,7 @@ class WgmmaTmaGemm(Sketch):
             return None if smem <= arch.smem_per_block_optin else \
                 f"{smem} B of shared memory (opt-in limit {arch.smem_per_block_optin})"
 
-        return DesignSpace(tokens, [warpgroup_rows, accumulators, shared_memory])
+        return DesignSpace(tokens, [pingpong, warpgroup_rows, accumulators, shared_memory])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         gp = gemm_problem(problem)
@@ -101,8 +115,8 @@ class WgmmaTmaGemm(Sketch):
             shapes = [(128, 128, 2, 6)]
         else:
             shapes = [(64, 128, 1, 6), (64, 64, 1, 6)]
-        return space.first_legal({"block_m": bm, "block_n": bn, "consumers": c, "stages": s, "persistent": 1}
-                                 for bm, bn, c, s in shapes)
+        return space.first_legal({"block_m": bm, "block_n": bn, "consumers": c, "stages": s, "persistent": 1,
+                                  "pingpong": 0} for bm, bn, c, s in shapes)
 
     # -- rendering ------------------------------------------------------------------------------
 
@@ -129,7 +143,8 @@ class WgmmaTmaGemm(Sketch):
             launcher=launcher, params=params, launches=[Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem)],
             async_slices=point["stages"] - 1,
             summary=f"wgmma+tma {point['block_m']}x{point['block_n']}x{BK} c{point['consumers']} "
-                    f"{point['stages']}st{' persistent' if point['persistent'] else ''}",
+                    f"{point['stages']}st{' persistent' if point['persistent'] else ''}"
+                    f"{' pingpong' if point['pingpong'] else ''}",
             arch_suffix="a")
 
 
@@ -234,6 +249,14 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity) {
     } while (!done);
 }
 
+// Moves registers between warpgroups (every thread of the warpgroup executes it): the producer
+// gives up what its single copying thread does not need, the consumers take it for accumulators
+// and epilogue temporaries.
+template <int REGS>
+__device__ __forceinline__ void release_registers() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(REGS)); }
+template <int REGS>
+__device__ __forceinline__ void claim_registers() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(REGS)); }
+
 // TMA tile loads into shared memory; the bytes complete `bar`'s transaction count.
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TmaMap* map, int c0, int c1, uint64_t* bar) {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
@@ -264,7 +287,10 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
     a_major, b_major = major("A", gp.a), major("B", gp.b)
     consts = (f"constexpr int BM = {p['block_m']}, BN = {p['block_n']}, BK = {BK};  // block tile\n"
               f"constexpr int CONSUMERS = {p['consumers']}, THREADS = 128 * (CONSUMERS + 1);  // + the producer warpgroup\n"
-              f"constexpr int WG_M = BM / CONSUMERS, MI = WG_M / 64;  // rows per consumer warpgroup, m64 steps\n"
+              f"constexpr int PINGPONG = {p['pingpong']};  // 1: consumers take whole tiles in turn; 0: they split each tile's rows\n"
+              f"constexpr int WG_M = PINGPONG ? BM : BM / CONSUMERS, MI = WG_M / 64;  // rows per consumer warpgroup, m64 steps\n"
+              f"constexpr int READERS = PINGPONG ? 4 : CONSUMERS * 4;  // warps that read each slice\n"
+              f"{_REGISTER_SPLIT if p['consumers'] == 2 else ''}"
               f"constexpr int STAGES = {p['stages']};\n"
               f"constexpr int GROUP_M = {GROUP_M};  // block rows per rasterization group\n"
               f"constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, STAGE_BYTES = A_BYTES + B_BYTES;\n"
@@ -279,8 +305,8 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}(const __grid_constant__ T
                                                       {kernel_params(gp)}, int batches) {{
     extern __shared__ __align__(1024) uint8_t smem_raw[];   // STAGES x (A tile, B tile)
     __shared__ __align__(8) uint64_t full_bar[STAGES];    // stage filled: 1 arrival + STAGE_BYTES of TMA writes
-    __shared__ __align__(8) uint64_t empty_bar[STAGES];   // stage read: one arrival per consumer warp
-    const uint32_t smem_base = (smem_addr(smem_raw) + 1023) & ~1023u;   // swizzle atoms start on 1024 B
+    __shared__ __align__(8) uint64_t empty_bar[STAGES];   // stage read: one arrival per reading warp
+{"    __shared__ __align__(8) uint64_t turn_bar[2];   // consumer c finished its tile's main loop (pingpong)" + chr(10) if p["pingpong"] else ""}    const uint32_t smem_base = (smem_addr(smem_raw) + 1023) & ~1023u;   // swizzle atoms start on 1024 B
     const int m_tiles = (M + BM - 1) / BM, n_tiles = (N + BN - 1) / BN;
     const int tiles = m_tiles * n_tiles * batches;
     const int k_tiles = (K + BK - 1) / BK;
@@ -297,14 +323,14 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}(const __grid_constant__ T
         #pragma unroll
         for (int s = 0; s < STAGES; ++s) {{
             mbar_init(&full_bar[s], 1);
-            mbar_init(&empty_bar[s], CONSUMERS * 4);
-        }}
+            mbar_init(&empty_bar[s], READERS);
+        }}{_turn_init(p)}
         fence_barrier_init();
     }}
     __syncthreads();
 
     if (threadIdx.x < 128) {{   // the producer warpgroup: one thread feeds the ring, the rest exit
-        if (threadIdx.x == 0) {{
+{"        release_registers<PRODUCER_REGS>();" + chr(10) if p["consumers"] == 2 else ""}        if (threadIdx.x == 0) {{
             int it = 0;   // slices through the ring so far, over all of this block's tiles
             for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {{
                 int batch, m0, n0;
@@ -321,8 +347,9 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}(const __grid_constant__ T
     }}
 
     // A consumer warpgroup.
-    const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;   // warp within its warpgroup
-    const int wg_m0 = (threadIdx.x / 128 - 1) * WG_M;   // this warpgroup's first row in the block tile
+{"    claim_registers<CONSUMER_REGS>();" + chr(10) if p["consumers"] == 2 else ""}    const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;   // warp within its warpgroup
+    const int consumer = threadIdx.x / 128 - 1;
+    const int wg_m0 = PINGPONG ? 0 : consumer * WG_M;   // this warpgroup's first row in the block tile
     float acc[MI][BN / 2];
     auto multiply = [&](int stage) {{   // issue this warpgroup's wgmmas on one stage, as one commit group
         const uint32_t a_tile = smem_base + stage * STAGE_BYTES, b_tile = a_tile + A_BYTES;
@@ -347,14 +374,15 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}(const __grid_constant__ T
         for (int mi = 0; mi < MI; ++mi) fence_registers(acc[mi]);
     }};
 
-    int it = 0;   // the producer's slice count, followed in the same order
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {{
+    // This block's j-th tile is its slices j*k_tiles .. (j+1)*k_tiles-1 of the producer's ring order.
+    for (int j = PINGPONG ? consumer : 0; blockIdx.x + j * gridDim.x < tiles; j += PINGPONG ? 2 : 1) {{
         int batch, m0, n0;
-        locate(tile, batch, m0, n0);
+        locate(blockIdx.x + j * gridDim.x, batch, m0, n0);
         #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
             #pragma unroll
             for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.0f;
+{_turn_wait(p)}        int it = j * k_tiles;
         for (int kt = 0; kt < k_tiles; ++kt, ++it) {{
             const int stage = it % STAGES;
             mbar_wait(&full_bar[stage], (it / STAGES) & 1);   // slice kt has landed
@@ -363,7 +391,7 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}(const __grid_constant__ T
             __syncwarp();
             if (kt > 0 && lane == 0) mbar_arrive(&empty_bar[(it - 1) % STAGES]);   // hand its stage back
         }}
-        wgmma_wait<0>();
+{_turn_pass(p)}        wgmma_wait<0>();
         #pragma unroll
         for (int mi = 0; mi < MI; ++mi) fence_registers(acc[mi]);
         __syncwarp();
@@ -372,18 +400,91 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}(const __grid_constant__ T
         // Epilogue straight from the accumulator fragments ({gp.in_dtype.c_type} operands, fp32 accumulators),
         // while the producer fills the ring with the next tile's slices.
         {gp.out_dtype.c_type}* C_b = {gp.out_param}{" + (long long)batch * M * N" if gp.batch != 1 else ""};
+{_epilogue_loops(gp)}    }}
+}}
+"""
+
+
+# Pingpong: consumer c starts the main loop of tile j only once the other consumer has waited for
+# every slice of tile j-1. Then each slice's `full` barrier is at most one phase behind the phase
+# its reader waits for (a parity wait cannot tell phases two apart), and the two main loops
+# follow each other on the tensor cores while the epilogues overlap them.
+def _turn_init(p: Point) -> str:
+    return ("\n        mbar_init(&turn_bar[0], 4);\n"
+            "        mbar_init(&turn_bar[1], 4);" if p["pingpong"] else "")
+
+
+def _turn_wait(p: Point) -> str:
+    return ("        if (j > 0) mbar_wait(&turn_bar[consumer ^ 1], ((j - 1) / 2) & 1);   // the other's tile j-1 is in\n"
+            if p["pingpong"] else "")
+
+
+def _turn_pass(p: Point) -> str:
+    return ("        __syncwarp();\n"
+            "        if (lane == 0) mbar_arrive(&turn_bar[consumer]);   // the other consumer may start its tile\n"
+            if p["pingpong"] else "")
+
+
+def _epilogue_loops(gp: GemmProblem) -> str:
+    """The consumer's stores of its accumulators through the epilogue. A 16-bit output whose N is
+    a literal multiple of 8 is stored 16 bytes a lane (`quad_stores`); any other one as pairs."""
+    if gp.out_dtype.size == 2 and gp.is_multiple(gp.N, 8):
+        return _quad_stores(gp)
+    return ("        #pragma unroll\n"
+            "        for (int mi = 0; mi < MI; ++mi)\n"
+            "            #pragma unroll\n"
+            "            for (int ni = 0; ni < BN / 8; ++ni)\n"
+            "                #pragma unroll\n"
+            "                for (int upper = 0; upper < 2; ++upper) {   // rows lane/4, then lane/4 + 8\n"
+            "                    const int row = m0 + wg_m0 + mi * 64 + warp * 16 + lane / 4 + upper * 8;\n"
+            "                    const int col = n0 + ni * 8 + (lane % 4) * 2;\n"
+            "                    const float v[2] = {acc[mi][ni * 4 + upper * 2], acc[mi][ni * 4 + upper * 2 + 1]};\n"
+            f"{_indent(pair_store(gp, 'batch'), 4)}"
+            "                }\n")
+
+
+def _quad_stores(gp: GemmProblem) -> str:
+    """16-byte stores of a 16-bit output. The four lanes of a quad hold columns 8ni + 2q, +1 of one
+    row (q = lane % 4) for every ni; per group of four ni, each lane packs its four output pairs,
+    and four shuffle rounds within the quad hand lane q the pairs of ni = 4g + q from every lane:
+    eight consecutive columns, one 16-byte store (a warp writes 8 rows x 64 bytes, whole sectors,
+    instead of 8 rows x 16 bytes per pair store)."""
+    pack = {"f16": "__floats2half2_rn", "bf16": "__floats2bfloat162_rn"}[gp.out_dtype.name]
+    v0 = output_value(gp, "v[0]", "row", "col", "batch")
+    v1 = output_value(gp, "v[1]", "row", "col + 1", "batch")
+    column = "\n                        const int col = n0 + ni * 8 + q * 2;" if gp.has_epilogue else ""
+    return f"""        const int q = lane % 4;
+        auto pick = [](const uint32_t (&w)[4], int i) {{ return i == 0 ? w[0] : i == 1 ? w[1] : i == 2 ? w[2] : w[3]; }};
         #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
             #pragma unroll
-            for (int ni = 0; ni < BN / 8; ++ni)
+            for (int upper = 0; upper < 2; ++upper) {{   // rows lane/4, then lane/4 + 8
+                const int row = m0 + wg_m0 + mi * 64 + warp * 16 + lane / 4 + upper * 8;
                 #pragma unroll
-                for (int upper = 0; upper < 2; ++upper) {{   // rows lane/4, then lane/4 + 8
-                    const int row = m0 + wg_m0 + mi * 64 + warp * 16 + lane / 4 + upper * 8;
-                    const int col = n0 + ni * 8 + (lane % 4) * 2;
-                    const float v[2] = {{acc[mi][ni * 4 + upper * 2], acc[mi][ni * 4 + upper * 2 + 1]}};
-{_indent(pair_store(gp, "batch"), 4)}                }}
-    }}
-}}
+                for (int g = 0; g < BN / 32; ++g) {{
+                    uint32_t packed[4];   // this lane's output pairs for ni = 4g .. 4g+3
+                    #pragma unroll
+                    for (int s = 0; s < 4; ++s) {{
+                        const int ni = 4 * g + s;{column}
+                        const float v[2] = {{acc[mi][ni * 4 + upper * 2], acc[mi][ni * 4 + upper * 2 + 1]}};
+                        const auto pair = {pack}({v0}, {v1});
+                        packed[s] = *reinterpret_cast<const uint32_t*>(&pair);
+                    }}
+                    uint32_t mine[4] = {{0, 0, 0, 0}};   // columns 8(4g + q) + 2r, +1 from lane r of the quad
+                    #pragma unroll
+                    for (int s = 0; s < 4; ++s) {{   // from lane r = (q + s) % 4, which sends its pair for ni = 4g + q
+                        const int r = (q + s) & 3;
+                        const uint32_t got = __shfl_sync(0xffffffffu, pick(packed, (q - s) & 3), (lane & ~3) | r);
+                        mine[0] = r == 0 ? got : mine[0];
+                        mine[1] = r == 1 ? got : mine[1];
+                        mine[2] = r == 2 ? got : mine[2];
+                        mine[3] = r == 3 ? got : mine[3];
+                    }}
+                    const int col = n0 + (4 * g + q) * 8;
+                    if (row < M && col < N)
+                        *reinterpret_cast<uint4*>(&C_b[(long long)row * N + col]) = make_uint4(mine[0], mine[1], mine[2], mine[3]);
+                }}
+            }}
 """
 
 

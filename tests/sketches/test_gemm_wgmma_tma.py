@@ -31,8 +31,9 @@ def problem(text: str) -> Problem:
     return classify(parse_intent(text))
 
 
-def point(bm: int, bn: int, consumers: int, stages: int, persistent: int = 1) -> Point:
-    return {"block_m": bm, "block_n": bn, "consumers": consumers, "stages": stages, "persistent": persistent}
+def point(bm: int, bn: int, consumers: int, stages: int, persistent: int = 1, pingpong: int = 0) -> Point:
+    return {"block_m": bm, "block_n": bn, "consumers": consumers, "stages": stages, "persistent": persistent,
+            "pingpong": pingpong}
 
 
 @pytest.fixture(autouse=True)
@@ -71,6 +72,9 @@ def test_big_problem_default_grid_and_illegal_points():
     assert "accumulator registers" in "; ".join(space.violations(point(256, 256, 2, 3)))
     assert "rows per consumer warpgroup" in "; ".join(space.violations(point(64, 128, 2, 3)))
     assert "shared memory" in "; ".join(space.violations(point(128, 256, 2, 5)))
+    assert "pingpong needs" in "; ".join(space.violations(point(128, 128, 2, 4, 0, 1)))
+    assert "pingpong needs" in "; ".join(space.violations(point(128, 128, 1, 4, 1, 1)))
+    assert "accumulator registers" in "; ".join(space.violations(point(128, 256, 2, 4, 1, 1)))
 
 
 def test_text_claims_match_the_code():
@@ -128,6 +132,7 @@ COMPILE_CASES = [
     (SQUARE_F16, None),
     (SQUARE_F16, point(128, 256, 2, 4, 0)),
     (SQUARE_F16, point(256, 128, 2, 4)),                                  # two m64 steps per warpgroup
+    (SQUARE_F16, point(128, 128, 2, 6, 1, 1)),                            # pingpong
     (gemm_wgmma_tma.SAMPLE_INTENTS[2], None),                            # batched operands: rank-3 maps
     (gemm_wgmma_tma.SAMPLE_INTENTS[5], point(64, 64, 1, 3)),              # col/col, tails
     (gemm_wgmma_tma.SAMPLE_INTENTS[7], None),                             # bias + gelu, bf16 out
@@ -156,6 +161,10 @@ using gemm_emu::mbar_arrive_expect_tx;
 using gemm_emu::mbar_arrive;
 using gemm_emu::mbar_wait;
 inline void fence_barrier_init() {}
+template <int REGS>
+void release_registers() {}
+template <int REGS>
+void claim_registers() {}
 inline void tma_load_2d(uint32_t dst, const TmaMap* map, int c0, int c1, uint64_t* bar) {
     gemm_emu::tma_load(dst, map, c0, c1, 0, bar);
 }
@@ -215,13 +224,15 @@ EMULATED_CASES = [
     ("y = relu(A @ B + R) * 0.5; A: f16[3, 72, 200]; B: f16[200, 72]; R: f16[3, 72, 72]", point(128, 64, 2, 3)),
     # two m64 steps per consumer, M-major A and N-major B (panels), K tail
     ("C = A.T @ B; A: bf16[136, 256]; B: bf16[136, 128]", point(256, 128, 2, 3)),
+    # pingpong: 2 x 3 x 2 = 12 tiles on 3 SMs, each consumer two tiles of a block, batched epilogue input
+    ("y = A @ B + R; A: f16[2, 130, 136]; B: f16[2, 136, 192]; R: f16[2, 130, 192]", point(128, 64, 2, 3, 1, 1)),
 ]
 
 
 @needs_emulator
 @pytest.mark.parametrize("text,chosen", EMULATED_CASES, ids=["row-row-tails-persistent", "col-col-bf16",
                                                              "batched-epilogue-two-consumers",
-                                                             "col-row-two-m64"])
+                                                             "col-row-two-m64", "pingpong"])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(text, chosen, tmp_path):
     p = problem(text)
     if SKETCH.unsupported(p, H100):
