@@ -46,11 +46,6 @@ _BOX = 64       # elements per TMA box along the contiguous index: one 128-byte 
 GROUP_M = 8     # block rows per rasterization group (consecutive tiles share operands in L2)
 
 
-# Registers per thread after setmaxnreg with two consumers (384 threads, 64K registers: launch
-# bounds alone give each thread 168): the producer 40, the consumers 232 (multiples of 8).
-_REGISTER_SPLIT = "constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg: 128 x 40 + 256 x 232 <= 65536\n"
-
-
 def _warpgroup_rows(p: Point) -> int:
     return p["block_m"] if p["pingpong"] else p["block_m"] // p["consumers"]
 
@@ -249,14 +244,6 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity) {
     } while (!done);
 }
 
-// Moves registers between warpgroups (every thread of the warpgroup executes it): the producer
-// gives up what its single copying thread does not need, the consumers take it for accumulators
-// and epilogue temporaries.
-template <int REGS>
-__device__ __forceinline__ void release_registers() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(REGS)); }
-template <int REGS>
-__device__ __forceinline__ void claim_registers() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(REGS)); }
-
 // TMA tile loads into shared memory; the bytes complete `bar`'s transaction count.
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TmaMap* map, int c0, int c1, uint64_t* bar) {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
@@ -290,7 +277,6 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
               f"constexpr int PINGPONG = {p['pingpong']};  // 1: consumers take whole tiles in turn; 0: they split each tile's rows\n"
               f"constexpr int WG_M = PINGPONG ? BM : BM / CONSUMERS, MI = WG_M / 64;  // rows per consumer warpgroup, m64 steps\n"
               f"constexpr int READERS = PINGPONG ? 4 : CONSUMERS * 4;  // warps that read each slice\n"
-              f"{_REGISTER_SPLIT if p['consumers'] == 2 else ''}"
               f"constexpr int STAGES = {p['stages']};\n"
               f"constexpr int GROUP_M = {GROUP_M};  // block rows per rasterization group\n"
               f"constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, STAGE_BYTES = A_BYTES + B_BYTES;\n"
@@ -330,7 +316,7 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}(const __grid_constant__ T
     __syncthreads();
 
     if (threadIdx.x < 128) {{   // the producer warpgroup: one thread feeds the ring, the rest exit
-{"        release_registers<PRODUCER_REGS>();" + chr(10) if p["consumers"] == 2 else ""}        if (threadIdx.x == 0) {{
+        if (threadIdx.x == 0) {{
             int it = 0;   // slices through the ring so far, over all of this block's tiles
             for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {{
                 int batch, m0, n0;
@@ -347,7 +333,7 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}(const __grid_constant__ T
     }}
 
     // A consumer warpgroup.
-{"    claim_registers<CONSUMER_REGS>();" + chr(10) if p["consumers"] == 2 else ""}    const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;   // warp within its warpgroup
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;   // warp within its warpgroup
     const int consumer = threadIdx.x / 128 - 1;
     const int wg_m0 = PINGPONG ? 0 : consumer * WG_M;   // this warpgroup's first row in the block tile
     float acc[MI][BN / 2];
@@ -450,10 +436,23 @@ def _quad_stores(gp: GemmProblem) -> str:
     eight consecutive columns, one 16-byte store (a warp writes 8 rows x 64 bytes, whole sectors,
     instead of 8 rows x 16 bytes per pair store)."""
     pack = {"f16": "__floats2half2_rn", "bf16": "__floats2bfloat162_rn"}[gp.out_dtype.name]
-    v0 = output_value(gp, "v[0]", "row", "col", "batch")
-    v1 = output_value(gp, "v[1]", "row", "col + 1", "batch")
-    column = "\n                        const int col = n0 + ni * 8 + q * 2;" if gp.has_epilogue else ""
-    return f"""        const int q = lane % 4;
+    # the fused epilogue first, in place on the accumulators (its temporaries do not meet the shuffles')
+    in_place = ""
+    if gp.has_epilogue:
+        v0 = output_value(gp, "acc[mi][i]", "row", "col", "batch")
+        v1 = output_value(gp, "acc[mi][i + 1]", "row", "col + 1", "batch")
+        in_place = f"""        #pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+            #pragma unroll
+            for (int i = 0; i < BN / 2; i += 2) {{   // a pair: row 16 warp + lane/4 (+8), columns 8(i/4) + 2(lane%4), +1
+                const int row = m0 + wg_m0 + mi * 64 + warp * 16 + lane / 4 + ((i / 2) % 2) * 8;
+                const int col = n0 + (i / 4) * 8 + (lane % 4) * 2;
+                const float first = {v0};
+                acc[mi][i + 1] = {v1};
+                acc[mi][i] = first;
+            }}
+"""
+    return in_place + f"""        const int q = lane % 4;
         auto pick = [](const uint32_t (&w)[4], int i) {{ return i == 0 ? w[0] : i == 1 ? w[1] : i == 2 ? w[2] : w[3]; }};
         #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
@@ -465,9 +464,8 @@ def _quad_stores(gp: GemmProblem) -> str:
                     uint32_t packed[4];   // this lane's output pairs for ni = 4g .. 4g+3
                     #pragma unroll
                     for (int s = 0; s < 4; ++s) {{
-                        const int ni = 4 * g + s;{column}
-                        const float v[2] = {{acc[mi][ni * 4 + upper * 2], acc[mi][ni * 4 + upper * 2 + 1]}};
-                        const auto pair = {pack}({v0}, {v1});
+                        const int ni = 4 * g + s;
+                        const auto pair = {pack}(acc[mi][ni * 4 + upper * 2], acc[mi][ni * 4 + upper * 2 + 1]);
                         packed[s] = *reinterpret_cast<const uint32_t*>(&pair);
                     }}
                     uint32_t mine[4] = {{0, 0, 0, 0}};   // columns 8(4g + q) + 2r, +1 from lane r of the quad

@@ -116,7 +116,8 @@ def test_tma_boxes_land_where_the_descriptors_read():
     for rows in (64, 128, 256):   # K-major tile: one box of `rows` rows
         for row in range(rows):
             for e in range(BK):
-                assert tma_byte(row, e) == c_eval(SWIZZLED_OFFSET, row=row, chunk=e // 8, rows=rows) + 2 * (e % 8)
+                expected = c_eval(SWIZZLED_OFFSET, row=row, chunk=e // 8, rows=rows) + 2 * (e % 8)
+                assert tma_byte(row, e) == expected
     for extent in (64, 128, 256):   # MN-major tile: rows are k, panel p holds columns 64p..64p+63
         for k in range(BK):
             for mn in range(extent):
@@ -161,10 +162,6 @@ using gemm_emu::mbar_arrive_expect_tx;
 using gemm_emu::mbar_arrive;
 using gemm_emu::mbar_wait;
 inline void fence_barrier_init() {}
-template <int REGS>
-void release_registers() {}
-template <int REGS>
-void claim_registers() {}
 inline void tma_load_2d(uint32_t dst, const TmaMap* map, int c0, int c1, uint64_t* bar) {
     gemm_emu::tma_load(dst, map, c0, c1, 0, bar);
 }
@@ -221,11 +218,13 @@ EMULATED_CASES = [
     # M-major A, K-major B (both via the transpose), bf16, one tile per block
     ("C = A.T @ B.T; A: bf16[72, 80]; B: bf16[64, 72]", point(64, 64, 1, 4, 0)),
     # batched A and epilogue input, a shared B, two consumers, more ring slices than stages
-    ("y = relu(A @ B + R) * 0.5; A: f16[3, 72, 200]; B: f16[200, 72]; R: f16[3, 72, 72]", point(128, 64, 2, 3)),
+    ("y = relu(A @ B + R) * 0.5; A: f16[3, 72, 200]; B: f16[200, 72]; R: f16[3, 72, 72]",
+     point(128, 64, 2, 3)),
     # two m64 steps per consumer, M-major A and N-major B (panels), K tail
     ("C = A.T @ B; A: bf16[136, 256]; B: bf16[136, 128]", point(256, 128, 2, 3)),
     # pingpong: 2 x 3 x 2 = 12 tiles on 3 SMs, each consumer two tiles of a block, batched epilogue input
-    ("y = A @ B + R; A: f16[2, 130, 136]; B: f16[2, 136, 192]; R: f16[2, 130, 192]", point(128, 64, 2, 3, 1, 1)),
+    ("y = A @ B + R; A: f16[2, 130, 136]; B: f16[2, 136, 192]; R: f16[2, 130, 192]",
+     point(128, 64, 2, 3, 1, 1)),
 ]
 
 
