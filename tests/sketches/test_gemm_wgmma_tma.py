@@ -77,6 +77,14 @@ def test_big_problem_default_grid_and_illegal_points():
     assert "accumulator registers" in "; ".join(space.violations(point(128, 256, 2, 4, 1, 1)))
 
 
+def test_stores_are_16_bytes_a_lane_where_rows_allow():
+    quad = SKETCH.render(problem(SQUARE_F16), H100, point(128, 256, 2, 4), "quad").source
+    assert "__shfl_sync" in quad and "*reinterpret_cast<uint4*>(&C_b[" in quad
+    odd = problem("C = A @ W.T; A: f16[256, 64]; W: f16[100, 64]")    # N = 100: rows not 16-byte multiples
+    pairs = SKETCH.render(odd, H100, point(64, 128, 1, 3), "pairs").source
+    assert "__shfl_sync" not in pairs and "uint4" not in pairs
+
+
 def test_text_claims_match_the_code():
     rendered = SKETCH.render(problem(SQUARE_F16), H100, point(128, 256, 2, 4), "tma_text")
     src = rendered.source
@@ -225,13 +233,15 @@ EMULATED_CASES = [
     # pingpong: 2 x 3 x 2 = 12 tiles on 3 SMs, each consumer two tiles of a block, batched epilogue input
     ("y = A @ B + R; A: f16[2, 130, 136]; B: f16[2, 136, 192]; R: f16[2, 130, 192]",
      point(128, 64, 2, 3, 1, 1)),
+    # N = 100 is no multiple of 8: pair stores instead of the quad shuffles, with an epilogue
+    ("y = tanh(A @ W.T); A: bf16[70, 64]; W: bf16[100, 64]", point(64, 128, 1, 3)),
 ]
 
 
 @needs_emulator
 @pytest.mark.parametrize("text,chosen", EMULATED_CASES, ids=["row-row-tails-persistent", "col-col-bf16",
                                                              "batched-epilogue-two-consumers",
-                                                             "col-row-two-m64", "pingpong"])
+                                                             "col-row-two-m64", "pingpong", "pair-stores"])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(text, chosen, tmp_path):
     p = problem(text)
     if SKETCH.unsupported(p, H100):
