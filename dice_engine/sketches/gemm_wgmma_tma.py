@@ -30,6 +30,8 @@ leading dimensions are literal multiples of 8 (as for `gemm.wgmma`). Needs sm_90
 # ruff: noqa: E501  (CUDA text is kept one generated line per source line, so it reads as it renders)
 from __future__ import annotations
 
+import math
+
 from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame, launcher_params, \
@@ -74,8 +76,6 @@ class WgmmaTmaGemm(Sketch):
                   "overlapping this one's stores; 0: one block per tile", ()),
             Token("pingpong", (0, 1), "1: the two consumers take turns on whole tiles, one storing while the "
                   "other multiplies; 0: they share each tile's rows", ()),
-            Token("cluster", (1, 2), "blocks per cluster along M: 2 share each B slice, each block loading half of "
-                  "it for both (TMA multicast), a third less operand traffic from L2", ()),
         ]
 
         def warpgroup_rows(p: Point) -> str | None:
@@ -89,11 +89,6 @@ class WgmmaTmaGemm(Sketch):
                 return "pingpong needs two consumer warpgroups in a persistent block"
             return None
 
-        def cluster(p: Point) -> str | None:
-            if p["cluster"] == 2 and (p["pingpong"] or p["block_n"] < 128):
-                return "a cluster of 2 needs pingpong off and BN >= 128 (two halves of whole 64-wide panels)"
-            return None
-
         def accumulators(p: Point) -> str | None:
             regs = _warpgroup_rows(p) // 64 * p["block_n"] // 2
             return None if regs <= 128 else f"{regs} accumulator registers per thread (at most 128)"
@@ -103,7 +98,7 @@ class WgmmaTmaGemm(Sketch):
             return None if smem <= arch.smem_per_block_optin else \
                 f"{smem} B of shared memory (opt-in limit {arch.smem_per_block_optin})"
 
-        return DesignSpace(tokens, [pingpong, cluster, warpgroup_rows, accumulators, shared_memory])
+        return DesignSpace(tokens, [pingpong, warpgroup_rows, accumulators, shared_memory])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         gp = gemm_problem(problem)
@@ -116,7 +111,7 @@ class WgmmaTmaGemm(Sketch):
         else:
             shapes = [(64, 128, 1, 6), (64, 64, 1, 6)]
         return space.first_legal({"block_m": bm, "block_n": bn, "consumers": c, "stages": s, "persistent": 1,
-                                  "pingpong": 0, "cluster": 1} for bm, bn, c, s in shapes)
+                                  "pingpong": 0} for bm, bn, c, s in shapes)
 
     # -- rendering ------------------------------------------------------------------------------
 
@@ -136,17 +131,15 @@ class WgmmaTmaGemm(Sketch):
                     f"build for sm_90a (-gencode=arch=compute_90a,code=sm_90a)")
         source = frame(name=name, strategy=strategy, tokens=point, device_code=_device_code(gp, point, kernel),
                        launcher_code=launcher)
-        n_tiles, m_tiles, batch = tiled_grid(gp, point)
-        cluster = point["cluster"]
-        tiles = -(-m_tiles // cluster) * n_tiles * batch   # cluster tiles
-        blocks = cluster * (min(tiles, arch.sms // cluster) if point["persistent"] else tiles)
+        tiles = math.prod(tiled_grid(gp, point))
+        blocks = min(tiles, arch.sms) if point["persistent"] else tiles
         return RenderedKernel(
             sketch=self.name, tokens=dict(point), source=source, kernel_names=[qualified],
             launcher=launcher, params=params, launches=[Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem)],
             async_slices=point["stages"] - 1,
             summary=f"wgmma+tma {point['block_m']}x{point['block_n']}x{BK} c{point['consumers']} "
                     f"{point['stages']}st{' persistent' if point['persistent'] else ''}"
-                    f"{' pingpong' if point['pingpong'] else ''}{' cluster2' if cluster == 2 else ''}",
+                    f"{' pingpong' if point['pingpong'] else ''}",
             arch_suffix="a")
 
 
@@ -162,8 +155,6 @@ def _tile_map_call(which: str, op: Operand, gp: GemmProblem) -> str:
     inner, outer = (gp.K, mn) if k_major else (mn, gp.K)
     rank = 3 if op.batched else 2
     box_outer = block if k_major else str(BK)
-    if which == "B" and k_major:   # the blocks of a cluster load a slice's B rows half each
-        box_outer = "BN / CLUSTER"
     return (f"encode_tile_map(&{which.lower()}_map, {op.input_name}, {rank}, (unsigned long long)({dim_c(inner)}), "
             f"(unsigned long long)({dim_c(outer)}), (unsigned long long)({dim_c(gp.batch)}), {_BOX}, {box_outer})")
 
@@ -176,6 +167,7 @@ def _launcher(gp: GemmProblem, signature: str, name: str, kernel: str, point: Po
                   f"        cudaFuncSetAttribute({kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize, {smem});\n"
                   f"        smem_configured = true;\n"
                   f"    }}\n")
+    blocks = "tiles"
     if point["persistent"]:
         opt_in += ("    static int sms = 0;   // one block per SM\n"
                    "    if (sms == 0) {\n"
@@ -183,19 +175,16 @@ def _launcher(gp: GemmProblem, signature: str, name: str, kernel: str, point: Po
                    "        cudaGetDevice(&device);\n"
                    "        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);\n"
                    "    }\n")
-        blocks = "CLUSTER * (tiles < sms / CLUSTER ? tiles : sms / CLUSTER)"
-    else:
-        blocks = "CLUSTER * tiles"
+        blocks = "(tiles < sms ? tiles : sms)"
     return (f"{signature} {{\n"
             f"{size_guard(gp)}"
-            f"    using dice_{name}::BM; using dice_{name}::BN; using dice_{name}::CLUSTER; using dice_{name}::encode_tile_map;\n"
+            f"    using dice_{name}::BM; using dice_{name}::BN; using dice_{name}::encode_tile_map;\n"
             f"    dice_{name}::TmaMap a_map, b_map;   // the TMA's view of A and B, rebuilt per launch (pointers change)\n"
             f"    if (!{_tile_map_call('A', gp.a, gp)}) return;\n"
             f"    if (!{_tile_map_call('B', gp.b, gp)}) return;\n"
             f"{opt_in}"
             f"    const int batches = (int)({dim_c(gp.batch)});\n"
-            f"    const int m_units = (({dim_c(gp.M)} + BM - 1) / BM + CLUSTER - 1) / CLUSTER;   // row tiles per cluster\n"
-            f"    const int tiles = m_units * (({dim_c(gp.N)} + BN - 1) / BN) * batches;   // cluster tiles\n"
+            f"    const int tiles = (({dim_c(gp.M)} + BM - 1) / BM) * (({dim_c(gp.N)} + BN - 1) / BN) * batches;\n"
             f"    {kernel}<<<{blocks}, {threads}, {smem}, stream>>>(a_map, b_map, {kernel_args(gp)}, batches);\n}}\n")
 
 
@@ -233,33 +222,6 @@ static bool encode_tile_map(TmaMap* map, const void* base, unsigned rank, unsign
 }
 """
 
-_CLUSTER_PTX = r"""
-// Clusters of two blocks (sm_90): the rank of this block, a barrier over both blocks' threads,
-// an arrival on the mbarrier at the same offset in block `rank`'s shared memory, and TMA loads
-// written to both blocks (mask bit b: block b), completing bytes on each block's `bar`.
-__device__ __forceinline__ int cluster_rank() {
-    uint32_t rank;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
-    return int(rank);
-}
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
-}
-__device__ __forceinline__ void mbar_arrive_in(uint64_t* bar, int rank) {
-    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
-                 :: "r"(smem_addr(bar)), "r"(rank) : "memory");
-}
-__device__ __forceinline__ void tma_multicast_2d(uint32_t dst, const TmaMap* map, int c0, int c1, uint64_t* bar, uint16_t mask) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n"
-                 :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(mask) : "memory");
-}
-__device__ __forceinline__ void tma_multicast_3d(uint32_t dst, const TmaMap* map, int c0, int c1, int c2, uint64_t* bar, uint16_t mask) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n"
-                 :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar)), "h"(mask) : "memory");
-}
-"""
-
 _TMA_PTX = r"""
 // mbarriers (PTX ISA 8.0): a phase completes when its arrivals and its transaction bytes are in.
 __device__ __forceinline__ void mbar_init(uint64_t* bar, unsigned count) {
@@ -294,25 +256,17 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const TmaMap* map, int
 """
 
 
-def _tile_loads(which: str, op: Operand, cluster: int) -> str:
-    """The producer's TMA requests for one operand's slice kt into its stage tile. In a cluster of
-    2, each block loads half of the B tile (rows of a K-major one, 64-wide panels of an N-major
-    one) into both blocks' shared memory."""
+def _tile_loads(which: str, op: Operand) -> str:
+    """The producer's TMA requests for one operand's slice kt into its stage tile."""
     tile, origin, extent = (("a_tile", "m0", "BM") if which == "A" else ("b_tile", "n0", "BN"))
     coords = (lambda c0, c1: f"{c0}, {c1}, batch") if op.batched else (lambda c0, c1: f"{c0}, {c1}")
-    shared = which == "B" and cluster == 2
-    rank = 3 if op.batched else 2
-    load = f"tma_multicast_{rank}d" if shared else f"tma_load_{rank}d"
-    bar = "&full_bar[stage], 0x3" if shared else "&full_bar[stage]"
-    if major(which, op) == "K":   # one box: the tile's rows (this block's half of them), 64 k each
-        if shared:
-            return (f"                    {load}({tile} + rank * (BN / 2) * 128, &b_map, "
-                    f"{coords('kt * BK', 'n0 + rank * (BN / 2)')}, {bar});\n")
-        return f"                    {load}({tile}, &{which.lower()}_map, {coords('kt * BK', origin)}, {bar});\n"
-    panels = "int panel = rank * BN / 128; panel < (rank + 1) * BN / 128" if shared else f"int panel = 0; panel < {extent} / 64"
-    return (f"                    #pragma unroll\n"   # M/N-major: one 64-wide panel of BK k-rows per box
-            f"                    for ({panels}; ++panel)\n"
-            f"                        {load}({tile} + panel * BK * 128, &{which.lower()}_map, "
+    load = "tma_load_3d" if op.batched else "tma_load_2d"
+    bar = "&full_bar[stage]"
+    if major(which, op) == "K":   # one box: the tile's rows, 64 k each
+        return f"                {load}({tile}, &{which.lower()}_map, {coords('kt * BK', origin)}, {bar});\n"
+    return (f"                #pragma unroll\n"   # M/N-major: one 64-wide panel of BK k-rows per box
+            f"                for (int panel = 0; panel < {extent} / 64; ++panel)\n"
+            f"                    {load}({tile} + panel * BK * 128, &{which.lower()}_map, "
             f"{coords(f'{origin} + panel * 64', 'kt * BK')}, {bar});\n")
 
 
@@ -325,48 +279,46 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
               f"constexpr int READERS = PINGPONG ? 4 : CONSUMERS * 4;  // warps that read each slice\n"
               f"constexpr int STAGES = {p['stages']};\n"
               f"constexpr int GROUP_M = {GROUP_M};  // block rows per rasterization group\n"
-              f"constexpr int CLUSTER = {p['cluster']};  // blocks per cluster, side by side along M: they share each B slice\n"
               f"constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, STAGE_BYTES = A_BYTES + B_BYTES;\n"
               f"constexpr int TRANS_A = {int(a_major == 'MN')}, TRANS_B = {int(b_major == 'MN')};  // A {a_major}-major, B {b_major}-major\n"
               f"// descriptor fields (bytes): leading byte offsets per operand, stride byte offset of both\n"
               f"constexpr uint32_t A_LBO = {DESCRIPTOR_LBO[a_major]}, B_LBO = {DESCRIPTOR_LBO[b_major]}, SBO = {DESCRIPTOR_SBO};\n")
-    helpers = (f"{_TMA_HOST}\n{PTX_BEGIN}{SMEM_ADDR_HELPER}{_TMA_PTX}{_CLUSTER_PTX if p['cluster'] == 2 else ''}{WGMMA_PTX_HELPERS}"
+    helpers = (f"{_TMA_HOST}\n{PTX_BEGIN}{SMEM_ADDR_HELPER}{_TMA_PTX}{WGMMA_PTX_HELPERS}"
                f"{wgmma_helper(gp.in_dtype.name, p['block_n'])}{PTX_END}\n{DESCRIPTOR_FUNCTION}")
     return f"""{consts}{helpers}
 {render_epilogue(gp)}
-__global__ void {"__cluster_dims__(CLUSTER, 1, 1) " if p["cluster"] == 2 else ""}__launch_bounds__(THREADS, 1) {kernel}(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_map,
+__global__ void __launch_bounds__(THREADS, 1) {kernel}(const __grid_constant__ TmaMap a_map, const __grid_constant__ TmaMap b_map,
                                                       {kernel_params(gp)}, int batches) {{
     extern __shared__ __align__(1024) uint8_t smem_raw[];   // STAGES x (A tile, B tile)
     __shared__ __align__(8) uint64_t full_bar[STAGES];    // stage filled: 1 arrival + STAGE_BYTES of TMA writes
     __shared__ __align__(8) uint64_t empty_bar[STAGES];   // stage read: one arrival per reading warp
 {"    __shared__ __align__(8) uint64_t turn_bar[2];   // consumer c finished its tile's main loop (pingpong)" + chr(10) if p["pingpong"] else ""}    const uint32_t smem_base = (smem_addr(smem_raw) + 1023) & ~1023u;   // swizzle atoms start on 1024 B
-    const int m_units = ((M + BM - 1) / BM + CLUSTER - 1) / CLUSTER, n_tiles = (N + BN - 1) / BN;   // CLUSTER row tiles a unit
-    const int tiles = m_units * n_tiles * batches;   // tiles of the cluster: a block's own tile is its rank's row tile
+    const int m_tiles = (M + BM - 1) / BM, n_tiles = (N + BN - 1) / BN;
+    const int tiles = m_tiles * n_tiles * batches;
     const int k_tiles = (K + BK - 1) / BK;
-    const int rank = {"cluster_rank()" if p["cluster"] == 2 else "0"}, home = blockIdx.x / CLUSTER, step = gridDim.x / CLUSTER;
-    // Tile number -> this block's (batch, first row, first column): per batch, groups of GROUP_M
-    // row units walked column by column.
+    // Tile number -> (batch, first row, first column): per batch, groups of GROUP_M block rows
+    // walked column by column.
     auto locate = [&](int tile, int& batch, int& m0, int& n0) {{
-        batch = tile / (m_units * n_tiles);
-        const int t = tile % (m_units * n_tiles), group = t / (GROUP_M * n_tiles), first = group * GROUP_M;
-        const int rows = m_units - first < GROUP_M ? m_units - first : GROUP_M;
-        m0 = ((first + (t % (GROUP_M * n_tiles)) % rows) * CLUSTER + rank) * BM;
+        batch = tile / (m_tiles * n_tiles);
+        const int t = tile % (m_tiles * n_tiles), group = t / (GROUP_M * n_tiles), first = group * GROUP_M;
+        const int rows = m_tiles - first < GROUP_M ? m_tiles - first : GROUP_M;
+        m0 = (first + (t % (GROUP_M * n_tiles)) % rows) * BM;
         n0 = ((t % (GROUP_M * n_tiles)) / rows) * BN;
     }};
     if (threadIdx.x == 0) {{
         #pragma unroll
         for (int s = 0; s < STAGES; ++s) {{
             mbar_init(&full_bar[s], 1);
-            mbar_init(&empty_bar[s], READERS * CLUSTER);   // the readers of every block the slice went to
+            mbar_init(&empty_bar[s], READERS);
         }}{_turn_init(p)}
         fence_barrier_init();
     }}
-    {"cluster_sync();   // both blocks' barriers exist before either block's TMA signals them" if p["cluster"] == 2 else "__syncthreads();"}
+    __syncthreads();
 
-    if (threadIdx.x < 128) {{   // the producer warpgroup: one thread feeds the ring, the rest leave
+    if (threadIdx.x < 128) {{   // the producer warpgroup: one thread feeds the ring, the rest exit
         if (threadIdx.x == 0) {{
             int it = 0;   // slices through the ring so far, over all of this block's tiles
-            for (int tile = home; tile < tiles; tile += step) {{
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {{
                 int batch, m0, n0;
                 locate(tile, batch, m0, n0);
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {{
@@ -374,9 +326,9 @@ __global__ void {"__cluster_dims__(CLUSTER, 1, 1) " if p["cluster"] == 2 else ""
                     if (it >= STAGES) mbar_wait(&empty_bar[stage], (it / STAGES - 1) & 1);   // its last slice was read
                     mbar_arrive_expect_tx(&full_bar[stage], STAGE_BYTES);
                     const uint32_t a_tile = smem_base + stage * STAGE_BYTES, b_tile = a_tile + A_BYTES;
-{_tile_loads("A", gp.a, p["cluster"])}{_tile_loads("B", gp.b, p["cluster"])}                }}
+{_tile_loads("A", gp.a)}{_tile_loads("B", gp.b)}                }}
             }}
-        }}{_leave(p).replace(chr(10), chr(10) + "    ")}
+        }}
         return;
     }}
 
@@ -385,8 +337,6 @@ __global__ void {"__cluster_dims__(CLUSTER, 1, 1) " if p["cluster"] == 2 else ""
     const int consumer = threadIdx.x / 128 - 1;
     const int wg_m0 = PINGPONG ? 0 : consumer * WG_M;   // this warpgroup's first row in the block tile
     float acc[MI][BN / 2];
-    auto release = [&](uint64_t* bar) {{   // this warp is done with a slice: tell every block it was loaded for
-{_release(p)}    }};
     auto multiply = [&](int stage) {{   // issue this warpgroup's wgmmas on one stage, as one commit group
         const uint32_t a_tile = smem_base + stage * STAGE_BYTES, b_tile = a_tile + A_BYTES;
         #pragma unroll
@@ -411,9 +361,9 @@ __global__ void {"__cluster_dims__(CLUSTER, 1, 1) " if p["cluster"] == 2 else ""
     }};
 
     // This block's j-th tile is its slices j*k_tiles .. (j+1)*k_tiles-1 of the producer's ring order.
-    for (int j = PINGPONG ? consumer : 0; home + j * step < tiles; j += PINGPONG ? 2 : 1) {{
+    for (int j = PINGPONG ? consumer : 0; blockIdx.x + j * gridDim.x < tiles; j += PINGPONG ? 2 : 1) {{
         int batch, m0, n0;
-        locate(home + j * step, batch, m0, n0);
+        locate(blockIdx.x + j * gridDim.x, batch, m0, n0);
         #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
             #pragma unroll
@@ -425,39 +375,26 @@ __global__ void {"__cluster_dims__(CLUSTER, 1, 1) " if p["cluster"] == 2 else ""
             multiply(stage);
             wgmma_wait<1>();   // the previous slice's multiplications are done; this one's may still run
             __syncwarp();
-            if (kt > 0 && lane == 0) release(&empty_bar[(it - 1) % STAGES]);   // hand its stage back
+            if (kt > 0 && lane == 0) mbar_arrive(&empty_bar[(it - 1) % STAGES]);   // hand its stage back
         }}
 {_turn_pass(p)}        wgmma_wait<0>();
         #pragma unroll
         for (int mi = 0; mi < MI; ++mi) fence_registers(acc[mi]);
         __syncwarp();
-        if (k_tiles > 0 && lane == 0) release(&empty_bar[(it - 1) % STAGES]);   // the tile's last slice
+        if (k_tiles > 0 && lane == 0) mbar_arrive(&empty_bar[(it - 1) % STAGES]);   // the tile's last slice
 
         // Epilogue straight from the accumulator fragments ({gp.in_dtype.c_type} operands, fp32 accumulators),
         // while the producer fills the ring with the next tile's slices.
         {gp.out_dtype.c_type}* C_b = {gp.out_param}{" + (long long)batch * M * N" if gp.batch != 1 else ""};
-{_epilogue_loops(gp)}    }}{_leave(p)}
+{_epilogue_loops(gp)}    }}
 }}
 """
-
-
-def _leave(p: Point) -> str:
-    """In a cluster no block exits while the other may still write to its shared memory or
-    arrive on its barriers: every thread of both meets once more at the end."""
-    return "\n    cluster_sync();" if p["cluster"] == 2 else ""
 
 
 # Pingpong: consumer c starts the main loop of tile j only once the other consumer has waited for
 # every slice of tile j-1. Then each slice's `full` barrier is at most one phase behind the phase
 # its reader waits for (a parity wait cannot tell phases two apart), and the two main loops
 # follow each other on the tensor cores while the epilogues overlap them.
-def _release(p: Point) -> str:
-    if p["cluster"] == 2:
-        return ("        mbar_arrive_in(bar, 0);\n"
-                "        mbar_arrive_in(bar, 1);\n")
-    return "        mbar_arrive(bar);\n"
-
-
 def _turn_init(p: Point) -> str:
     return ("\n        mbar_init(&turn_bar[0], 4);\n"
             "        mbar_init(&turn_bar[1], 4);" if p["pingpong"] else "")

@@ -31,10 +31,9 @@ def problem(text: str) -> Problem:
     return classify(parse_intent(text))
 
 
-def point(bm: int, bn: int, consumers: int, stages: int, persistent: int = 1, pingpong: int = 0,
-          cluster: int = 1) -> Point:
+def point(bm: int, bn: int, consumers: int, stages: int, persistent: int = 1, pingpong: int = 0) -> Point:
     return {"block_m": bm, "block_n": bn, "consumers": consumers, "stages": stages, "persistent": persistent,
-            "pingpong": pingpong, "cluster": cluster}
+            "pingpong": pingpong}
 
 
 @pytest.fixture(autouse=True)
@@ -76,8 +75,6 @@ def test_big_problem_default_grid_and_illegal_points():
     assert "pingpong needs" in "; ".join(space.violations(point(128, 128, 2, 4, 0, 1)))
     assert "pingpong needs" in "; ".join(space.violations(point(128, 128, 1, 4, 1, 1)))
     assert "accumulator registers" in "; ".join(space.violations(point(128, 256, 2, 4, 1, 1)))
-    assert "cluster of 2 needs" in "; ".join(space.violations(point(128, 128, 2, 4, 1, 1, 2)))
-    assert "cluster of 2 needs" in "; ".join(space.violations(point(128, 64, 2, 4, 1, 0, 2)))
 
 
 def test_stores_are_16_bytes_a_lane_where_rows_allow():
@@ -104,33 +101,11 @@ def test_text_claims_match_the_code():
     assert "encode_tile_map(&b_map, B, 2, (unsigned long long)(4096), (unsigned long long)(4096), " \
            "(unsigned long long)(1), 64, 64)" in launcher
     assert "for (int panel = 0; panel < BN / 64; ++panel)" in src
-    assert "cudaDevAttrMultiProcessorCount" in launcher and "CLUSTER * (tiles < sms / CLUSTER ? tiles : sms / CLUSTER)" in launcher
+    assert "cudaDevAttrMultiProcessorCount" in launcher and "(tiles < sms ? tiles : sms)" in launcher
     batched = SKETCH.render(problem("C = A @ B; A: f16[8, 256, 128]; B: f16[128, 256]"), H100,
                             point(128, 128, 2, 4, 0), "tma_batched")
     assert "tma_load_3d(a_tile" in batched.source and "tma_load_2d(b_tile" in batched.source   # B is shared
-    assert "encode_tile_map(&a_map, A, 3," in batched.launcher and "<<<CLUSTER * tiles, 384," in batched.launcher
-
-
-def test_a_cluster_of_two_shares_b_by_multicast():
-    """Not run on the CPU emulator (its blocks run one at a time): the text and the grid here,
-    correctness on the GPU (tests/gpu/test_spotcheck.py)."""
-    p = problem(SQUARE_F16)   # B row-major: 64-wide panels, two per block of the cluster
-    rendered = SKETCH.render(p, H100, point(128, 256, 2, 4, 1, 0, 2), "pair")
-    src = rendered.source
-    assert "__cluster_dims__(CLUSTER, 1, 1)" in src and "CLUSTER = 2" in src
-    assert "for (int panel = rank * BN / 128; panel < (rank + 1) * BN / 128; ++panel)" in src
-    assert ".multicast::cluster" in src and "&full_bar[stage], 0x3);" in src
-    assert "tma_load_2d(a_tile, &a_map, kt * BK, m0, &full_bar[stage]);" in src   # A stays the block's own
-    assert "mbar_init(&empty_bar[s], READERS * CLUSTER);" in src and "mbarrier.arrive.release.cluster" in src
-    assert src.count("cluster_sync();") == 3    # after setup, and before any thread of either block leaves
-    assert rendered.launches[0].grid == (132, 1, 1)
-    assert "m0 = ((first + (t % (GROUP_M * n_tiles)) % rows) * CLUSTER + rank) * BM;" in src
-    k_major = SKETCH.render(problem("C = A @ W.T; A: f16[512, 512]; W: f16[512, 512]"), H100,
-                            point(128, 256, 2, 4, 0, 0, 2), "pair_k")
-    assert "tma_multicast_2d(b_tile + rank * (BN / 2) * 128, &b_map, kt * BK, n0 + rank * (BN / 2), " \
-           "&full_bar[stage], 0x3);" in k_major.source
-    assert "64, BN / CLUSTER)" in k_major.launcher
-    assert k_major.launches[0].grid == (2 * 2 * 2, 1, 1)    # 2 x 4 row tiles in pairs: 2 x 2 clusters of 2
+    assert "encode_tile_map(&a_map, A, 3," in batched.launcher and "<<<tiles, 384," in batched.launcher
 
 
 def test_tma_boxes_land_where_the_descriptors_read():
@@ -167,8 +142,6 @@ COMPILE_CASES = [
     (SQUARE_F16, point(128, 256, 2, 4, 0)),
     (SQUARE_F16, point(256, 128, 2, 4)),                                  # two m64 steps per warpgroup
     (SQUARE_F16, point(128, 128, 2, 6, 1, 1)),                            # pingpong
-    (SQUARE_F16, point(128, 256, 2, 4, 1, 0, 2)),                         # a cluster of two
-    (gemm_wgmma_tma.SAMPLE_INTENTS[1], point(128, 256, 2, 4, 0, 0, 2)),   # ... K-major B, one tile a cluster
     (gemm_wgmma_tma.SAMPLE_INTENTS[2], None),                            # batched operands: rank-3 maps
     (gemm_wgmma_tma.SAMPLE_INTENTS[5], point(64, 64, 1, 3)),              # col/col, tails
     (gemm_wgmma_tma.SAMPLE_INTENTS[7], None),                             # bias + gelu, bf16 out
