@@ -211,6 +211,56 @@ def _copy_async(which: str, op: Operand) -> str:
             f"        }}\n")
 
 
+def operand_constants(a_major: str, b_major: str) -> str:
+    """The constants of the operands' shared-memory layouts: transpose bits and descriptor fields."""
+    return (f"constexpr int TRANS_A = {int(a_major == 'MN')}, TRANS_B = {int(b_major == 'MN')};  // A {a_major}-major, B {b_major}-major\n"
+            f"// descriptor fields (bytes): leading byte offsets per operand, stride byte offset of both\n"
+            f"constexpr uint32_t A_LBO = {DESCRIPTOR_LBO[a_major]}, B_LBO = {DESCRIPTOR_LBO[b_major]}, SBO = {DESCRIPTOR_SBO};\n")
+
+
+def multiply_stage(a_major: str, b_major: str) -> str:
+    """`multiply(stage)`: a warpgroup's wgmmas over one stage's tiles (rows wg_m0.. of A), one commit group."""
+    return f"""    auto multiply = [&](int stage) {{   // issue this warpgroup's wgmmas on one stage, as one commit group
+        const uint32_t a_tile = smem_base + stage * STAGE_BYTES, b_tile = a_tile + A_BYTES;
+        #pragma unroll
+        for (int mi = 0; mi < MI; ++mi) fence_registers(acc[mi]);
+        wgmma_fence();
+        #pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {{
+            uint64_t b_desc;
+            {{
+                const int mn0 = 0;
+                b_desc = descriptor(b_tile + {DESCRIPTOR_START[b_major]}, B_LBO, SBO);
+            }}
+            #pragma unroll
+            for (int mi = 0; mi < MI; ++mi) {{
+                const int mn0 = wg_m0 + mi * 64;
+                wgmma_m64k16(acc[mi], descriptor(a_tile + {DESCRIPTOR_START[a_major]}, A_LBO, SBO), b_desc);
+            }}
+        }}
+        wgmma_commit();
+        #pragma unroll
+        for (int mi = 0; mi < MI; ++mi) fence_registers(acc[mi]);
+    }};"""
+
+
+def fragment_pair_stores(gp: GemmProblem, batch: str, indent: str) -> str:
+    """Stores of the accumulator fragments, a pair of columns at a time, through the epilogue
+    (wgmma's f32 D layout: 16 rows per warp, lane/4 and +8; columns 8ni + 2(lane%4), +1)."""
+    body = ("#pragma unroll\n"
+            "for (int mi = 0; mi < MI; ++mi)\n"
+            "    #pragma unroll\n"
+            "    for (int ni = 0; ni < BN / 8; ++ni)\n"
+            "        #pragma unroll\n"
+            "        for (int upper = 0; upper < 2; ++upper) {   // rows lane/4, then lane/4 + 8\n"
+            "            const int row = m0 + wg_m0 + mi * 64 + warp * 16 + lane / 4 + upper * 8;\n"
+            "            const int col = n0 + ni * 8 + (lane % 4) * 2;\n"
+            "            const float v[2] = {acc[mi][ni * 4 + upper * 2], acc[mi][ni * 4 + upper * 2 + 1]};\n")
+    stores = "".join(line[16:] + "\n" for line in pair_store(gp, batch).splitlines())   # pair_store indents 16
+    lines = body + "".join("            " + line + "\n" for line in stores.splitlines()) + "        }\n"
+    return "".join(indent + line + "\n" if line else "\n" for line in lines.splitlines())
+
+
 def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
     a_major, b_major = major("A", gp.a), major("B", gp.b)
     consts = (f"constexpr int BM = {p['block_m']}, BN = {p['block_n']}, BK = {BK};  // block tile\n"
@@ -219,9 +269,7 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
               f"constexpr int STAGES = {p['stages']};\n"
               f"constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, STAGE_BYTES = A_BYTES + B_BYTES;\n"
               f"constexpr int A_CHUNKS = BM * BK / 8 / THREADS, B_CHUNKS = BK * BN / 8 / THREADS;  // 16-byte copies per thread\n"
-              f"constexpr int TRANS_A = {int(a_major == 'MN')}, TRANS_B = {int(b_major == 'MN')};  // A {a_major}-major, B {b_major}-major\n"
-              f"// descriptor fields (bytes): leading byte offsets per operand, stride byte offset of both\n"
-              f"constexpr uint32_t A_LBO = {DESCRIPTOR_LBO[a_major]}, B_LBO = {DESCRIPTOR_LBO[b_major]}, SBO = {DESCRIPTOR_SBO};\n")
+              f"{operand_constants(a_major, b_major)}")
     helpers = (f"\n{PTX_BEGIN}{_CP_ASYNC_RING_HELPERS}{WGMMA_PTX_HELPERS}"
                f"{wgmma_helper(gp.in_dtype.name, p['block_n'])}{PTX_END}\n"
                f"{DESCRIPTOR_FUNCTION}\n"
@@ -229,8 +277,6 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
                f"__device__ __forceinline__ uint32_t swizzled(int row, int chunk, int rows) {{\n"
                f"    return {SWIZZLED_OFFSET};\n"
                f"}}\n")
-    a_start = DESCRIPTOR_START[a_major]
-    b_start = DESCRIPTOR_START[b_major]
     epilogue = render_epilogue(gp)
     return f"""{consts}{helpers}
 {epilogue}
@@ -253,28 +299,7 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}({kernel_params(gp)}) {{
     auto copy_tiles = [&](int stage, int k0) {{   // cp.async global -> swizzled shared, zero-filled at the edges
         const uint32_t a_tile = smem_base + stage * STAGE_BYTES, b_tile = a_tile + A_BYTES;
 {_copy_async("A", gp.a)}{_copy_async("B", gp.b)}    }};
-    auto multiply = [&](int stage) {{   // issue this warpgroup's wgmmas on one stage, as one commit group
-        const uint32_t a_tile = smem_base + stage * STAGE_BYTES, b_tile = a_tile + A_BYTES;
-        #pragma unroll
-        for (int mi = 0; mi < MI; ++mi) fence_registers(acc[mi]);
-        wgmma_fence();
-        #pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk) {{
-            uint64_t b_desc;
-            {{
-                const int mn0 = 0;
-                b_desc = descriptor(b_tile + {b_start}, B_LBO, SBO);
-            }}
-            #pragma unroll
-            for (int mi = 0; mi < MI; ++mi) {{
-                const int mn0 = wg_m0 + mi * 64;
-                wgmma_m64k16(acc[mi], descriptor(a_tile + {a_start}, A_LBO, SBO), b_desc);
-            }}
-        }}
-        wgmma_commit();
-        #pragma unroll
-        for (int mi = 0; mi < MI; ++mi) fence_registers(acc[mi]);
-    }};
+{multiply_stage(a_major, b_major)}
 
     const int k_tiles = (K + BK - 1) / BK;
     // Prologue: slices 0..STAGES-3 in flight, one commit group each (empty past the end).
@@ -298,17 +323,7 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}({kernel_params(gp)}) {{
     for (int mi = 0; mi < MI; ++mi) fence_registers(acc[mi]);
 
     // Epilogue straight from the accumulator fragments ({gp.in_dtype.c_type} operands, fp32 accumulators).
-    #pragma unroll
-    for (int mi = 0; mi < MI; ++mi)
-        #pragma unroll
-        for (int ni = 0; ni < BN / 8; ++ni)
-            #pragma unroll
-            for (int upper = 0; upper < 2; ++upper) {{   // rows lane/4, then lane/4 + 8
-                const int row = m0 + wg_m0 + mi * 64 + warp * 16 + lane / 4 + upper * 8;
-                const int col = n0 + ni * 8 + (lane % 4) * 2;
-                const float v[2] = {{acc[mi][ni * 4 + upper * 2], acc[mi][ni * 4 + upper * 2 + 1]}};
-{pair_store(gp)}            }}
-}}
+{fragment_pair_stores(gp, "blockIdx.z", "    ")}}}
 """
 
 

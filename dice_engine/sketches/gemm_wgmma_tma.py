@@ -37,9 +37,9 @@ from ..ir.patterns import Problem
 from .base import DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame, launcher_params, \
     launcher_signature
 from .gemm_common import DEFAULT_DYNAMIC_SMEM, PTX_BEGIN, PTX_END, SMEM_ADDR_HELPER, GemmProblem, Operand, \
-    gemm_problem, kernel_args, kernel_params, output_value, pair_store, render_epilogue, size_guard, tiled_grid
-from .gemm_wgmma import BK, DESCRIPTOR_FUNCTION, DESCRIPTOR_LBO, DESCRIPTOR_SBO, DESCRIPTOR_START, \
-    WGMMA_PTX_HELPERS, WgmmaGemm, major, wgmma_helper
+    gemm_problem, kernel_args, kernel_params, output_value, render_epilogue, size_guard, tiled_grid
+from .gemm_wgmma import BK, DESCRIPTOR_FUNCTION, WGMMA_PTX_HELPERS, WgmmaGemm, fragment_pair_stores, major, \
+    multiply_stage, operand_constants, wgmma_helper
 
 _ALIGN = 1024   # the 128-byte swizzle pattern repeats every 8 rows of 128 B: tiles start on 1024 B
 _BOX = 64       # elements per TMA box along the contiguous index: one 128-byte swizzle row
@@ -263,10 +263,10 @@ def _tile_loads(which: str, op: Operand) -> str:
     load = "tma_load_3d" if op.batched else "tma_load_2d"
     bar = "&full_bar[stage]"
     if major(which, op) == "K":   # one box: the tile's rows, 64 k each
-        return f"                {load}({tile}, &{which.lower()}_map, {coords('kt * BK', origin)}, {bar});\n"
-    return (f"                #pragma unroll\n"   # M/N-major: one 64-wide panel of BK k-rows per box
-            f"                for (int panel = 0; panel < {extent} / 64; ++panel)\n"
-            f"                    {load}({tile} + panel * BK * 128, &{which.lower()}_map, "
+        return f"                    {load}({tile}, &{which.lower()}_map, {coords('kt * BK', origin)}, {bar});\n"
+    return (f"                    #pragma unroll\n"   # M/N-major: one 64-wide panel of BK k-rows per box
+            f"                    for (int panel = 0; panel < {extent} / 64; ++panel)\n"
+            f"                        {load}({tile} + panel * BK * 128, &{which.lower()}_map, "
             f"{coords(f'{origin} + panel * 64', 'kt * BK')}, {bar});\n")
 
 
@@ -280,9 +280,7 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str) -> str:
               f"constexpr int STAGES = {p['stages']};\n"
               f"constexpr int GROUP_M = {GROUP_M};  // block rows per rasterization group\n"
               f"constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, STAGE_BYTES = A_BYTES + B_BYTES;\n"
-              f"constexpr int TRANS_A = {int(a_major == 'MN')}, TRANS_B = {int(b_major == 'MN')};  // A {a_major}-major, B {b_major}-major\n"
-              f"// descriptor fields (bytes): leading byte offsets per operand, stride byte offset of both\n"
-              f"constexpr uint32_t A_LBO = {DESCRIPTOR_LBO[a_major]}, B_LBO = {DESCRIPTOR_LBO[b_major]}, SBO = {DESCRIPTOR_SBO};\n")
+              f"{operand_constants(a_major, b_major)}")
     helpers = (f"{_TMA_HOST}\n{PTX_BEGIN}{SMEM_ADDR_HELPER}{_TMA_PTX}{WGMMA_PTX_HELPERS}"
                f"{wgmma_helper(gp.in_dtype.name, p['block_n'])}{PTX_END}\n{DESCRIPTOR_FUNCTION}")
     return f"""{consts}{helpers}
@@ -337,28 +335,7 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}(const __grid_constant__ T
     const int consumer = threadIdx.x / 128 - 1;
     const int wg_m0 = PINGPONG ? 0 : consumer * WG_M;   // this warpgroup's first row in the block tile
     float acc[MI][BN / 2];
-    auto multiply = [&](int stage) {{   // issue this warpgroup's wgmmas on one stage, as one commit group
-        const uint32_t a_tile = smem_base + stage * STAGE_BYTES, b_tile = a_tile + A_BYTES;
-        #pragma unroll
-        for (int mi = 0; mi < MI; ++mi) fence_registers(acc[mi]);
-        wgmma_fence();
-        #pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk) {{
-            uint64_t b_desc;
-            {{
-                const int mn0 = 0;
-                b_desc = descriptor(b_tile + {DESCRIPTOR_START[b_major]}, B_LBO, SBO);
-            }}
-            #pragma unroll
-            for (int mi = 0; mi < MI; ++mi) {{
-                const int mn0 = wg_m0 + mi * 64;
-                wgmma_m64k16(acc[mi], descriptor(a_tile + {DESCRIPTOR_START[a_major]}, A_LBO, SBO), b_desc);
-            }}
-        }}
-        wgmma_commit();
-        #pragma unroll
-        for (int mi = 0; mi < MI; ++mi) fence_registers(acc[mi]);
-    }};
+{multiply_stage(a_major, b_major)}
 
     // This block's j-th tile is its slices j*k_tiles .. (j+1)*k_tiles-1 of the producer's ring order.
     for (int j = PINGPONG ? consumer : 0; blockIdx.x + j * gridDim.x < tiles; j += PINGPONG ? 2 : 1) {{
@@ -416,17 +393,7 @@ def _epilogue_loops(gp: GemmProblem) -> str:
     a literal multiple of 8 is stored 16 bytes a lane (`quad_stores`); any other one as pairs."""
     if gp.out_dtype.size == 2 and gp.is_multiple(gp.N, 8):
         return _quad_stores(gp)
-    return ("        #pragma unroll\n"
-            "        for (int mi = 0; mi < MI; ++mi)\n"
-            "            #pragma unroll\n"
-            "            for (int ni = 0; ni < BN / 8; ++ni)\n"
-            "                #pragma unroll\n"
-            "                for (int upper = 0; upper < 2; ++upper) {   // rows lane/4, then lane/4 + 8\n"
-            "                    const int row = m0 + wg_m0 + mi * 64 + warp * 16 + lane / 4 + upper * 8;\n"
-            "                    const int col = n0 + ni * 8 + (lane % 4) * 2;\n"
-            "                    const float v[2] = {acc[mi][ni * 4 + upper * 2], acc[mi][ni * 4 + upper * 2 + 1]};\n"
-            f"{_indent(pair_store(gp, 'batch'), 4)}"
-            "                }\n")
+    return fragment_pair_stores(gp, "batch", "        ")
 
 
 def _quad_stores(gp: GemmProblem) -> str:
@@ -484,10 +451,6 @@ def _quad_stores(gp: GemmProblem) -> str:
                 }}
             }}
 """
-
-
-def _indent(text: str, spaces: int) -> str:
-    return "".join(" " * spaces + line if line.strip() else line for line in text.splitlines(keepends=True))
 
 
 SKETCHES: list[Sketch] = [WgmmaTmaGemm()]

@@ -3,21 +3,21 @@ shared-memory addressing against the PTX canonical layouts, nvcc/ptxas resources
 and whole kernels on the CPU emulator (gemm_ptx_emu.h decodes the descriptors)."""
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 
 import pytest
 from cpu_emulation import assert_matches_reference, needs_emulator
+from wgmma_emulation import WGMMA_STAND_INS, Emulated
 
 from dice_engine.arch import ARCHS
 from dice_engine.compile import compile_cuda
 from dice_engine.intent import parse_intent
 from dice_engine.ir.patterns import Problem, classify
 from dice_engine.sketches import gemm_wgmma, registry
-from dice_engine.sketches.base import Point, RenderedKernel, Sketch
-from dice_engine.sketches.gemm_wgmma import (BK, DESCRIPTOR_LBO, DESCRIPTOR_SBO, DESCRIPTOR_START, PTX_BEGIN,
-                                             PTX_END, SWIZZLED_OFFSET)
+from dice_engine.sketches.base import Point
+from dice_engine.sketches.gemm_wgmma import (BK, DESCRIPTOR_LBO, DESCRIPTOR_SBO, DESCRIPTOR_START,
+                                             SWIZZLED_OFFSET)
 
 SKETCH = gemm_wgmma.SKETCHES[0]
 H100 = ARCHS["sm_90"]
@@ -197,53 +197,12 @@ def test_compiles_for_sm90a_without_spills_or_warnings(text, chosen):
 
 # -- CPU emulation -------------------------------------------------------------------------------
 
-_EMULATED_PTX = """using gemm_emu::smem_addr;
+_STAND_INS = """using gemm_emu::smem_addr;
 using gemm_emu::cp_async_16;
 using gemm_emu::cp_async_commit;
 using gemm_emu::cp_async_wait;
 inline void fence_proxy_async() {}
-inline void wgmma_fence() {}
-inline void wgmma_commit() {}
-template <int N>
-void wgmma_wait() {}
-template <int N>
-void fence_registers(float (&)[N]) {}
-inline void wgmma_m64k16(float (&d)[BN / 2], uint64_t a, uint64_t b) {
-    gemm_emu::wgmma<ELEMENT>(d, a, b, TRANS_A, TRANS_B);
-}
-"""
-
-
-def emulable(rendered: RenderedKernel) -> RenderedKernel:
-    """The region with emu::launch launches and the inline PTX swapped for gemm_ptx_emu.h (the
-    include is indented: cpu_emulation drops `#include` lines)."""
-    def launch(m: re.Match) -> str:
-        grid, block = m.group(2).split(",")[:2]
-        return f"emu::launch(dim3({grid}), dim3({block}), [&] {{ {m.group(1)}({m.group(3)}); }});"
-    source = re.sub(r"([\w:]+)<<<(.+?)>>>\((.*?)\);", launch, rendered.source)
-    element = "__nv_bfloat16" if ".bf16.bf16" in source else "__half"
-    start, end = source.index(PTX_BEGIN), source.index(PTX_END) + len(PTX_END)
-    source = source[:start] + _EMULATED_PTX.replace("ELEMENT", element) + source[end:]
-    source = source.replace("extern __shared__ __align__(1024) uint8_t smem_raw[];",
-                            "uint8_t* smem_raw = gemm_emu::shared_bytes;")
-    return dataclasses.replace(rendered, source=' #include "gemm_ptx_emu.h"\n' + source)
-
-
-class Emulated(Sketch):
-    name = SKETCH.name
-    pattern = SKETCH.pattern
-
-    def unsupported(self, problem, arch):
-        return SKETCH.unsupported(problem, arch)
-
-    def space(self, problem, arch):
-        return SKETCH.space(problem, arch)
-
-    def default_point(self, problem, arch):
-        return SKETCH.default_point(problem, arch)
-
-    def _render(self, problem, arch, point, name):
-        return emulable(SKETCH.render(problem, arch, point, name))
+""" + WGMMA_STAND_INS
 
 
 EMULATED_CASES = [   # (K-major A, N-major B, tails); (M-major A, K-major B); (batched, epilogue, N = 256);
@@ -262,4 +221,4 @@ def test_kernels_compute_the_reference_on_the_cpu_emulator(text, chosen, tmp_pat
     p = problem(text)
     if SKETCH.unsupported(p, H100):
         pytest.fail(SKETCH.unsupported(p, H100))
-    assert_matches_reference(Emulated(), p, chosen, tmp_path)
+    assert_matches_reference(Emulated(SKETCH, _STAND_INS), p, chosen, tmp_path)
