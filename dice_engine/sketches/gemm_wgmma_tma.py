@@ -21,6 +21,11 @@ With 0 every tile is its own block. With `pingpong` = 1 (two consumers, persiste
 consumers take the block's tiles in turn, each a whole BM×BN tile: one stores its tile while the
 other multiplies the next, so the tensor cores do not wait for epilogues.
 
+The consumers store straight from their accumulators, through the fused epilogue. A 16-bit
+output whose N is a literal multiple of 8 is stored 16 bytes a lane: the epilogue runs in place
+first, then the four lanes holding one row's column pairs exchange them by shuffles so that each
+writes eight consecutive columns (a warp writes whole 32-byte sectors); other outputs go as pairs.
+
 The launcher describes each operand to the TMA once per launch (`cuTensorMapEncodeTiled`,
 reached through `cudaGetDriverEntryPointByVersion`, so the library links no driver library):
 rank 2, or rank 3 with the batch as the outer dimension for a batched operand, 64-element
