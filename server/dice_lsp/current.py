@@ -48,7 +48,8 @@ async def current_sites(server: DiceServer, uri: str) -> list[IntentSite]:
     # it beats a second search competing with it for the GIL.
     for _ in range(_WAIT_FOR_PASS_STEPS):
         found_version, found = state.found_sites
-        if found_version == version:
+        if found_version == version:   # found, not yet stored by the pass: store them for the callers
+            state.sites, state.sites_version = found, version
             return found
         if state.static_task is None or state.static_task.done():
             break
