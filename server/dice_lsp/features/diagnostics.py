@@ -134,7 +134,6 @@ def request_static(server: "DiceServer", uri: str) -> None:
 
 
 async def _static_passes(server: "DiceServer", uri: str, state: DocumentState) -> None:
-    await server.settings_ready.wait()
     while state.static_dirty and server.documents.find(uri) is state:
         state.static_dirty = False
         try:
@@ -163,7 +162,6 @@ async def run_static(server: "DiceServer", uri: str) -> None:
 
 
 async def run_compile(server: "DiceServer", uri: str) -> None:
-    await server.settings_ready.wait()
     snap = snapshot(server, uri)
     version, text = snap.version, snap.text
     state = server.documents.get(uri)
