@@ -50,6 +50,7 @@ from dice_engine.ir.patterns import classify  # noqa: E402
 from dice_engine.runner.build import build_library, launcher_symbol  # noqa: E402
 from dice_engine.runner.inputs import intent_bindings  # noqa: E402
 from dice_engine.runner.metrics import flops  # noqa: E402
+from dice_engine.sketches.base import RenderedKernel  # noqa: E402
 
 PROG = "gemm_parity.py"
 
@@ -158,13 +159,19 @@ def generate(case: Case, arch: str, budget: int | None) -> Row:
     if rendered.source != result.source:
         row.verdict, row.detail = "render mismatch", "re-rendering the pick gave another source"
         return row
+    return compile_into(row, rendered, arch)
+
+
+def compile_into(row: Row, rendered: RenderedKernel, arch: str) -> Row:
+    """`row` with the launcher's symbol and parameters of `rendered` and its compiled library
+    (or the compile error as its verdict)."""
     row.symbol = launcher_symbol(rendered)
     row.roles, row.names = [p.role for p in rendered.params], [p.name for p in rendered.params]
-    built = build_library(rendered.source, rendered.compile_arch(arch), filename=f"{case.name}.cu")
+    built = build_library(rendered.source, rendered.compile_arch(arch), filename=f"{row.case}.cu")
     if built.library is None:
         row.verdict, row.detail = "compile error", built.error
-        return row
-    row.library = str(built.library)
+    else:
+        row.library = str(built.library)
     return row
 
 

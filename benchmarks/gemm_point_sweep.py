@@ -28,7 +28,6 @@ from dice_engine.arch import resolve  # noqa: E402
 from dice_engine.bench.plan import sketch_named  # noqa: E402
 from dice_engine.intent import default_kernel_name, parse_intent  # noqa: E402
 from dice_engine.ir.patterns import classify  # noqa: E402
-from dice_engine.runner.build import build_library, launcher_symbol  # noqa: E402
 from dice_engine.runner.inputs import intent_bindings  # noqa: E402
 from dice_engine.runner.metrics import flops  # noqa: E402
 
@@ -67,14 +66,7 @@ def _row(case: tuple[str, str, str, dict[str, int] | None], arch: str) -> gemm_p
     row = gemm_parity.Row(name, "sweep", intent, sketch=sketch_name, tokens=dict(chosen))
     row.gflop = (flops(problem, intent_bindings(program)) or 0) * 1e-9 or None
     rendered = sketch.render(problem, resolve(arch), chosen, default_kernel_name(program))
-    row.symbol = launcher_symbol(rendered)
-    row.roles, row.names = [p.role for p in rendered.params], [p.name for p in rendered.params]
-    built = build_library(rendered.source, rendered.compile_arch(arch), filename=f"{name}.cu")
-    if built.library is None:
-        row.verdict, row.detail = "compile error", built.error
-    else:
-        row.library = str(built.library)
-    return row
+    return gemm_parity.compile_into(row, rendered, arch)
 
 
 def _line(row: gemm_parity.Row) -> str:

@@ -174,12 +174,13 @@ def kernel_args(gp: GemmProblem) -> str:
     return ", ".join(names + sizes)
 
 
-def batch_pointer(ctype: str, local: str, param: str, batched: bool, matrix_elems: str) -> str:
-    """Declaration of `local`: `param` advanced to this block's batch (blockIdx.z); an operand
-    without a batch dimension is shared by every batch."""
+def batch_pointer(ctype: str, local: str, param: str, batched: bool, matrix_elems: str,
+                  batch: str = "blockIdx.z") -> str:
+    """Declaration of `local`: `param` advanced to batch `batch` (this block's, blockIdx.z, by
+    default); an operand without a batch dimension is shared by every batch."""
     if not batched:
         return f"{ctype}* {local} = {param};"
-    return f"{ctype}* {local} = {param} + blockIdx.z * ((long long){matrix_elems});"
+    return f"{ctype}* {local} = {param} + {batch} * ((long long){matrix_elems});"
 
 
 def size_guard(gp: GemmProblem) -> str:
@@ -191,21 +192,25 @@ def size_guard(gp: GemmProblem) -> str:
 DEFAULT_DYNAMIC_SMEM = 48 * 1024   # dynamic shared memory beyond this needs the opt-in attribute
 
 
+def smem_opt_in(kernel: str, smem: int) -> str:
+    """Launcher lines that opt `kernel` in, once, to `smem` bytes of dynamic shared memory when
+    that is above the default limit (else "")."""
+    if smem <= DEFAULT_DYNAMIC_SMEM:
+        return ""
+    return (f"    static bool smem_configured = false;   // more than 48 KiB of dynamic shared memory\n"
+            f"    if (!smem_configured) {{\n"
+            f"        cudaFuncSetAttribute({kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize, {smem});\n"
+            f"        smem_configured = true;\n"
+            f"    }}\n")
+
+
 def tiled_launcher(gp: GemmProblem, signature: str, kernel: str, point: Point, threads: int,
                    smem: int) -> str:
     """The launcher body of a block-tiled GEMM: one block per block_m x block_n output tile
     (grid x along N, y along M, z the batch), `smem` bytes of dynamic shared memory (opted in
     once when above the default limit). `kernel`: the qualified kernel name."""
-    opt_in = ""
-    if smem > DEFAULT_DYNAMIC_SMEM:
-        opt_in = (f"    static bool smem_configured = false;   // more than 48 KiB of dynamic shared memory\n"
-                  f"    if (!smem_configured) {{\n"
-                  f"        cudaFuncSetAttribute({kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize, "
-                  f"{smem});\n"
-                  f"        smem_configured = true;\n"
-                  f"    }}\n")
     return (f"{signature} {{\n"
-            f"{size_guard(gp)}{opt_in}"
+            f"{size_guard(gp)}{smem_opt_in(kernel, smem)}"
             f"    const dim3 grid_dims(({dim_c(gp.N)} + {point['block_n']} - 1) / {point['block_n']}, "
             f"({dim_c(gp.M)} + {point['block_m']} - 1) / {point['block_m']}, {dim_c(gp.batch)});\n"
             f"    {kernel}<<<grid_dims, {threads}, {smem}, stream>>>({kernel_args(gp)});\n}}\n")

@@ -41,8 +41,8 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame, launcher_params, \
     launcher_signature
-from .gemm_common import DEFAULT_DYNAMIC_SMEM, PTX_BEGIN, PTX_END, SMEM_ADDR_HELPER, GemmProblem, Operand, \
-    gemm_problem, kernel_args, kernel_params, output_value, render_epilogue, size_guard, tiled_grid
+from .gemm_common import PTX_BEGIN, PTX_END, SMEM_ADDR_HELPER, GemmProblem, Operand, batch_pointer, gemm_problem, \
+    kernel_args, kernel_params, output_value, render_epilogue, size_guard, smem_opt_in, tiled_grid
 from .gemm_wgmma import BK, DESCRIPTOR_FUNCTION, WGMMA_PTX_HELPERS, WgmmaGemm, fragment_pair_stores, major, \
     multiply_stage, operand_constants, wgmma_helper
 
@@ -152,9 +152,9 @@ class WgmmaTmaGemm(Sketch):
 # Host side: the tensor maps
 
 def _tile_map_call(which: str, op: Operand, gp: GemmProblem) -> str:
-    """`encode_tile_map(...)` for one operand: (inner, outer) extents of its storage, the batch,
-    its leading dimension and the box (64 along the contiguous index; the whole tile's rows for a
-    K-major operand, 64 k-rows for an M/N-major one, filled panel by panel)."""
+    """`encode_tile_map(...)` for one operand: its rank, the (inner, outer) extents of its storage
+    (inner contiguous), the batch, and the box (64 along the contiguous index; the whole tile's rows
+    for a K-major operand, 64 k-rows for an M/N-major one, filled panel by panel)."""
     k_major = major(which, op) == "K"
     mn, block = (gp.M, "BM") if which == "A" else (gp.N, "BN")
     inner, outer = (gp.K, mn) if k_major else (mn, gp.K)
@@ -165,13 +165,7 @@ def _tile_map_call(which: str, op: Operand, gp: GemmProblem) -> str:
 
 
 def _launcher(gp: GemmProblem, signature: str, name: str, kernel: str, point: Point, threads: int, smem: int) -> str:
-    opt_in = ""
-    if smem > DEFAULT_DYNAMIC_SMEM:
-        opt_in = (f"    static bool smem_configured = false;   // more than 48 KiB of dynamic shared memory\n"
-                  f"    if (!smem_configured) {{\n"
-                  f"        cudaFuncSetAttribute({kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize, {smem});\n"
-                  f"        smem_configured = true;\n"
-                  f"    }}\n")
+    opt_in = smem_opt_in(kernel, smem)
     blocks = "tiles"
     if point["persistent"]:
         opt_in += ("    static int sms = 0;   // one block per SM\n"
@@ -367,7 +361,7 @@ __global__ void __launch_bounds__(THREADS, 1) {kernel}(const __grid_constant__ T
 
         // Epilogue straight from the accumulator fragments ({gp.in_dtype.c_type} operands, fp32 accumulators),
         // while the producer fills the ring with the next tile's slices.
-        {gp.out_dtype.c_type}* C_b = {gp.out_param}{" + (long long)batch * M * N" if gp.batch != 1 else ""};
+        {batch_pointer(gp.out_dtype.c_type, "C_b", gp.out_param, gp.batch != 1, "M * N", "batch")}
 {_epilogue_loops(gp)}    }}
 }}
 """
