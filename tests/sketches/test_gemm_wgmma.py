@@ -3,12 +3,11 @@ shared-memory addressing against the PTX canonical layouts, nvcc/ptxas resources
 and whole kernels on the CPU emulator (gemm_ptx_emu.h decodes the descriptors)."""
 from __future__ import annotations
 
-import re
 import shutil
 
 import pytest
 from cpu_emulation import assert_matches_reference, needs_emulator
-from wgmma_emulation import WGMMA_STAND_INS, Emulated
+from wgmma_emulation import WGMMA_STAND_INS, Emulated, c_eval
 
 from dice_engine.arch import ARCHS
 from dice_engine.compile import compile_cuda
@@ -97,12 +96,6 @@ def test_text_claims_match_the_code():
 
 
 # -- addressing: the swizzled stores against the PTX canonical layouts ----------------------------
-
-def c_eval(expr: str, **env: int) -> int:
-    """A C integer expression over non-negative ints (with ^), evaluated in Python."""
-    assert re.fullmatch(r"[\w\s+*/%()^]+", expr), expr
-    return int(eval(expr.replace("/", "//"), {}, env))   # noqa: S307 (the sketch's own table)
-
 
 def swizzle(address: int) -> int:
     return address ^ (((address >> 7) & 7) << 4)

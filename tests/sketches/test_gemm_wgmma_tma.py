@@ -5,12 +5,11 @@ tensor-map encoding and the TMA's swizzled, zero-filled box copies from the PTX 
 driver API's descriptions; its device reports 3 SMs, so persistent blocks loop over tiles)."""
 from __future__ import annotations
 
-import re
 import shutil
 
 import pytest
 from cpu_emulation import assert_matches_reference, needs_emulator
-from wgmma_emulation import WGMMA_STAND_INS, Emulated
+from wgmma_emulation import WGMMA_STAND_INS, Emulated, c_eval
 
 from dice_engine.arch import ARCHS
 from dice_engine.compile import compile_cuda
@@ -115,10 +114,6 @@ def test_tma_boxes_land_where_the_descriptors_read():
     def tma_byte(row: int, e: int) -> int:
         byte = row * 128 + 2 * e
         return byte ^ (((byte >> 7) & 7) << 4)
-
-    def c_eval(expr: str, **env: int) -> int:
-        assert re.fullmatch(r"[\w\s+*/%()^]+", expr), expr
-        return int(eval(expr.replace("/", "//"), {}, env))   # noqa: S307 (the sketch's own table)
 
     for rows in (64, 128, 256):   # K-major tile: one box of `rows` rows
         for row in range(rows):

@@ -1,6 +1,7 @@
-"""The wgmma GEMM sketches on the CPU emulator: a rendered region with its launches turned into
-emu::launch calls and its inline-PTX wrappers swapped for C++ stand-ins over gemm_ptx_emu.h, and
-a sketch that renders that way."""
+"""Test helpers of the wgmma GEMM sketches: the CPU emulator's view of a rendered region (its
+launches turned into emu::launch calls, its inline-PTX wrappers swapped for C++ stand-ins over
+gemm_ptx_emu.h), a sketch that renders that way, and the evaluation of the sketches' C layout
+expressions."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,6 +9,12 @@ import re
 
 from dice_engine.sketches.base import RenderedKernel, Sketch
 from dice_engine.sketches.gemm_common import PTX_BEGIN, PTX_END
+
+def c_eval(expr: str, **env: int) -> int:
+    """A C integer expression over non-negative ints (with ^), evaluated in Python."""
+    assert re.fullmatch(r"[\w\s+*/%()^]+", expr), expr
+    return int(eval(expr.replace("/", "//"), {}, env))   # noqa: S307 (the sketch's own table)
+
 
 # The wgmma wrappers both sketches use; ELEMENT is the operands' C++ type.
 WGMMA_STAND_INS = """inline void wgmma_fence() {}
