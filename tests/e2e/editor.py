@@ -306,12 +306,23 @@ def environment(*, without_nvcc: bool = False, extra: dict[str, str] | None = No
     return env
 
 
-def make_client_factory(editor_slot: list[Editor], root: Path, editor_class: type[Editor] = Editor):
+def make_client_factory(editor_slot: list[Editor], root: Path, editor_class: type[Editor] = Editor,
+                        configuration_delay_s: float = 0.0):
+    """`configuration_delay_s`: the client answers workspace/configuration that much later (a
+    slow editor), so that what the server does before it has the settings shows."""
     def factory() -> LanguageClient:
         client = LanguageClient()
-        features = {k: v for k, v in DEFAULT_CLIENT_FEATURES.items()
-                    if k != types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}
-        register_lsp_features(client, features)
+        replaced = {types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}
+        if configuration_delay_s:
+            replaced.add(types.WORKSPACE_CONFIGURATION)
+
+            @client.feature(types.WORKSPACE_CONFIGURATION)
+            async def configuration(params: types.ConfigurationParams) -> list[Any]:
+                await asyncio.sleep(configuration_delay_s)
+                return [client.get_configuration(section=item.section, scope_uri=item.scope_uri)
+                        for item in params.items]
+
+        register_lsp_features(client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items() if k not in replaced})
         editor = editor_class(client, root)
 
         # pygls tags handlers with attributes, which bound methods cannot carry: wrap them.
@@ -335,10 +346,11 @@ def make_client_factory(editor_slot: list[Editor], root: Path, editor_class: typ
 async def start(root: Path, *, settings: dict[str, Any] | None = None, without_nvcc: bool = False,
                 env: dict[str, str] | None = None,
                 caps: types.ClientCapabilities | None = None,
-                init_options: dict[str, Any] | None = None, editor_class: type[Editor] = Editor) -> Editor:
+                init_options: dict[str, Any] | None = None, editor_class: type[Editor] = Editor,
+                configuration_delay_s: float = 0.0) -> Editor:
     slot: list[Editor] = []
-    config = ClientServerConfig(server_command=server_command(root / "dice-lsp.log"),
-                                client_factory=make_client_factory(slot, root, editor_class),
+    factory = make_client_factory(slot, root, editor_class, configuration_delay_s)
+    config = ClientServerConfig(server_command=server_command(root / "dice-lsp.log"), client_factory=factory,
                                 server_env=environment(without_nvcc=without_nvcc, extra=env))
     client = await config.start()
     editor = slot[0]

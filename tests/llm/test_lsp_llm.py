@@ -29,8 +29,9 @@ INTENT_LINE = 2
 async def editors(tmp_path):
     started = []
 
-    async def open_editor(llm: dict):
-        editor = await start(tmp_path, settings={"budget": 2, "compileOnChange": False, "llm": llm})
+    async def open_editor(llm: dict, configuration_delay_s: float = 0.0):
+        editor = await start(tmp_path, settings={"budget": 2, "compileOnChange": False, "llm": llm},
+                             configuration_delay_s=configuration_delay_s)
         started.append(editor)
         return editor
 
@@ -78,6 +79,22 @@ async def test_the_models_kernel_streams_into_the_region_marked_unverified(edito
     flagged = await editor.diagnostics(uri, where=lambda d: "DICE-I005" in codes(d))
     (note,) = [d for d in flagged if d.code == "DICE-I005"]
     assert note.range.start.line == INTENT_LINE and note.severity == types.DiagnosticSeverity.Warning
+
+
+async def test_a_file_opened_before_the_settings_arrive_is_analysed_with_them(editors, scripted_model):
+    """The server pulls dice.* on `initialized`; this client answers 3 s later and the file is
+    opened meanwhile. No diagnostics of it may come from the default settings (DICE-I001: only a
+    model could serve the intent), and once the settings are in, its findings are published.
+    Before the server waited for its settings, the static pass ran at once with the defaults and
+    published DICE-I001 (seen here, and once in a loaded CI run without the delay)."""
+    model = scripted_model([good_reply()])
+    editor = await editors({"baseUrl": model.url, "model": "scripted"}, configuration_delay_s=3.0)
+    uri = editor.open("topk.cu", FILE)
+    # the open's first (empty) publish, then the static pass's findings
+    await editor.wait_for(lambda: len(editor.published.get(uri, [])) >= 2, timeout=30)
+    published = editor.published.get(uri, [])
+    assert all(version == 1 for version, _ in published)
+    assert not any("DICE-I001" in codes(diagnostics) for _, diagnostics in published), published
 
 
 async def test_a_cancel_stops_the_model_mid_reply(editors, scripted_model):

@@ -146,6 +146,7 @@ async def run_static(server: "DiceServer", uri: str) -> None:
     snap = snapshot(server, uri)
     version, text = snap.version, snap.text
     state = server.documents.get(uri)
+    with_settings = server.settings_ready.is_set()
     sites, findings = await server.workers.in_thread(static_pass, state, text, version, server.settings.arch,
                                                      model_active(server.settings))
     if not snap.current():
@@ -153,6 +154,12 @@ async def run_static(server: "DiceServer", uri: str) -> None:
     state.sites, state.sites_version = sites, version
     if state.edits is not None:
         state.pairs.update(version, sites, state.edits)
+    if not with_settings:
+        # Analysed with the defaults (hover and the commands already read the sites stored
+        # above); what is published comes from the client's settings: go again with them.
+        state.static_dirty = True
+        await server.settings_ready.wait()
+        return
     findings = findings + pairing_findings(sites, state.path, text, state.unpaired)
     state.static = Findings(version, findings)
     if state.notes.items:
@@ -162,6 +169,7 @@ async def run_static(server: "DiceServer", uri: str) -> None:
 
 
 async def run_compile(server: "DiceServer", uri: str) -> None:
+    await server.settings_ready.wait()
     snap = snapshot(server, uri)
     version, text = snap.version, snap.text
     state = server.documents.get(uri)

@@ -16,6 +16,10 @@ from .diagnostics import refresh_all, warm_up_worker
 
 log = logging.getLogger(__name__)
 
+# How long a settings pull waits for the client: documents opened meanwhile wait for the first
+# one (DiceServer.settings_ready), so a client that never answers must not stall them.
+CONFIGURATION_TIMEOUT_S = 10.0
+
 
 # --- wiring -----------------------------------------------------------------------------------
 
@@ -37,6 +41,7 @@ def register(server: "DiceServer") -> None:
         await pull(ls, problems)
         show_problems(ls)
         ls.documents.set_arch(ls.settings.arch)
+        ls.settings_ready.set()
         log.info("dice-lsp ready: %s", describe(ls.settings))
         ls.workers.warm_up(warm_up_worker)
         await ls.workers.in_background(gpu_runner, ls)
@@ -62,9 +67,10 @@ async def pull(server: "DiceServer", problems: list[str] | None = None) -> None:
     if not server.client_pulls_configuration:
         return
     try:
-        (section,) = await server.workspace_configuration_async(
+        request = server.workspace_configuration_async(
             types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
-    except Exception as exc:  # a client that fails the request keeps the settings we have
-        log.warning("workspace/configuration failed: %s", exc)
+        (section,) = await asyncio.wait_for(request, CONFIGURATION_TIMEOUT_S)
+    except Exception as exc:  # a client that fails the request or never answers keeps the settings we have
+        log.warning("workspace/configuration failed: %s", exc or type(exc).__name__)
         return
     server.settings = merge(server.settings, section, problems)
