@@ -3,8 +3,9 @@ full reduced length on the CPU emulator (cuda_emu.h + g++, IEEE float, the kerne
 operations), and the split-K GEMM's order is modelled in numpy float32; each is compared with a
 float64 truth. The yardstick is the smaller of PyTorch's own fp32 error on the CPU and a
 pairwise (tree) fp32 sum's error (numpy), standing in for cuBLAS's tree and split orders, which
-only a GPU has (tests/gpu/test_long_accumulation_gpu.py compares with cuBLAS itself). Each test
-also shows that the order it replaced fails the same bound, so the bound can fail."""
+only a GPU has (tests/gpu/test_long_accumulation_gpu.py compares with cuBLAS itself); the split-K
+GEMM is held to a multiple of the pairwise tree's error instead (TREE_FACTOR). Each test also
+shows that the order it replaced fails the same bound, so the bound can fail."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,8 +25,9 @@ ALLOWED = 2.0   # our error may be at most twice PyTorch's fp32 error
 def _yardstick(a: np.ndarray, b: np.ndarray, truth: np.ndarray) -> float:
     """The smaller fp32 error on a @ b of PyTorch (CPU) and of a pairwise sum of the products."""
     torch_error = np.abs((torch.from_numpy(a) @ torch.from_numpy(b)).double().numpy() - truth).max()
-    products = (a[:, None, :].astype(np.float64) * b.T[None, :, :]).astype(np.float32)
-    pairwise = products.sum(axis=2, dtype=np.float32)   # numpy sums a contiguous float32 axis pairwise
+    # numpy sums pairwise only along a contiguous axis; b.T would leave K strided (a serial order)
+    products = np.ascontiguousarray((a[:, None, :].astype(np.float64) * b.T[None, :, :]).astype(np.float32))
+    pairwise = products.sum(axis=2, dtype=np.float32)
     return float(min(torch_error, np.abs(pairwise.astype(np.float64) - truth).max()))
 
 
@@ -106,18 +108,36 @@ def _split_k_order(a: np.ndarray, b: np.ndarray, splits: int, flush: int | None)
     return merged
 
 
-def test_split_k_gemm_order_at_k_524288_is_as_accurate_as_torch():
+# The split-K GEMM's bar on the CPU: a multiple of the pairwise tree's error. PyTorch's CPU
+# error on this product follows its BLAS's order, which differs between CPUs (one machine's was
+# as far off as a single serial chain), so it cannot judge here; the H200 run measured cuBLAS's
+# error at 4.1x ours on this shape (benchmarks/LONG_ACCUMULATION_H200.md), and
+# tests/gpu/test_long_accumulation_gpu.py compares with cuBLAS itself.
+TREE_FACTOR = 8.0
+
+
+def _tree_error(a: np.ndarray, b: np.ndarray, truth: np.ndarray) -> float:
+    """The error of a @ b summing the fp32 products in a pairwise tree (the same on any CPU)."""
+    level = (a[:, None, :].astype(np.float64) * b.T[None, :, :]).astype(np.float32)
+    while level.shape[-1] > 1:
+        if level.shape[-1] % 2:
+            level = np.concatenate([level, np.zeros_like(level[..., :1])], axis=-1)
+        level = (level[..., 0::2] + level[..., 1::2]).astype(np.float32)
+    return float(np.abs(level[..., 0].astype(np.float64) - truth).max())
+
+
+def test_split_k_gemm_order_at_k_524288_is_close_to_a_pairwise_tree():
     problem = classify(parse_intent(gemm.SAMPLE_INTENTS[-1]))   # 256x524288 @ 524288x256
     splits = gemm.SKETCHES[0].default_point(problem, SM90)["k_splits"]
     rng = np.random.default_rng(3)
     a = rng.standard_normal((4, 524288)).astype(np.float32)
     b = rng.standard_normal((524288, 4)).astype(np.float32)
     truth = a.astype(np.float64) @ b.astype(np.float64)
-    yardstick = _yardstick(a, b, truth)
+    tree = _tree_error(a, b, truth)
     ours = float(np.abs(_split_k_order(a, b, splits, gemm.FLUSH_K) - truth).max())
     serial = float(np.abs(_split_k_order(a, b, 1, None) - truth).max())
-    assert ours <= ALLOWED * yardstick, (ours, yardstick, splits)
-    assert serial > ALLOWED * yardstick, (serial, yardstick)
+    assert ours <= TREE_FACTOR * tree, (ours, tree, splits)
+    assert serial > TREE_FACTOR * tree, (serial, tree)
 
 
 @needs_emulator
