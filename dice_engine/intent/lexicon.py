@@ -34,11 +34,11 @@ OPERATIONS: list[tuple[str, str]] = [
     ("argmin", w("argmin") + r"|最小值(?:的)?(?:索引|下标|位置)"),
     ("transpose", w(r"transpose|transposition") + r"|转置"),
     ("bias", w(r"bias(?:[ -]add)?|add(?:ing)? (?:a )?bias") + r"|偏置"),
-    ("add", w(r"elementwise add(?:ition)?|add(?:ition)?|plus") + r"|相加|加法"),
+    ("add", w(r"elementwise add(?:ition)?|add(?:ition)?|plus") + r"|相加|加法|加上|再加"),
     ("sub", w(r"subtract(?:ion)?|minus") + r"|相减|减法"),
     ("mul", w(r"elementwise (?:multiply|multiplication|product)|hadamard(?: product)?|multiply")
-     + r"|逐元素乘法?|相乘"),
-    ("sum", w(r"sum|summation|reduce[ _-]sum") + r"|求和|总和|归约求和"),
+     + r"|逐元素乘法?|相乘|乘以"),
+    ("sum", w(r"sum|summation|reduce[ _-]sum") + r"|求和|总和|归约求和|(?<=[行列素有])(?:的和|之和)"),
     ("mean", w(r"mean|average") + r"|平均值|均值|平均"),
     ("max", w(r"max|maximum") + r"|最大值"),
     ("min", w(r"min|minimum") + r"|最小值"),
@@ -55,6 +55,18 @@ OPERATIONS: list[tuple[str, str]] = [
     ("abs", w(r"abs|absolute value") + r"|绝对值"),
     ("activation", w("activation") + r"|激活"),
 ]
+
+# Arithmetic the word parser does not build: read alone it would be dropped and the intent would
+# silently mean something else ("sum of squares" is not a sum), so such an intent is refused.
+UNREAD: list[tuple[str, str]] = [
+    ("square", w(r"squares?|squared|squaring|cubes?|cubed|powers?|pow") + r"|平方|立方|幂"),
+    ("logarithm", w(r"log|logs|logarithms?|ln") + r"|对数"),
+    ("reciprocal", w(r"reciprocals?|inverse|invert") + r"|倒数"),
+    ("negation", w(r"negat(?:e|ion|ive)") + r"|取反|相反数"),
+    ("division", w(r"divid(?:e|ed|es|ing)|division|quotient") + r"|除以|相除"),
+]
+# A number standing alone: a scalar operand ("multiply ... by 0.5")
+NUMBER = r"(?<![a-z0-9_.\-])-?\d+(?:\.\d+)?(?:e-?\d+)?(?![a-z0-9_.])"
 
 GEMM_LIKE = {"matmul", "bmm", "conv2d"}
 ANCHORS = {"bmm", "matmul", "conv2d", "max_pool2d", "avg_pool2d", "log_softmax", "softmax", "layer_norm",

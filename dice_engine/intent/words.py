@@ -6,6 +6,10 @@ and strategy hints. It never guesses an operation or a size: what it cannot pin 
 `IntentError` saying what is missing. Two defaults are PyTorch's own: f32 when no dtype is
 named, and, when no direction is named, softmax/cumsum along the last dimension and reductions
 over all of them. Low-precision GEMMs accumulate in f32 (set in `parse.parse_intent`).
+Readings that are the only ones possible are taken: "multiply" between two matrices that do not
+broadcast but chain is their product, and a lone number is the other operand of a single product
+or sum of one tensor. Arithmetic the parser does not build (squares, logarithms, division, ...)
+is refused with its range rather than dropped, since the rest would mean something else.
 """
 from __future__ import annotations
 
@@ -42,6 +46,25 @@ class ShapeMention:
     end: int
 
 
+# How sizes are written, each with the capture groups giving the dims in order (None: every
+# number of the match, or the one captured length). A dtype named between a count and its noun
+# ("1000 float32 elements", "1000 个 float32 元素") is already claimed, so the nouns are lookaheads.
+_ELEMENT_NOUN = r"(?:elements?|values|floats|numbers|entries)"
+_SHAPE_PATTERNS: list[tuple[str, tuple[int, ...] | None]] = [
+    (r"(?<![a-z0-9_.])\d+(?:\s*(?:[x*]|by)\s*\d+)+(?![0-9])", None),          # 300x13, 300 by 13
+    (r"\[\s*\d+(?:\s*[,，]\s*\d+)*\s*\]", None),                            # [8, 12, 40]
+    (r"[(（]\s*\d+(?:\s*[,，]\s*\d+)+\s*[)）]", None),                         # (33, 120)
+    (lx.w(r"(\d+)\s*rows?\s*(?:and|,|by|x)?\s*(\d+)\s*(?:columns?|cols?)"), (1, 2)),
+    (lx.w(r"(\d+)\s*(?:columns?|cols?)\s*(?:and|,|by|x)?\s*(\d+)\s*rows?"), (2, 1)),
+    (r"(\d+)\s*行\s*[,，、]?\s*(\d+)\s*列", (1, 2)),                             # 25 行 160 列
+    (r"(?<![a-z0-9_.])(\d+)\s*-?\s*(?:" + _ELEMENT_NOUN + r"|个元素|元素)", None),
+    (r"(?<![a-z0-9_.])(\d+)(?=\s+[a-z0-9]+\s+" + _ELEMENT_NOUN + r"(?![a-z]))", None),
+    (r"(?<![a-z0-9_.])(\d+)\s*个(?=\s*[a-z0-9]+\s*的?\s*(?:元素|数))", None),
+    (lx.w(r"(?:vector|array) of (?:size |length )?(\d+)|length\s*(\d+)")
+     + r"|长度为?\s*(\d+)|(\d+)\s*维向量", None),
+]
+
+
 def _lower(text: str) -> str:
     """`text` lower-cased character by character, so offsets stay valid."""
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
@@ -69,17 +92,17 @@ class _Scanner:
 
     def shapes(self) -> list[ShapeMention]:
         out: list[ShapeMention] = []
-        patterns = [r"(?<![a-z0-9_.])\d+(?:\s*[x*]\s*\d+)+(?![0-9])",
-                    r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]",
-                    r"(?<![a-z0-9_.])(\d+)\s*-?\s*(?:elements?|values|floats|个元素|元素)",
-                    lx.w(r"(?:vector|array) of (?:size |length )?(\d+)|length\s*(\d+)")
-                    + r"|长度为?\s*(\d+)|(\d+)\s*维向量"]
-        for pattern in patterns:
+        for pattern, order in _SHAPE_PATTERNS:
             for m in re.finditer(pattern, self.low):
                 if any(self.taken[m.start():m.end()]):
                     continue
                 groups = [g for g in m.groups() if g]
-                dims = (int(groups[0]),) if groups else tuple(int(d) for d in re.findall(r"\d+", m.group()))
+                if order is not None:      # "160 columns and 25 rows": the captures in row order
+                    dims = tuple(int(m.group(g)) for g in order if m.group(g))
+                elif groups:
+                    dims = (int(groups[0]),)
+                else:
+                    dims = tuple(int(d) for d in re.findall(r"\d+", m.group()))
                 out.append(ShapeMention(dims, m.start(), m.end()))
                 self.claim(m.start(), m.end())
         return sorted(out, key=lambda s: s.start)
@@ -205,6 +228,10 @@ class _Builder:
         # Before the operations: "前k个最大值" must not become a max, nor "attention" a softmax.
         if (unsupported := unsupported_words(self.text)) is not None:
             raise IntentError(*unsupported)
+        if unread := self.scan.find(lx.UNREAD):   # after the operations claimed theirs ("square root")
+            word = self.text[unread[0].start:unread[0].end]
+            raise self.error(f"'{word}' ({unread[0].kind}) is not understood in words yet; write the tensor "
+                             "form, e.g. y = sum(x * x, dim=1); x: f32[4096, 1024]", unread[0].span)
         anchor = self._anchor()
         if anchor is None and not self.binaries and not self.activations:
             if self.generic_activation:
@@ -433,23 +460,54 @@ class _Builder:
         first = (self.binaries or self.activations)[0]
         shapes = self._shapes(first, "1024x1024 or 1048576 elements")
         if self.binaries:
-            op = self.binaries[0]
-            for extra in self.binaries[1:]:
-                if extra.kind != op.kind:
-                    raise self.error(f"two arithmetic operations ({op.kind}, {extra.kind}); write the tensor "
-                                     "form for expressions", extra.span)
-            a = self._input("a", shapes[0].dims)
-            b = self._input("b", shapes[1].dims if len(shapes) > 1 else shapes[0].dims)
-            where = (shapes[1].start, shapes[1].end) if len(shapes) > 1 else op.span
-            node = self._make(op.kind, [a, b], where)
+            node = self._binary(self.binaries[0], shapes)
         else:
             node = self._input("x", self._one_shape(first, "1024x1024 or 1048576 elements").dims)
         for act in self.activations:
             node = self._activation(act, node)
         return node
 
+    def _binary(self, op: Mention, shapes: list[ShapeMention]) -> Node:
+        for extra in self.binaries[1:]:
+            if extra.kind != op.kind:
+                raise self.error(f"two arithmetic operations ({op.kind}, {extra.kind}); write the tensor "
+                                 "form for expressions", extra.span)
+        if (scalar := self._scalar(op, shapes)) is not None:
+            return self._make(op.kind, [self._input("x", shapes[0].dims), scalar], op.span)
+        if op.kind == "mul" and _chain(shapes):   # "multiply A (48x64) by B (64x32)": only a product fits
+            a, b = self._input("A", shapes[0].dims), self._input("B", shapes[1].dims)
+            return self._make("matmul", [a, b], op.span)
+        a = self._input("a", shapes[0].dims)
+        b = self._input("b", shapes[1].dims if len(shapes) > 1 else shapes[0].dims)
+        where = (shapes[1].start, shapes[1].end) if len(shapes) > 1 else op.span
+        return self._make(op.kind, [a, b], where)
+
+    def _scalar(self, op: Mention, shapes: list[ShapeMention]) -> Node | None:
+        """The number a product or sum takes as its other operand ("multiply x by 0.5", "add 1"),
+        or None when there is none. A difference or an order of operations the words cannot
+        pin down is refused."""
+        taken = self.scan.taken
+        numbers = [m for m in re.finditer(lx.NUMBER, self.scan.low) if not any(taken[m.start():m.end()])]
+        if not numbers:
+            return None
+        if op.kind not in ("mul", "add") or len(numbers) > 1 or len(shapes) > 1 or self.activations:
+            raise self.error("a number as an operand in words is read only for one product or sum of one "
+                             "tensor (e.g. multiply a 1024x1024 matrix by 0.5); write the tensor form, e.g. "
+                             "y = tanh(x) * 0.5 + 1; x: f32[1000]", numbers[0].span())
+        text = numbers[0].group()
+        return ops.const(float(text) if re.search(r"[.e]", text) else int(text))
+
     def _activation(self, act: Mention, x: Node) -> Node:
         return self._make(act.kind, [x], act.span)
+
+
+def _chain(shapes: list[ShapeMention]) -> bool:
+    """Two matrices (or batches) that cannot be multiplied element by element but can as a
+    matrix product."""
+    if len(shapes) != 2:
+        return False
+    a, b = shapes[0].dims, shapes[1].dims
+    return (len(a) >= 2 and len(b) >= 2 and a[-1] == b[-2] and ops.broadcast_shapes(a, b) is None)
 
 
 def _name(kind: str) -> str:

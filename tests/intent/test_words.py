@@ -83,6 +83,20 @@ WORDS = [
      {"arch": "sm_75"}),
     ("对4096x4096的矩阵按列求和，低延迟",
      "sum(x:f32[4096, 4096], dim=(0,), keepdim=False)", {"goal": "latency"}),
+    # sizes written as "R by C", a tuple, rows and columns (either order), counts of typed elements
+    ("sum each column of x (float32, 300 by 13)", "sum(x:f32[300, 13], dim=(0,), keepdim=False)", {}),
+    ("mean of each row; x is fp32 with shape (33, 120)", "mean(x:f32[33, 120], dim=(1,), keepdim=False)", {}),
+    ("for a float32 matrix with 160 columns and 25 rows, the max of every row",
+     "max(x:f32[25, 160], dim=(1,), keepdim=False)", {}),
+    ("求 x 每一列的和，x 为 120×30 的单精度矩阵", "sum(x:f32[120, 30], dim=(0,), keepdim=False)", {}),
+    ("x 是 1000 个 float32 元素，逐元素计算 tanh", "tanh(x:f32[1000])", {}),
+    ("sigmoid of 4096 fp16 values", "sigmoid(x:f16[4096])", {}),
+    ("求一个 25 行 160 列矩阵每行的最大值", "max(x:f32[25, 160], dim=(1,), keepdim=False)", {}),
+    # "multiply" between matrices that only chain is their product; a lone number is an operand
+    ("multiply A (48x64) by B (64x32) then apply relu", "relu(matmul(A:f32[48, 64], B:f32[64, 32]))", {}),
+    ("A（64×32）乘以 B（32×48）后接 sigmoid，float32", "sigmoid(matmul(A:f32[64, 32], B:f32[32, 48]))", {}),
+    ("multiply a 1024x1024 fp32 matrix by 0.5", "mul(x:f32[1024, 1024], 0.5)", {}),
+    ("对一个 64x64 的矩阵每个元素加上 2", "add(x:f32[64, 64], 2)", {}),
 ]
 
 
@@ -116,6 +130,13 @@ WORD_ERRORS = [
     ("softmax of 64x64, goal=speed", "speed", "unknown goal"),
     ("batched matmul of 256x128 and 128x64", "batched matmul", "no batch size"),
     ("softmax of 64x64 and 32x32", "32x32", "two different shapes"),
+    # arithmetic the words do not build is refused, never dropped
+    ("sum of squares of a 64x64 matrix", "squares", "not understood in words"),
+    ("softmax of a 64x64 matrix divided by 8", "divided", "not understood in words"),
+    ("对 1024 个元素取对数", "对数", "not understood in words"),
+    ("relu of a 64x64 matrix plus 3", "3", "a number as an operand"),
+    ("subtract 2 from a 64x64 matrix", "2", "a number as an operand"),
+    ("mean squared error of two 30x40 tensors", "mean squared error", "mse_loss"),
 ]
 
 
