@@ -52,6 +52,9 @@ CODES: dict[str, CodeInfo] = {
     "DICE-O001": CodeInfo("overflow", "warning", "32-bit index for an extent that can exceed 2^31", "static"),
     "DICE-O002": CodeInfo("overflow", "warning", "Index product computed in 32 bits before widening",
                           "static"),
+    # bounds
+    "DICE-X001": CodeInfo("bounds", "warning",
+                          "Thread index used without a bounds check on a rounded-up grid", "static"),
     # resources (ptxas)
     "DICE-M001": CodeInfo("resources", "warning", "Register spills to local memory", "compiler"),
     "DICE-M002": CodeInfo("resources", "information", "Stack frame in local memory", "compiler"),

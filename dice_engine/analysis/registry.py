@@ -3,7 +3,7 @@ the SIMT trace only where a thread analysis runs). A new analysis is a module wi
 (see `rule.Rule`) added here, its codes added to `codes.CODES` with origin "static"."""
 from __future__ import annotations
 
-from . import bank_conflict, coalescing, overflow, precision, race, sync
+from . import bank_conflict, bounds, coalescing, overflow, precision, race, sync
 from .rule import Rule
 
 RULES: tuple[Rule, ...] = (
@@ -13,4 +13,5 @@ RULES: tuple[Rule, ...] = (
     bank_conflict.RULE,
     precision.RULE,
     overflow.RULE,
+    bounds.RULE,
 )

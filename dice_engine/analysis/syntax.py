@@ -537,6 +537,7 @@ class LaunchSite:
     grid: tuple[int, int, int] | None
     args: tuple[int | None, ...]
     template_args: tuple[int | None, ...] = ()      # `k<32, 8><<<…>>>`
+    rounded_up: bool = False    # the grid is a ceiling division (`(n + b - 1) / b`): threads past n run
 
 
 def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> dict[str, tuple[int, int, int]]:
@@ -557,6 +558,7 @@ def launch_sites(found: dict[str, list[Node]], constants: dict[str, int]) -> lis
         return []
     local = _local_constants(found, constants)
     dims: dict[str, tuple[int, int, int]] = {}
+    written = _initializers(found)
     events = [(n.start_byte, "call", n) for n in launches]
     events += [(n.start_byte, "decl", n) for n in found.get("decl", ())
                if text(n.child_by_field_id(FIELD.type)) == "dim3"]
@@ -579,8 +581,36 @@ def launch_sites(found: dict[str, list[Node]], constants: dict[str, int]) -> lis
         args = tuple(const_eval(text(a), local) for a in (arguments.named_children if arguments else ()))
         listed = callee.child_by_field_id(FIELD.arguments) if callee.type == "template_function" else None
         template_args = tuple(const_eval(text(a), local) for a in (listed.named_children if listed else ()))
+        grid = cfg.named_children[0]
+        grid_text = written.get(text(grid), text(grid))
         out.append(LaunchSite(kernel, _dims(cfg.named_children[1], dims, local),
-                              _dims(cfg.named_children[0], dims, local), args, template_args))
+                              _dims(grid, dims, local), args, template_args, _ceiling_division(grid_text)))
+    return out
+
+
+_CEIL_NAMES = re.compile(r"\b(?:ceil\w*|\w*div_?up|cdiv|round_?up)\s*\(", re.IGNORECASE)
+_PLUS_MINUS_ONE = re.compile(r"\+[^;]*?-\s*1\s*\)\s*/")           # (n + b - 1) / b
+_PLUS_LITERAL = re.compile(r"\+\s*(\d+)\s*\)\s*/\s*(\d+)")          # (n + 255) / 256
+
+
+def _ceiling_division(expression: str) -> bool:
+    """Whether a grid expression rounds a count up to whole blocks."""
+    if _CEIL_NAMES.search(expression) or _PLUS_MINUS_ONE.search(expression):
+        return True
+    return any(int(a) + 1 == int(b) for a, b in _PLUS_LITERAL.findall(expression))
+
+
+def _initializers(found: dict[str, list[Node]]) -> dict[str, str]:
+    """Each local variable's initializer as written (`dim3 grid((w + 31) / 32, h)` → its
+    arguments), to read a launch's grid through the variable it names."""
+    out: dict[str, str] = {}
+    for decl in found.get("decl", ()):
+        for d in decl.children_by_field_id(FIELD.declarator):
+            if d.type == "init_declarator":
+                name = d.child_by_field_id(FIELD.declarator)
+                value = d.child_by_field_id(FIELD.value)
+                if name is not None and value is not None:
+                    out[text(name)] = text(value)
     return out
 
 
@@ -800,6 +830,7 @@ class LaunchFacts:
     value passed to each integer parameter."""
     grid: tuple[int, int, int] | None = None
     values: tuple[tuple[str, int], ...] = ()
+    rounded_up: bool = False    # some launch rounds its grid up (`LaunchSite.rounded_up`)
 
 
 NO_LAUNCH = LaunchFacts()
@@ -832,4 +863,5 @@ def launch_facts(fn: Function, sites: list[LaunchSite]) -> LaunchFacts:
         known = [s.args[position] for s in mine if position < len(s.args) and s.args[position] is not None]
         if known:
             values[name] = max(known)
-    return LaunchFacts(grid, tuple(sorted(values.items())))   # type: ignore[arg-type]
+    return LaunchFacts(grid, tuple(sorted(values.items())),   # type: ignore[arg-type]
+                       any(s.rounded_up for s in mine))
