@@ -11,6 +11,9 @@
 #        DICE_DENOISER_BUDGET seconds (default 220) into $OUT/measurements.jsonl, resuming the
 #        repository's benchmarks/denoiser/data/measurements.jsonl when there is one (extra options go to
 #        collect.py).
+# sweep (not part of all): `sweep NAME [--cases a,b]`, benchmarks/point_sweep.py's forced design
+#        points of one sketch family beside PyTorch (NAME: wgmma_tma, scan) into $OUT/sweep.log,
+#        for DICE_SWEEP_TIMEOUT seconds (default 300).
 # Everything lands in $OUT (at most 8 files): doctor.txt, gpu-tests.log, gpu-tests.xml, bench.log,
 # RESULTS.md, results.json. Stages stop themselves before the tool's 10-minute limit; tune with
 # DICE_TESTS_TIMEOUT / DICE_BENCH_TIMEOUT (seconds), DICE_SPOTCHECK_BUDGET_S, DICE_SPOTCHECK_CORNERS,
@@ -52,6 +55,13 @@ if [[ $stage == denoiser ]]; then
   budget=${DICE_DENOISER_BUDGET:-220}
   timeout $(( budget + 60 )) python3 benchmarks/denoiser/collect.py --time-budget "$budget" \
     --out "$out/measurements.jsonl" "${resume[@]}" "$@" 2>&1 | tee "$out/denoiser.log" | tail -20
+  status=$(( status | ${PIPESTATUS[0]} ))
+fi
+
+if [[ $stage == sweep ]]; then
+  budget=${DICE_SWEEP_TIMEOUT:-300}
+  timeout "$budget" python3 benchmarks/point_sweep.py --sweep "${1:-scan}" --time-budget $(( budget - 40 )) \
+    "${@:2}" 2>&1 | tee "$out/sweep.log" | tail -40
   status=$(( status | ${PIPESTATUS[0]} ))
 fi
 

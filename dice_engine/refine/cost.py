@@ -37,6 +37,9 @@ COMPUTE_SATURATION_OCC = 0.25   # ... at which the arithmetic pipes are kept bus
 COMPUTE_SATURATION_OCC_TENSOR = 0.125
 SPILL_PENALTY_PER_128B = 0.5    # relative slowdown per 128 bytes spilled per thread, capped below
 MAX_SPILL_PENALTY = 3.0
+# One hand-off between chained blocks: a value and a flag written past a fence, seen by a block
+# polling the flag through L2 (about a microsecond on A100/H100-class parts).
+HANDOFF_US = 1.0
 _TENSOR_CORE_CODE = re.compile(r"\bwmma::|\bmma_sync\b|\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
 _WARPGROUP_MMA = re.compile(r"\bwgmma\b")
 _TF32_MMA = re.compile(r"\.tf32\.tf32\.")
@@ -156,6 +159,14 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
             notes.append(f"small output tile per block (~{tile:.0f}×{tile:.0f}): operands re-read from L2")
 
     time_us = max(dram_us / memory_eff, l2_us / memory_eff, compute_us / compute_eff) / coverage / tail
+    if rendered.chains:
+        # Each chain advances one block per hand-off, and only chains holding a resident block advance.
+        advancing = min(rendered.chains, occ.blocks_per_sm * arch.sms)
+        chain_us = launch.blocks / advancing * HANDOFF_US
+        if chain_us > time_us:
+            time_us = chain_us
+            notes.insert(0, f"{launch.blocks // rendered.chains} chained blocks per chain, "
+                            f"{advancing} chains advancing: about {chain_us:.0f} us of hand-offs")
     if merge_us:
         time_us += merge_us
         partials_mib = rendered.workspace_bytes >> 20

@@ -155,6 +155,9 @@ class RenderedKernel:
     # the kernel's own model of its DRAM traffic in bytes, at the hint sizes, where it moves more
     # than the problem's minimum (several kernels, workspace, re-reads); None: the minimum
     dram_bytes: float | None = None
+    # blocks of the main launch that hand a value down one after another through global memory
+    # (a chained scan's tiles along a row): the number of such chains, 0 when blocks are independent
+    chains: int = 0
 
     def compile_arch(self, arch: str) -> str:
         """The target to compile this kernel for on `arch` ("sm_90" → "sm_90a" when it needs it)."""

@@ -11,6 +11,15 @@ Along the last dim (rows):
 - `scan.multi_block_row`: long rows split into tiles over several blocks, reduce-then-scan in
   three kernels (tile sums, a scan of the tile sums per row, the tile scans with their offset);
   the sums live in a workspace the launcher grows on demand.
+- `scan.chained_row`: long rows in one pass. Blocks take tiles in row-major order from a ticket
+  counter; a block scans its tile in registers (each warp a contiguous segment, coalesced), then
+  waits for the previous tile of its row to publish its inclusive prefix, publishes its own and
+  stores. Every tile's prefix is the previous tile's prefix combined with its own total, a fixed
+  order, so results stay deterministic; the operand is read once (the multi-block scan reads it
+  twice). A tile only waits on tiles that took their tickets earlier, so on blocks that are
+  already running: no deadlock whatever the order blocks start in. The flags and the ticket live in
+  a workspace the launcher zeroes on the stream before each launch (one launch in flight at a time,
+  like the multi-block scan's workspace).
 Along any other dim:
 - `scan.column`: threads run along the contiguous inner dim (coalesced) and walk the scanned
   dim sequentially; optionally `split` thread rows share one column's length, combining their
@@ -552,8 +561,195 @@ __global__ void __launch_bounds__(kThreads)
                     Launch(offsets_kernel, (max(rows, 1), 1, 1), (threads, 1, 1), smem),
                     Launch(scan_kernel, (tiles, 1, 1), (threads, 1, 1), smem)]
         names = [_launch_name(name, k) for k in (sums_kernel, offsets_kernel, scan_kernel)]
+        # the operand is read twice (tile sums, then the tile scans) and the output written once
+        moved = rows * length * (2 * widest_bytes(problem) + problem.output.dtype.size)
         return RenderedKernel(self.name, dict(point), source, names, launcher, params, launches,
-                              f"multi-block reduce-then-scan, tile {tile_len}, {threads} threads x {items}")
+                              f"multi-block reduce-then-scan, tile {tile_len}, {threads} threads x {items}",
+                              dram_bytes=moved)
+
+
+# ---------------------------------------------------------------------------------------------
+# scan.chained_row
+
+class ChainedRowScan(Sketch):
+    name = "scan.chained_row"
+    pattern = "scan"
+    MIN_LENGTH = 4096   # shorter rows are one tile: the warp and block sketches serve them
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        if why := _unsupported(problem, rows=True):
+            return why
+        length = _known(ScanShape(problem).length)
+        if length is not None and length < self.MIN_LENGTH:
+            return f"rows of {length} elements are one tile (chained scans start at {self.MIN_LENGTH})"
+        return None
+
+    def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
+        def threads_fit(p: Point) -> str | None:
+            ok = p["threads"] <= min(arch.max_threads_per_block, 1024)
+            return None if ok else f"{p['threads']} threads exceed the block limit"
+
+        def registers_fit(p: Point) -> str | None:
+            held = p["items"] * p["chunks"] * _acc_bytes(problem) // 4
+            return None if held <= 64 else f"{held} registers of scanned values per thread (at most 64)"
+        return DesignSpace(
+            [Token("threads", (128, 256, 512, 1024), "threads per block (one tile each)", (Role.THREADS,)),
+             Token("items", (1, 2, 4, 8), "consecutive elements per lane per chunk (one vector access)",
+                   (Role.WORK,)),
+             Token("chunks", (1, 2, 4, 8, 16), "chunks of 32 x items a warp holds in registers",
+                   (Role.TILE,))],
+            [threads_fit, registers_fit])
+
+    def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
+        problem = scan_form(problem)[0]
+        items = 1 << (max(1, 16 // widest_bytes(problem)).bit_length() - 1)
+        while items > 1 and not _vector_ok(problem, items):
+            items //= 2
+        # 16 KB of operand per 256-thread tile: a few tiles per row keep the chains short, and two
+        # or more blocks per SM keep enough loads in flight to stream at DRAM rate.
+        chunks = max(1, min(16, 4096 // (256 * items)))
+        return {"threads": 256, "items": min(items, 8), "chunks": chunks}
+
+    def _render(self, problem: Problem, arch: ArchSpec, point: Point, name: str) -> RenderedKernel:
+        problem, reverse = scan_form(problem)
+        shape = ScanShape(problem)
+        threads, items, chunks = point["threads"], point["items"], point["chunks"]
+        tile_len = threads * items * chunks
+        vector = _vector_ok(problem, items, tile_len)
+        kernel = f"{name}_kernel"
+        i2 = " " * 8
+        load = _load_values(problem, items, vector, "first", "end", i2, reverse, "values")
+        store = _store_values(problem, items, vector, "first", "end", i2, reverse)
+        device = f"""{PACK if vector else ""}
+
+using Acc = {acc_type(problem)};
+{_operator(problem)}
+constexpr int kThreads = {threads};
+constexpr int kWarps = kThreads / 32;
+constexpr int kItems = {items};    // consecutive elements per lane per chunk
+constexpr int kChunks = {chunks};   // chunks of 32 x kItems per warp, held in registers
+constexpr long long kWarpSpan = 32LL * kItems * kChunks;
+constexpr long long kTileLen = kWarps * kWarpSpan;
+
+{WARP_SCAN}
+
+// Tile t of a row publishes its inclusive prefix (value first, then, after a fence, its flag);
+// tile t + 1 waits for the flag. Volatile accesses: the flags change under a spinning thread.
+__device__ __forceinline__ Acc wait_for_prefix(const unsigned* flags, const Acc* prefixes, long long tile) {{
+    while (*(const volatile unsigned*)&flags[tile] == 0u) __nanosleep(64);
+    __threadfence();
+    return *(const volatile Acc*)&prefixes[tile];
+}}
+
+__device__ __forceinline__ void publish_prefix(unsigned* flags, Acc* prefixes, long long tile, Acc value) {{
+    *(volatile Acc*)&prefixes[tile] = value;
+    __threadfence();
+    *(volatile unsigned*)&flags[tile] = 1u;
+}}
+
+__global__ void __launch_bounds__(kThreads)
+{kernel}({kernel_params(problem)}, unsigned* __restrict__ flags, Acc* __restrict__ prefixes,
+        unsigned* __restrict__ ticket) {{
+    __shared__ unsigned tile_slot;
+    __shared__ Acc warp_offsets[kWarps];
+    __shared__ Acc tile_total;
+    __shared__ Acc tile_before;
+    const long long length = {_c(shape.length)};
+    const long long tiles_per_row = (length + kTileLen - 1) / kTileLen;
+    // Tiles in the order blocks start, so the tile this one waits for is already running.
+    if (threadIdx.x == 0) tile_slot = atomicAdd(ticket, 1u);
+    __syncthreads();
+    const long long tile = tile_slot;
+    const long long row = tile / tiles_per_row;
+    const long long begin = tile % tiles_per_row * kTileLen;   // row-relative
+    const long long end = begin + kTileLen < length ? begin + kTileLen : length;
+    const long long row_base = row * length;
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    const long long segment = begin + warp * kWarpSpan;
+
+    // Each warp scans its contiguous segment chunk by chunk: a chunk's 32 x kItems elements
+    // are one coalesced access per lane, scanned in the lane, then across the warp.
+    Acc held[kChunks][kItems];
+    Acc lane_prefix[kChunks];
+    Acc carry = kIdentity;   // the segment's earlier chunks combined
+    #pragma unroll
+    for (int j = 0; j < kChunks; ++j) {{
+        const long long first = segment + (j * 32LL + lane) * kItems;
+{load}{_in_thread_scan(i2)}        #pragma unroll
+        for (int k = 0; k < kItems; ++k) held[j][k] = values[k];
+    }}
+    #pragma unroll
+    for (int j = 0; j < kChunks; ++j) {{   // the loads above are all in flight before this waits
+        const Acc inclusive = warp_inclusive_scan(held[j][kItems - 1]);
+        lane_prefix[j] = combine(carry, warp_exclusive_from_inclusive(inclusive));
+        carry = combine(carry, __shfl_sync(kFullMask, inclusive, 31));
+    }}
+    if (lane == 0) warp_offsets[warp] = carry;
+    __syncthreads();
+    if (warp == 0) {{   // warp totals -> warp offsets within the tile (kWarps <= 32)
+        const Acc total = lane < kWarps ? warp_offsets[lane] : kIdentity;
+        const Acc running = warp_inclusive_scan(total);
+        const Acc offset = warp_exclusive_from_inclusive(running);
+        if (lane < kWarps) warp_offsets[lane] = offset;
+        if (lane == kWarps - 1) tile_total = running;
+    }}
+    __syncthreads();
+    if (threadIdx.x == 0) {{   // the chain: the row's previous tile, then this one's prefix for the next
+        const Acc before = begin == 0 ? kIdentity : wait_for_prefix(flags, prefixes, tile - 1);
+        if (end < length) publish_prefix(flags, prefixes, tile, combine(before, tile_total));
+        tile_before = before;
+    }}
+    __syncthreads();
+    const Acc offset = combine(tile_before, warp_offsets[warp]);
+    #pragma unroll
+    for (int j = 0; j < kChunks; ++j) {{
+        const long long first = segment + (j * 32LL + lane) * kItems;
+        const Acc prefix = combine(offset, lane_prefix[j]);
+        Acc values[kItems];
+        #pragma unroll
+        for (int k = 0; k < kItems; ++k) values[k] = held[j][k];
+{store}    }}
+}}"""
+        params = launcher_params(problem)
+        launcher = f"""{launcher_signature(name, params)} {{
+    using namespace dice_{name};
+{_rows_length(shape)}    if (rows == 0 || length == 0) return;
+    const long long tiles = rows * ((length + kTileLen - 1) / kTileLen);
+    // Workspace: per-tile prefixes, then per-tile flags and the ticket (zeroed per launch);
+    // grown on demand, kept across calls.
+    static char* workspace = nullptr;
+    static long long capacity = 0;
+    if (tiles > capacity) {{
+        if (workspace != nullptr) cudaFree(workspace);
+        const size_t bytes = tiles * (sizeof(Acc) + sizeof(unsigned)) + sizeof(unsigned);
+        if (cudaMalloc(&workspace, bytes) != cudaSuccess) {{
+            workspace = nullptr;
+            capacity = 0;
+            return;
+        }}
+        capacity = tiles;
+    }}
+    Acc* prefixes = (Acc*)workspace;
+    unsigned* flags = (unsigned*)(workspace + tiles * sizeof(Acc));
+    if (cudaMemsetAsync(flags, 0, (tiles + 1) * sizeof(unsigned), stream) != cudaSuccess) return;
+    unsigned* ticket = flags + tiles;
+    {kernel}<<<(unsigned)tiles, kThreads, 0, stream>>>({kernel_args(problem)}, flags, prefixes, ticket);
+}}"""
+        access = "vector" if vector else "scalar"
+        strategy = (f"{_what(problem, reverse)} along long rows in one pass: tiles of {tile_len} elements "
+                    f"scanned in registers ({threads} threads, {chunks} chunks of 32 x {items} per warp, "
+                    f"{access} access), each tile's prefix chained from the row's previous tile "
+                    f"(deterministic){fusion_note(problem)}")
+        source = frame(name=name, strategy=strategy, tokens=dict(point), device_code=device,
+                       launcher_code=launcher)
+        rows, length = shape.value(shape.outer), shape.value(shape.length)
+        tiles = max(1, rows * -(-length // tile_len))
+        smem = (threads // 32 + 2) * _acc_bytes(problem) + 4
+        launch = Launch(kernel, (tiles, 1, 1), (threads, 1, 1), smem)
+        return RenderedKernel(self.name, dict(point), source, [_launch_name(name, kernel)], launcher, params,
+                              [launch], f"chained one-pass row scan, tile {tile_len}, {threads} threads x "
+                                        f"{items} x {chunks}", chains=max(1, rows))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -667,7 +863,7 @@ __global__ void __launch_bounds__(kThreadsX * kSplit)
                               [launch], f"column scan, {threads_x} x {split}")
 
 
-SKETCHES: list[Sketch] = [WarpRowScan(), BlockRowScan(), MultiBlockRowScan(), ColumnScan()]
+SKETCHES: list[Sketch] = [WarpRowScan(), BlockRowScan(), MultiBlockRowScan(), ChainedRowScan(), ColumnScan()]
 
 SAMPLE_INTENTS: list[str] = [
     "y = cumsum(x, dim=1); x: f32[4096, 1024]",
@@ -682,4 +878,5 @@ SAMPLE_INTENTS: list[str] = [
     "y = cumsum(x, dim=0); x: i64[100000, 3]",
     "y = relu(cumsum(x * 2.0, dim=1)); x: f32[2048, 2048]",
     "y = cumsum(x, dim=1); x: f32[B, L]; B=3; L=1000000",
+    "y = flip(cumsum(flip(x, dims=[1]), dim=1), dims=[1]); x: f32[2048, 32768]",
 ]

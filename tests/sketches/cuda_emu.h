@@ -12,6 +12,7 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -228,3 +229,18 @@ inline cudaError_t emu_free_async(void* pointer, cudaStream_t) {
 }
 #define cudaMallocAsync emu_malloc_async
 #define cudaFreeAsync emu_free_async
+
+// Device-wide atomics and fences (the chained scan's ticket and flags). Blocks run one after
+// another here, so a flag a block waits for was set by a block that has finished.
+template <class T>
+T atomicAdd(T* address, T value) {
+    return std::atomic_ref<T>(*address).fetch_add(value);
+}
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __nanosleep(unsigned) { std::this_thread::yield(); }
+
+inline cudaError_t emu_memset_async(void* pointer, int value, size_t bytes, cudaStream_t = 0) {
+    std::memset(pointer, value, bytes);
+    return cudaSuccess;
+}
+#define cudaMemsetAsync emu_memset_async

@@ -9,11 +9,12 @@ from layout_sketch_checks import (compile_clean, needs_nvcc, private_compile_cac
 
 from dice_engine.arch import ARCHS
 from dice_engine.sketches import scan
-from dice_engine.sketches.scan import BlockRowScan, ColumnScan, MultiBlockRowScan, WarpRowScan
+from dice_engine.sketches.scan import BlockRowScan, ChainedRowScan, ColumnScan, MultiBlockRowScan, WarpRowScan
 
 __all__ = ["private_compile_cache"]
 SM90 = ARCHS["sm_90"]
 WARP, BLOCK, MULTI, COLUMN = WarpRowScan(), BlockRowScan(), MultiBlockRowScan(), ColumnScan()
+CHAINED = ChainedRowScan()
 
 
 def names(text: str) -> list[str]:
@@ -23,19 +24,21 @@ def names(text: str) -> list[str]:
 def test_row_and_column_scans_go_to_their_sketches():
     assert names("y = cumsum(x, dim=1); x: f32[4096, 1024]") == ["scan.warp_row", "scan.block_row"]
     assert names("y = cumsum(x, dim=1); x: f32[B, L]; B=3; L=1000000") == \
-        ["scan.warp_row", "scan.block_row", "scan.multi_block_row"]   # L is a runtime parameter
-    assert names("y = cumsum(x, dim=1); x: bf16[4, 100003]") == ["scan.block_row", "scan.multi_block_row"]
+        ["scan.warp_row", "scan.block_row", "scan.multi_block_row", "scan.chained_row"]   # L: runtime
+    assert names("y = cumsum(x, dim=1); x: bf16[4, 100003]") == \
+        ["scan.block_row", "scan.multi_block_row", "scan.chained_row"]
     assert names("y = cumsum(x, dim=0); x: f32[4096, 1024]") == ["scan.column"]
     assert names("y = cumsum(x, dim=1); x: f32[7, 9, 1]") == ["scan.warp_row", "scan.block_row"]
     short = problem("y = cumsum(x, dim=1); x: f32[64, 1000]")
     assert "fit one block" in MULTI.unsupported(short, SM90)
+    assert "one tile" in CHAINED.unsupported(short, SM90)
     assert "scan.column" in WARP.unsupported(problem("y = cumsum(x, dim=0); x: f32[64, 1000]"), SM90)
 
 
 def test_cumprod_and_scans_from_the_end_of_a_row_go_to_the_scan_sketches():
     assert names("y = cumprod(x, dim=1); x: f32[4096, 1024]") == ["scan.warp_row", "scan.block_row"]
     reverse = "y = flip(cumsum(flip(x, dims=[1]), dim=1), dims=[1]); x: f32[32, 32768]"
-    assert names(reverse) == ["scan.block_row", "scan.multi_block_row"]
+    assert names(reverse) == ["scan.block_row", "scan.multi_block_row", "scan.chained_row"]
     point = {"threads": 128, "items": 4, "tile_chunks": 2}
     source = MULTI.render(problem(reverse), SM90, point, "rev").source
     assert "row_base + length - (first + kThreads * kItems) - kItems" in source and "from the end" in source
@@ -43,7 +46,7 @@ def test_cumprod_and_scans_from_the_end_of_a_row_go_to_the_scan_sketches():
     # result: the general lowering's. A flip of the operand alone is a view the row sketches read.
     assert names("y = flip(cumsum(flip(x, dims=[0]), dim=1), dims=[1]); x: f32[32, 32768]") == []
     assert names("y = cumsum(flip(x, dims=[1]), dim=1); x: f32[32, 32768]") == \
-        ["scan.block_row", "scan.multi_block_row"]
+        ["scan.block_row", "scan.multi_block_row", "scan.chained_row"]
     assert "inner dim" in COLUMN.unsupported(
         problem("y = flip(cumsum(flip(x, dims=[0]), dim=0), dims=[0]); x: f32[64, 100]"), SM90)
 
@@ -88,6 +91,20 @@ def test_multi_block_is_three_deterministic_passes_with_a_kept_workspace():
     assert "static Acc* tile_sums = nullptr;" in rendered.launcher and "cudaMalloc" in rendered.launcher
     assert "atomic" not in rendered.source
     assert "long long B, long long L, cudaStream_t stream" in rendered.launcher
+
+
+def test_chained_scan_is_one_pass_with_a_ticket_and_a_zeroed_workspace():
+    p = problem("y = cumsum(x, dim=1); x: f32[32768, 32768]")
+    rendered = CHAINED.render(p, SM90, CHAINED.default_point(p, SM90), "chain")
+    assert [launch.kernel for launch in rendered.launches] == ["chain_kernel"]
+    tiles = 32768 * -(-32768 // (256 * 4 * 4))
+    assert rendered.launches[0].blocks == tiles
+    # the flags and the ticket are zeroed on the stream before every launch, the kernel after it
+    memset, launch = rendered.launcher.index("cudaMemsetAsync(flags"), rendered.launcher.index("<<<")
+    assert memset < launch
+    # a tile's place in its row comes from the ticket, never from blockIdx
+    kernel = rendered.source[rendered.source.index("__global__"):]
+    assert "atomicAdd(ticket, 1u)" in kernel and "blockIdx" not in kernel
 
 
 def test_block_scan_barriers_sit_outside_divergent_code():
@@ -155,9 +172,18 @@ def test_design_space_points_compile_without_spills(text):
      {"threads": 128, "items": 4, "tile_chunks": 2}),
     (BLOCK, "y = flip(cumprod(flip(x, dims=[1]), dim=1), dims=[1]); x: f32[3, 257]",
      {"threads": 128, "items": 1}),
+    # one pass, tiles chained along the row: a partial last tile, idle warps past the row's end
+    (CHAINED, "y = cumsum(x, dim=1); x: f32[B, L]; B=3; L=5000", {"threads": 128, "items": 4, "chunks": 2}),
+    (CHAINED, "y = relu(cumsum(x * 2.0, dim=-1)); x: f16[2, 4500]",
+     {"threads": 128, "items": 8, "chunks": 1}),
+    (CHAINED, "y = cumsum(x, dim=1); x: i32[2, 4099]", {"threads": 128, "items": 2, "chunks": 4}),
+    (CHAINED, "y = cumprod(x, dim=1); x: f64[2, 4200]", {"threads": 128, "items": 1, "chunks": 1}),
+    (CHAINED, "y = flip(cumsum(flip(x, dims=[1]), dim=1), dims=[1]); x: f32[2, 4608]",
+     {"threads": 128, "items": 4, "chunks": 1}),
 ], ids=["warp-vector", "warp-fused-half", "block-int-tail", "multi-block", "column-split", "column-f64",
         "cumprod-warp", "cumprod-multi", "cumprod-column", "reverse-warp-vector", "reverse-block-prologue",
-        "reverse-multi-vector", "reverse-cumprod-block"])
+        "reverse-multi-vector", "reverse-cumprod-block", "chained-vector-tail", "chained-fused-half",
+        "chained-scalar-int", "chained-cumprod-f64", "chained-reverse-vector"])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(sketch, text, point, tmp_path):
     p = problem(text)
     assert_matches_reference(sketch, p, point or sketch.default_point(p, SM90), tmp_path)
