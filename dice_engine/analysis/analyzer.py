@@ -223,8 +223,8 @@ class Analyzer:
 
 
 def _facts_key(facts: FileFacts) -> str:
-    return hashlib.blake2b(repr((sorted(facts.constants.items()), sorted(facts.structs.items())))
-                           .encode(), digest_size=16).hexdigest()
+    return hashlib.blake2b(repr((sorted(facts.constants.items()), sorted(facts.structs.items()),
+                                 facts.stated_elements)).encode(), digest_size=16).hexdigest()
 
 
 def _view(facts: FileFacts, facts_key: str, fn: Function) -> tuple[FileFacts, tuple]:

@@ -3,7 +3,8 @@
 Two shapes, each needing evidence from the file that the extent really can be that large:
 - DICE-O001: a 32-bit index variable that is compared with a 64-bit extent (`int i …; if (i < n)`
   with `size_t n`), or whose product of file constants and constant-bounded variables can reach
-  2^31;
+  2^31, or a product of run-time sizes in a file whose comments state more than 2^31 elements
+  (`// 64 images of 8192 x 8192`, `a 2048^3 grid`, `~3.1e9 elements`);
 - DICE-O002: a 64-bit index whose initializer multiplies 32-bit grid quantities
   (`size_t i = blockIdx.x * blockDim.x + …`): the product wraps at 2^32 before it is widened.
 """
@@ -52,14 +53,20 @@ def overflow_findings(ctx: Context) -> list[Finding]:
         for _, name, _, init in definitions:
             if name not in bounds and (peak := _max_value(init, sizes, bounds.get)) is not None:
                 bounds[name] = peak              # `int x = threadIdx.x` is at most 1023
+    # comment-stated sizes speak of the whole data: only the widest linearizations of the kernel
+    # (the most run-time sizes multiplied) can reach them, not a plane's or a row's offset
+    stated = _stated(ctx)
+    widest = max((_size_factors(n) for n in [init for (_, _, _, init), _ in products] + indices), default=0) \
+        if stated else 0
     out: list[Finding] = []
     for (decl, name, type_name, init), product in products:
         if type_name in NARROW_INTEGERS:
             compared = wide_compared.get(name)
             peak = _max_value(init, sizes, bounds.get)
-            if compared is None and (peak is None or peak < LIMIT):
+            if compared is None and (peak is None or peak < LIMIT) and \
+                    not (peak is None and stated and widest and _size_factors(init) == widest):
                 continue
-            why = compared or f"its product can reach {peak:,} (> 2^31 − 1)"
+            why = compared or (f"its product can reach {peak:,} (> 2^31 − 1)" if peak is not None else stated)
             fix = None if name in _decremented(found) else _widen_fix(src, decl, init, product)
             msg = (f"`{name}` is a 32-bit `{type_name}` index built from `{text(product)}`, but {why}: "
                    "the product wraps and the kernel reads and writes out of bounds. Declare it "
@@ -78,15 +85,49 @@ def overflow_findings(ctx: Context) -> list[Finding]:
         if spelling not in peaks:
             peaks[spelling] = _max_value(index, sizes, bounds.get)
         peak = peaks[spelling]
-        if peak is None or peak < LIMIT:
+        unbounded_but_stated = stated and widest and _size_factors(index) == widest
+        if (peak is None and not unbounded_but_stated) or (peak is not None and peak < LIMIT):
             continue
         what = "pointer offset" if any(index.id == o.id for o in offsets) else "index"
-        msg = (f"The {what} `{text(index)}` is computed in 32-bit `int` arithmetic and can reach "
-               f"{peak:,} (> 2^31 − 1): it wraps and the access lands out of bounds. Widen the first "
-               "factor (`(size_t)`) so the whole product is computed in 64 bits.")
+        reach = f"can reach {peak:,} (> 2^31 − 1)" if peak is not None else f"runs over sizes where {stated}"
+        msg = (f"The {what} `{text(index)}` is computed in 32-bit `int` arithmetic and {reach}: it wraps "
+               "and the access lands out of bounds. Widen the first factor (`(size_t)`) so the whole "
+               "product is computed in 64 bits.")
         fix = Fix("Widen the index to size_t", (_cast_edit(src, _product_in(index), "size_t"),))
         out.append(finding(src, index, "DICE-O001", msg, fix=fix, data={"variable": text(index)}))
     return out
+
+
+def _size_factors(node: Node) -> int:
+    """How many factors of the products in `node` are neither grid builtins nor literals: run-time
+    sizes a linearization multiplies by (`b * h * w`: 3; one axis's thread coordinate: 0)."""
+    found = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "binary_expression" and operator(n) == "*":
+            for side in (n.child_by_field_id(FIELD.left), n.child_by_field_id(FIELD.right)):
+                if not _grid_or_literal(side) and side is not None and side.type != "binary_expression":
+                    found.add(text(side))
+        stack.extend(n.named_children)
+    return len(found)
+
+
+def _grid_or_literal(node: Node | None) -> bool:
+    while node is not None and node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[-1]
+    if node is None or node.type == "number_literal":
+        return True
+    return node.type == "field_expression" and text(node.child_by_field_id(FIELD.argument)) in \
+        ("blockIdx", "blockDim", "gridDim", "threadIdx")
+
+
+def _stated(ctx: Context) -> str | None:
+    """Why the file's comments say an index can pass 2^31, or None (`FileFacts.stated_elements`)."""
+    stated = ctx.facts.stated_elements
+    if stated is None or stated[0] < LIMIT:
+        return None
+    return f"a comment (line {stated[1] + 1}) speaks of {stated[0]:,} elements (> 2^31 − 1)"
 
 
 def _sizes(ctx: Context) -> _Sizes:

@@ -7,6 +7,7 @@ tree-sitter reports byte columns; findings use code-point columns, so every rang
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
@@ -286,6 +287,9 @@ class FileFacts:
     scoped: dict[str, list[tuple[int, int | None]]] = field(default_factory=dict)
     # in a view (`at`): the scoped names whose value there differs from `constants`' last one
     scope: tuple[tuple[str, int], ...] = ()
+    # the largest element count a comment states (`// 64 images of 8192 x 8192`, `2048^3 grid`,
+    # `~3.1e9 elements`) and its 0-based line: what the author says the data can reach
+    stated_elements: tuple[int, int] | None = None
 
     def at(self, byte: int, code: bytes | None = None) -> FileFacts:
         """These facts as code at `byte` sees them: each scoped name with its definition in
@@ -422,7 +426,46 @@ def file_facts(root: Node, fns: list[Function] = ()) -> FileFacts:
         constants = facts.at(fn.node.start_byte, fn.code).constants
         for kernel, size in launch_blocks(captures(fn.body), constants).items():
             facts.block_sizes.setdefault(kernel, size)
+    facts.stated_elements = stated_elements(facts.source)
     return facts
+
+
+_COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_NUMBER_TEXT = r"\d+(?:[,_']\d{3})*"
+_PRODUCT = re.compile(rf"(?:({_NUMBER_TEXT})\s+[a-z]+\s+of\s+)?"
+                      rf"({_NUMBER_TEXT}(?:\s*(?:x|×|\*)\s*{_NUMBER_TEXT})+)"
+                      rf"|({_NUMBER_TEXT})\s*(?:\^|\*\*)\s*([2-4])(?!\d)|({_NUMBER_TEXT})([²³])"
+                      rf"|(\d+(?:\.\d+)?)\s*e\s*(\d{{1,2}})\s*(?:elements|entries|values|floats|items)"
+                      rf"|({_NUMBER_TEXT})\s*(?:elements|entries|values|floats|items)", re.IGNORECASE)
+
+
+def stated_elements(source: bytes) -> tuple[int, int] | None:
+    """The largest element count the file's comments state, with its line (see `FileFacts`)."""
+    best: tuple[int, int] | None = None
+    for comment in _COMMENT.finditer(source):
+        body = comment.group().decode("utf-8", "replace")
+        for m in _PRODUCT.finditer(body):
+            count = _phrase_count(m)
+            if count is not None and (best is None or count > best[0]):
+                line = source.count(b"\n", 0, comment.start()) + body.count("\n", 0, m.start())
+                best = (count, line)
+    return best
+
+
+def _phrase_count(m: re.Match) -> int | None:
+    def number(s: str) -> int:
+        return int(re.sub(r"[,_']", "", s))
+    many, product, base, power, base2, superscript, mantissa, exponent, plain = m.groups()
+    if product:
+        count = math.prod(number(f) for f in re.split(r"\s*(?:x|×|\*)\s*", product, flags=re.IGNORECASE))
+        return count * (number(many) if many else 1)
+    if base:
+        return number(base) ** int(power)
+    if base2:
+        return number(base2) ** (2 if superscript == "²" else 3)
+    if mantissa:
+        return int(float(mantissa) * 10 ** int(exponent))
+    return number(plain) if plain else None
 
 
 # a body of names, numbers, operators and parentheses: no call, subscript, assignment or statement
