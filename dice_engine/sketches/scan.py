@@ -253,6 +253,39 @@ def _launch_name(name: str, kernel: str) -> str:
     return f"dice_{name}::{kernel}"
 
 
+def _kept_workspace(size: str) -> str:
+    """Launcher code giving `char* workspace` at least `size` bytes: grown on demand, kept across
+    calls (returns without launching when the allocation fails)."""
+    return f"""    static char* workspace = nullptr;
+    static size_t capacity = 0;
+    const size_t needed = {size};
+    if (needed > capacity) {{
+        if (workspace != nullptr) cudaFree(workspace);
+        if (cudaMalloc(&workspace, needed) != cudaSuccess) {{
+            workspace = nullptr;
+            capacity = 0;
+            return;
+        }}
+        capacity = needed;
+    }}
+"""
+
+
+class _LongRowScan(Sketch):
+    """A row scan for rows too long for one block's single chunk (`MIN_LENGTH` and up)."""
+    pattern = "scan"
+    MIN_LENGTH = 0
+    SHORT = ""      # why shorter rows go elsewhere
+
+    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
+        if why := _unsupported(problem, rows=True):
+            return why
+        length = _known(ScanShape(problem).length)
+        if length is not None and length < self.MIN_LENGTH:
+            return f"rows of {length} elements {self.SHORT} ({self.name} starts at {self.MIN_LENGTH})"
+        return None
+
+
 # ---------------------------------------------------------------------------------------------
 # scan.warp_row
 
@@ -448,18 +481,10 @@ class BlockRowScan(Sketch):
                               [launch], f"block per row, {threads} threads x {items}")
 
 
-class MultiBlockRowScan(Sketch):
+class MultiBlockRowScan(_LongRowScan):
     name = "scan.multi_block_row"
-    pattern = "scan"
-    MIN_LENGTH = 8192   # shorter rows fit one block; splitting them only adds passes
-
-    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        if why := _unsupported(problem, rows=True):
-            return why
-        length = _known(ScanShape(problem).length)
-        if length is not None and length < self.MIN_LENGTH:
-            return f"rows of {length} elements fit one block (multi-block scans start at {self.MIN_LENGTH})"
-        return None
+    MIN_LENGTH = 8192
+    SHORT = "fit one block; splitting them only adds passes"
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         tile_chunks = Token("tile_chunks", (2, 4, 8, 16),
@@ -532,18 +557,8 @@ __global__ void __launch_bounds__(kThreads)
 {_rows_length(shape)}    if (rows == 0 || length == 0) return;
     const long long tiles_per_row = (length + kTileLen - 1) / kTileLen;
     const long long tiles = rows * tiles_per_row;
-    // Workspace for the tile sums: grown on demand, kept across calls.
-    static Acc* tile_sums = nullptr;
-    static long long capacity = 0;
-    if (tiles > capacity) {{
-        if (tile_sums != nullptr) cudaFree(tile_sums);
-        if (cudaMalloc(&tile_sums, tiles * sizeof(Acc)) != cudaSuccess) {{
-            tile_sums = nullptr;
-            capacity = 0;
-            return;
-        }}
-        capacity = tiles;
-    }}
+    // Workspace for the tile sums.
+{_kept_workspace("tiles * sizeof(Acc)")}    Acc* tile_sums = (Acc*)workspace;
     {sums_kernel}<<<(unsigned)tiles, kThreads, 0, stream>>>({kernel_args(problem)}, tile_sums);
     {offsets_kernel}<<<(unsigned)rows, kThreads, 0, stream>>>(tile_sums, tiles_per_row);
     {scan_kernel}<<<(unsigned)tiles, kThreads, 0, stream>>>({kernel_args(problem)}, kTileLen, tile_sums);
@@ -571,18 +586,10 @@ __global__ void __launch_bounds__(kThreads)
 # ---------------------------------------------------------------------------------------------
 # scan.chained_row
 
-class ChainedRowScan(Sketch):
+class ChainedRowScan(_LongRowScan):
     name = "scan.chained_row"
-    pattern = "scan"
-    MIN_LENGTH = 4096   # shorter rows are one tile: the warp and block sketches serve them
-
-    def unsupported(self, problem: Problem, arch: ArchSpec) -> str | None:
-        if why := _unsupported(problem, rows=True):
-            return why
-        length = _known(ScanShape(problem).length)
-        if length is not None and length < self.MIN_LENGTH:
-            return f"rows of {length} elements are one tile (chained scans start at {self.MIN_LENGTH})"
-        return None
+    MIN_LENGTH = 4096
+    SHORT = "are one tile: the warp and block sketches serve them"
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         def threads_fit(p: Point) -> str | None:
@@ -712,25 +719,13 @@ __global__ void __launch_bounds__(kThreads)
 {store}    }}
 }}"""
         params = launcher_params(problem)
+        workspace = _kept_workspace("tiles * (sizeof(Acc) + sizeof(unsigned)) + sizeof(unsigned)")
         launcher = f"""{launcher_signature(name, params)} {{
     using namespace dice_{name};
 {_rows_length(shape)}    if (rows == 0 || length == 0) return;
     const long long tiles = rows * ((length + kTileLen - 1) / kTileLen);
-    // Workspace: per-tile prefixes, then per-tile flags and the ticket (zeroed per launch);
-    // grown on demand, kept across calls.
-    static char* workspace = nullptr;
-    static long long capacity = 0;
-    if (tiles > capacity) {{
-        if (workspace != nullptr) cudaFree(workspace);
-        const size_t bytes = tiles * (sizeof(Acc) + sizeof(unsigned)) + sizeof(unsigned);
-        if (cudaMalloc(&workspace, bytes) != cudaSuccess) {{
-            workspace = nullptr;
-            capacity = 0;
-            return;
-        }}
-        capacity = tiles;
-    }}
-    Acc* prefixes = (Acc*)workspace;
+    // Workspace: per-tile prefixes, then per-tile flags and the ticket (zeroed per launch).
+{workspace}    Acc* prefixes = (Acc*)workspace;
     unsigned* flags = (unsigned*)(workspace + tiles * sizeof(Acc));
     if (cudaMemsetAsync(flags, 0, (tiles + 1) * sizeof(unsigned), stream) != cudaSuccess) return;
     unsigned* ticket = flags + tiles;

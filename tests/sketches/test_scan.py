@@ -88,7 +88,7 @@ def test_multi_block_is_three_deterministic_passes_with_a_kept_workspace():
     rendered = MULTI.render(p, SM90, MULTI.default_point(p, SM90), "long_scan")
     assert [launch.kernel for launch in rendered.launches] == \
         ["long_scan_tile_sums_kernel", "long_scan_tile_offsets_kernel", "long_scan_kernel"]
-    assert "static Acc* tile_sums = nullptr;" in rendered.launcher and "cudaMalloc" in rendered.launcher
+    assert "static char* workspace = nullptr;" in rendered.launcher and "cudaMalloc" in rendered.launcher
     assert "atomic" not in rendered.source
     assert "long long B, long long L, cudaStream_t stream" in rendered.launcher
 
