@@ -52,4 +52,5 @@ def test_the_rule_registry_and_the_code_table_agree():
     origins = {info.origin for info in CODES.values()}
     assert origins == {"static", "compiler", "editor", "sanitizer", "profiler"}
     assert CATEGORIES == categories() and set(CATEGORIES) == {i.category for i in CODES.values()}
-    assert STATIC_CATEGORIES == ("sync", "race", "coalescing", "bank-conflict", "precision", "overflow", "bounds")
+    assert STATIC_CATEGORIES == ("sync", "race", "coalescing", "bank-conflict", "precision", "overflow",
+                                 "bounds")

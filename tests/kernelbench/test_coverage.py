@@ -2,7 +2,9 @@
 (slices, concatenation, padding, broadcasting copies, activations, reductions with indices,
 norms, matmul forms, pools, upsampling, losses, level-2 chains). Each one either means what
 PyTorch computes (the kernel plans through the float64 reference) or is refused in one line
-naming the operator and the line of forward."""
+naming the operator and the line of forward. The cov_h* files (28 single operators at odd shapes,
+12 level-2 chains, three in fp16) were written from its own knowledge of PyTorch by a helper that
+had not read the front end."""
 
 from __future__ import annotations
 
@@ -40,6 +42,9 @@ INDEX_MAPS = [
 ]
 
 
+LOW_PRECISION_TOLERANCE = {torch.float16: (2e-3, 1e-3), torch.bfloat16: (1.6e-2, 8e-3)}
+
+
 def test_there_are_at_least_thirty_files():
     assert len(COVERAGE) >= 30 and set(INDEX_MAPS) <= set(SERVED)
 
@@ -51,7 +56,11 @@ def test_plans_compute_what_pytorch_computes(stem):
         assert len(got) == len(expected)
         for g, e in zip(got, expected):
             assert g.shape == tuple(e.shape)
-            np.testing.assert_allclose(g, e.numpy(), rtol=2e-4, atol=2e-5)
+            # 16-bit results: the reference rounds once, PyTorch's CPU kernels may round between
+            # steps, so they differ by an ulp (2^-10 relative in fp16, 2^-7 in bf16)
+            rtol, atol = LOW_PRECISION_TOLERANCE.get(e.dtype, (2e-4, 2e-5))
+            expected = e.float().numpy() if e.dtype in LOW_PRECISION_TOLERANCE else e.numpy()
+            np.testing.assert_allclose(g, expected, rtol=rtol, atol=atol)
 
 
 @pytest.mark.parametrize("stem", sorted(REFUSED))
