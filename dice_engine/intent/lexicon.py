@@ -65,8 +65,9 @@ UNREAD: list[tuple[str, str]] = [
     ("negation", w(r"negat(?:e|ion|ive)") + r"|取反|相反数"),
     ("division", w(r"divid(?:e|ed|es|ing)|division|quotient") + r"|除以|相除"),
 ]
-# A number standing alone: a scalar operand ("multiply ... by 0.5")
-NUMBER = r"(?<![a-z0-9_.\-])-?\d+(?:\.\d+)?(?:e-?\d+)?(?![a-z0-9_.])"
+# A number standing alone: a scalar operand ("multiply ... by 0.5"), not a count ("2 tensors")
+NUMBER = (r"(?<![a-z0-9_.\-])-?\d+(?:\.\d+)?(?:e-?\d+)?(?![a-z0-9_.])"
+          r"(?!\s*(?:tensors|matrices|arrays|vectors|inputs|operands|个|张|组))")
 
 GEMM_LIKE = {"matmul", "bmm", "conv2d"}
 ANCHORS = {"bmm", "matmul", "conv2d", "max_pool2d", "avg_pool2d", "log_softmax", "softmax", "layer_norm",

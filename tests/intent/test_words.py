@@ -97,6 +97,7 @@ WORDS = [
     ("A（64×32）乘以 B（32×48）后接 sigmoid，float32", "sigmoid(matmul(A:f32[64, 32], B:f32[32, 48]))", {}),
     ("multiply a 1024x1024 fp32 matrix by 0.5", "mul(x:f32[1024, 1024], 0.5)", {}),
     ("对一个 64x64 的矩阵每个元素加上 2", "add(x:f32[64, 64], 2)", {}),
+    ("add 2 tensors of 64x64", "add(a:f32[64, 64], b:f32[64, 64])", {}),   # a count, not an operand
 ]
 
 
