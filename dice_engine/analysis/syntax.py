@@ -439,10 +439,19 @@ _PRODUCT = re.compile(rf"(?:({_NUMBER_TEXT})\s+[a-z]+\s+of\s+)?"
                       rf"|({_NUMBER_TEXT})\s*(?:elements|entries|values|floats|items)", re.IGNORECASE)
 
 
+# what any size phrase contains: one C-speed pass over the file finds whether to look closer
+_CANDIDATE = re.compile(rb"\d\s*(?:[x*^]|\xc3\x97|\xc2[\xb2\xb3]|e\s*\d|elements|entries|values|floats"
+                        rb"|items)", re.IGNORECASE)
+
+
 def stated_elements(source: bytes) -> tuple[int, int] | None:
     """The largest element count the file's comments state, with its line (see `FileFacts`)."""
+    if not _CANDIDATE.search(source):
+        return None
     best: tuple[int, int] | None = None
     for comment in _COMMENT.finditer(source):
+        if not _CANDIDATE.search(comment.group()):
+            continue
         body = comment.group().decode("utf-8", "replace")
         for m in _PRODUCT.finditer(body):
             count = _phrase_count(m)

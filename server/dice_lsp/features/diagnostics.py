@@ -147,8 +147,8 @@ async def run_static(server: "DiceServer", uri: str) -> None:
     version, text = snap.version, snap.text
     state = server.documents.get(uri)
     with_settings = server.settings_ready.is_set()
-    sites, findings = await server.workers.in_thread(static_pass, state, text, version, server.settings.arch,
-                                                     model_active(server.settings))
+    used = (server.settings.arch, model_active(server.settings))
+    sites, findings = await server.workers.in_thread(static_pass, state, text, version, *used)
     if not snap.current():
         return
     state.sites, state.sites_version = sites, version
@@ -156,10 +156,12 @@ async def run_static(server: "DiceServer", uri: str) -> None:
         state.pairs.update(version, sites, state.edits)
     if not with_settings:
         # Analysed with the defaults (hover and the commands already read the sites stored
-        # above); what is published comes from the client's settings: go again with them.
-        state.static_dirty = True
+        # above); what is published comes from the client's settings: go again if they differ
+        # in what the pass reads (on a big file a second pass costs the first hover its time).
         await server.settings_ready.wait()
-        return
+        if used != (server.settings.arch, model_active(server.settings)) or not snap.current():
+            state.static_dirty = True
+            return
     findings = findings + pairing_findings(sites, state.path, text, state.unpaired)
     state.static = Findings(version, findings)
     if state.notes.items:
