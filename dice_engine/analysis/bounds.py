@@ -4,8 +4,9 @@ DICE-X001 needs two pieces of evidence from the file: a launch of the kernel who
 ceiling division (`(n + block - 1) / block`, `(n + 255) / 256`, `div_up(n, b)`), so the last
 block has threads past the end; and an index built from `blockIdx` and `threadIdx` that reaches
 a global-memory access while nothing in the kernel compares it, or any variable computed from it,
-with a bound (`if (i < n)`, an early `return`, a grid-stride loop's condition). One finding per
-such index, at its first access.
+with a bound (`if (i < n)`, an early `return`, a grid-stride loop's condition) or passes it to a
+branch's condition (`if (inside(i, n))`), and the access does not clamp it (`x[min(i, n - 1)]`).
+One finding per such index, at its first access.
 """
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from .syntax import FIELD, operator, text
 
 _IDENTIFIER = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 _COMPARISONS = frozenset({"<", "<=", ">", ">="})
+_CLAMP = re.compile(r"\b(?:min|max|clamp)\w*\s*\(")
+_BRANCHES = frozenset({"if_statement", "while_statement", "for_statement", "do_statement",
+                       "conditional_expression"})
 
 
 def bounds_findings(ctx: Context) -> list[Finding]:
@@ -34,10 +38,10 @@ def bounds_findings(ctx: Context) -> list[Finding]:
     arithmetic = {name: entry for name, entry in uses.items() if "[" not in entry[0]}
     depends = _roots_of(arithmetic, roots)
     guarded: set[str] = set()
-    for node in ctx.found.get("binary", ()):
-        if operator(node) in _COMPARISONS:
-            for name in _IDENTIFIER.findall(ctx.facts.text(node)):
-                guarded |= depends.get(name, set())
+    comparisons = [b for b in ctx.found.get("binary", ()) if operator(b) in _COMPARISONS]
+    for node in comparisons + _conditions(ctx.fn.body):
+        for name in _IDENTIFIER.findall(ctx.facts.text(node)):     # `i < n`, `if (inside(i, n))`
+            guarded |= depends.get(name, set())
     unguarded = roots - guarded
     if not unguarded:
         return []
@@ -49,10 +53,24 @@ def bounds_findings(ctx: Context) -> list[Finding]:
         array = access.child_by_field_id(FIELD.argument) if access is not None else None
         if array is None or text(array) not in pointers:
             continue
+        if _CLAMP.search(ctx.facts.text(index)):      # `x[min(i, n - 1)]` stays in range
+            continue
         reached = set().union(*(depends.get(n, set()) for n in _IDENTIFIER.findall(ctx.facts.text(index))))
         for root in sorted((reached & unguarded) - reported):
             reported.add(root)
             out.append(finding(ctx.src, access, "DICE-X001", _message(text(access), root)))
+    return out
+
+
+def _conditions(body: Node) -> list[Node]:
+    """The conditions of the branches and loops under `body` (a helper's verdict counts too)."""
+    out = []
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if node.type in _BRANCHES and (condition := node.child_by_field_id(FIELD.condition)) is not None:
+            out.append(condition)
+        stack.extend(node.named_children)
     return out
 
 
