@@ -17,7 +17,7 @@ from tree_sitter import Node
 from .findings import Finding
 from .report import finding
 from .rule import Context, Rule
-from .syntax import FIELD, operator, text
+from .syntax import FIELD, initialized_locals, operator, text
 
 _IDENTIFIER = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 _COMPARISONS = frozenset({"<", "<=", ">", ">="})
@@ -84,24 +84,19 @@ def _message(access: str, root: str) -> str:
 def _initializer_names(ctx: Context) -> dict[str, tuple[str, set[str]]]:
     """Each local variable's initializer (the last assignment's too) and the names it reads."""
     out: dict[str, tuple[str, set[str]]] = {}
-    for decl in ctx.found.get("decl", ()):
-        for d in decl.children_by_field_id(FIELD.declarator):
-            if d.type == "init_declarator":
-                _record(ctx, out, d.child_by_field_id(FIELD.declarator), d.child_by_field_id(FIELD.value))
+    for name, value in initialized_locals(ctx.found):
+        _record(ctx, out, name, value)
     for node in ctx.found.get("assign", ()):
-        _record(ctx, out, node.child_by_field_id(FIELD.left), node.child_by_field_id(FIELD.right))
+        left, right = node.child_by_field_id(FIELD.left), node.child_by_field_id(FIELD.right)
+        if left is not None and right is not None and left.type == "identifier":
+            _record(ctx, out, text(left), right)
     return out
 
 
-def _record(ctx: Context, out: dict[str, tuple[str, set[str]]], name: Node | None,
-            value: Node | None) -> None:
-    while name is not None and name.type in ("pointer_declarator", "reference_declarator"):
-        name = name.child_by_field_id(FIELD.declarator)     # `float* out = dst + …` declares `out`
-    if name is None or value is None or name.type != "identifier":
-        return
+def _record(ctx: Context, out: dict[str, tuple[str, set[str]]], name: str, value: Node) -> None:
     written = ctx.facts.text(value)
-    previous = out.get(text(name), ("", set()))
-    out[text(name)] = (previous[0] + " " + written, previous[1] | set(_IDENTIFIER.findall(written)))
+    previous = out.get(name, ("", set()))
+    out[name] = (previous[0] + " " + written, previous[1] | set(_IDENTIFIER.findall(written)))
 
 
 def _roots_of(uses: dict[str, tuple[str, set[str]]], roots: set[str]) -> dict[str, set[str]]:

@@ -56,15 +56,16 @@ def overflow_findings(ctx: Context) -> list[Finding]:
     # comment-stated sizes speak of the whole data: only the widest linearizations of the kernel
     # (the most run-time sizes multiplied) can reach them, not a plane's or a row's offset
     stated = _stated(ctx)
-    widest = max((_size_factors(n) for n in [init for (_, _, _, init), _ in products] + indices), default=0) \
-        if stated else 0
+    factors = {n.id: _size_factors(n) for n in [init for (_, _, _, init), _ in products] + indices} \
+        if stated else {}
+    widest = max(factors.values(), default=0)
     out: list[Finding] = []
     for (decl, name, type_name, init), product in products:
         if type_name in NARROW_INTEGERS:
             compared = wide_compared.get(name)
             peak = _max_value(init, sizes, bounds.get)
             if compared is None and (peak is None or peak < LIMIT) and \
-                    not (peak is None and stated and widest and _size_factors(init) == widest):
+                    not (peak is None and widest and factors[init.id] == widest):
                 continue
             why = compared or (f"its product can reach {peak:,} (> 2^31 − 1)" if peak is not None else stated)
             fix = None if name in _decremented(found) else _widen_fix(src, decl, init, product)
@@ -85,7 +86,7 @@ def overflow_findings(ctx: Context) -> list[Finding]:
         if spelling not in peaks:
             peaks[spelling] = _max_value(index, sizes, bounds.get)
         peak = peaks[spelling]
-        unbounded_but_stated = stated and widest and _size_factors(index) == widest
+        unbounded_but_stated = widest and factors[index.id] == widest
         if (peak is None and not unbounded_but_stated) or (peak is not None and peak < LIMIT):
             continue
         what = "pointer offset" if any(index.id == o.id for o in offsets) else "index"

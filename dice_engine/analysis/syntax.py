@@ -610,7 +610,7 @@ def launch_sites(found: dict[str, list[Node]], constants: dict[str, int]) -> lis
         return []
     local = _local_constants(found, constants)
     dims: dict[str, tuple[int, int, int]] = {}
-    written = _initializers(found)
+    written = {name: text(value) for name, value in initialized_locals(found)}   # read grids through them
     events = [(n.start_byte, "call", n) for n in launches]
     events += [(n.start_byte, "decl", n) for n in found.get("decl", ())
                if text(n.child_by_field_id(FIELD.type)) == "dim3"]
@@ -652,17 +652,17 @@ def _ceiling_division(expression: str) -> bool:
     return any(int(a) + 1 == int(b) for a, b in _PLUS_LITERAL.findall(expression))
 
 
-def _initializers(found: dict[str, list[Node]]) -> dict[str, str]:
-    """Each local variable's initializer as written (`dim3 grid((w + 31) / 32, h)` → its
-    arguments), to read a launch's grid through the variable it names."""
-    out: dict[str, str] = {}
+def initialized_locals(found: dict[str, list[Node]]) -> list[tuple[str, Node]]:
+    """(name, initializer) of each local declared with one (`int i = …`, `float* p = …`,
+    `dim3 grid((w + 31) / 32, h)`: its argument list), in document order."""
+    out: list[tuple[str, Node]] = []
     for decl in found.get("decl", ()):
         for d in decl.children_by_field_id(FIELD.declarator):
-            if d.type == "init_declarator":
-                name = d.child_by_field_id(FIELD.declarator)
-                value = d.child_by_field_id(FIELD.value)
-                if name is not None and value is not None:
-                    out[text(name)] = text(value)
+            value = d.child_by_field_id(FIELD.value) if d.type == "init_declarator" else None
+            if value is not None:
+                name, _ = _declarator_name(d.child_by_field_id(FIELD.declarator))
+                if name:
+                    out.append((name, value))
     return out
 
 
