@@ -60,8 +60,8 @@ class DiceServer(LanguageServer):
         super().__init__("dice-lsp", VERSION, protocol_cls=DiceProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.settings = Settings()
-        # Set once `initialized` has pulled the client's settings: a document opened before that
-        # is analysed with them, not with the defaults (features/settings.py sets it).
+        # Set once `initialized` has pulled the client's settings (features/settings.py): a
+        # document opened before that publishes diagnostics and compiles only with them.
         self.settings_ready = asyncio.Event()
         self.documents = Documents(self.settings.arch)
         self.debouncer = Debouncer()

@@ -16,8 +16,9 @@ from .diagnostics import refresh_all, warm_up_worker
 
 log = logging.getLogger(__name__)
 
-# How long a settings pull waits for the client: documents opened meanwhile wait for the first
-# one (DiceServer.settings_ready), so a client that never answers must not stall them.
+# How long a settings pull waits for the client: the diagnostics and compiles of documents opened
+# meanwhile wait for the first one (DiceServer.settings_ready), so a client that never answers
+# must not stall them.
 CONFIGURATION_TIMEOUT_S = 10.0
 
 
