@@ -102,7 +102,7 @@ class Analyzer:
                     found[f.body.id] = nodes          # for the rules, should the function need them
             outlines[text_key] = outline
             calls[f.name] = [n for n in outline.callees if n in by_name]
-            sites += outline.launches
+            sites += [site.placed(f.node.start_byte) for site in outline.launches]
             host_calls += outline.constant_calls
         self._outlines = outlines
         if host_calls:
@@ -179,9 +179,11 @@ class Analyzer:
                 key = (f.code, view_key, tuple(sorted(passed.items())))
                 again = self._rewrapped.get(key)
                 if again is None:
-                    again = tuple(launch_sites(captures(f.body), {**view.constants, **passed}))
+                    constants = {**view.constants, **passed}
+                    again = tuple(launch_sites(captures(f.body), constants, f.node.start_byte))
                 rewrapped[key] = again
-                sites = [s for s in sites if s not in outline.launches] + list(again)
+                before = [s.placed(f.node.start_byte) for s in outline.launches]
+                sites = [s for s in sites if s not in before] + [s.placed(f.node.start_byte) for s in again]
         self._rewrapped = rewrapped
         return sites
 
@@ -260,7 +262,7 @@ def _outline(fn: Function, found: dict[str, list], constants: dict[str, int]) ->
         name = text(call.child_by_field_id(FIELD.function)).split("::")[-1]
         if name not in names:
             names.append(name)
-    launches = tuple(launch_sites(found, constants)) if b"<<<" in fn.code else ()   # most launch nothing
+    launches = tuple(launch_sites(found, constants, fn.node.start_byte)) if b"<<<" in fn.code else ()
     host = not (fn.is_kernel or fn.is_device)
     return _Outline(tuple(names), launches, constant_calls(found, constants) if host else ())
 

@@ -63,6 +63,8 @@ CODES: dict[str, CodeInfo] = {
     "DICE-M005": CodeInfo("resources", "information", "Occupancy limited by block size", "compiler"),
     "DICE-M006": CodeInfo("resources", "error", "Kernel cannot launch: resources exceed the per-block limit",
                           "compiler"),
+    "DICE-M007": CodeInfo("resources", "error",
+                          "Dynamic shared memory above the default limit without opting in", "static"),
     # compile
     "DICE-E001": CodeInfo("compile", "error", "nvcc error", "compiler"),
     "DICE-E002": CodeInfo("compile", "warning", "nvcc warning", "compiler"),

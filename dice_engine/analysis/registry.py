@@ -3,7 +3,7 @@ the SIMT trace only where a thread analysis runs). A new analysis is a module wi
 (see `rule.Rule`) added here, its codes added to `codes.CODES` with origin "static"."""
 from __future__ import annotations
 
-from . import bank_conflict, bounds, coalescing, overflow, precision, race, sync
+from . import bank_conflict, bounds, coalescing, launch, overflow, precision, race, sync
 from .rule import Rule
 
 RULES: tuple[Rule, ...] = (
@@ -14,4 +14,5 @@ RULES: tuple[Rule, ...] = (
     precision.RULE,
     overflow.RULE,
     bounds.RULE,
+    launch.RULE,
 )

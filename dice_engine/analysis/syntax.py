@@ -590,21 +590,37 @@ class LaunchSite:
     args: tuple[int | None, ...]
     template_args: tuple[int | None, ...] = ()      # `k<32, 8><<<…>>>`
     rounded_up: bool = False    # the grid is a ceiling division (`(n + b - 1) / b`): threads past n run
+    # Dynamic shared memory above what a kernel gets without opting in, and the launch's bytes
+    # (start, end) relative to its function until the analyzer places them in the file; None for
+    # the other launches, so that edits around an ordinary launch change no kernel's facts.
+    oversized: tuple[int, int, int] | None = None    # (dynamic bytes, start, end)
+
+    def placed(self, base: int) -> LaunchSite:
+        """This site with its oversized launch's bytes counted from the file's start."""
+        if self.oversized is None:
+            return self
+        size, start, end = self.oversized
+        return replace(self, oversized=(size, start + base, end + base))
+
+
+# Dynamic shared memory a launch may ask for unless the kernel raised its limit with
+# cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) (every arch since sm_70)
+DEFAULT_DYNAMIC_SMEM = 48 * 1024
 
 
 def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> dict[str, tuple[int, int, int]]:
     """Literal block sizes of the kernel launches in one function body (`found`: its captures)."""
     out: dict[str, tuple[int, int, int]] = {}
-    for site in launch_sites(found, constants):
+    for site in launch_sites(found, constants, 0):
         if site.block is not None:
             out.setdefault(site.kernel, site.block)
     return out
 
 
-def launch_sites(found: dict[str, list[Node]], constants: dict[str, int]) -> list[LaunchSite]:
-    """The kernel launches of one function body (`found`: its captures), read with the file's
-    constants and the function's own integer variables whose value is a constant (`const int
-    rows = 120000;`, never reassigned)."""
+def launch_sites(found: dict[str, list[Node]], constants: dict[str, int], base: int) -> list[LaunchSite]:
+    """The kernel launches of one function body (`found`: its captures; `base`: the function's
+    first byte), read with the file's constants and the function's own integer variables whose
+    value is a constant (`const int rows = 120000;`, never reassigned)."""
     launches = [n for n in found.get("call", ()) if b"<<<" in (n.text or b"")]
     if not launches:                # most functions launch nothing: skip reading their declarations
         return []
@@ -635,8 +651,12 @@ def launch_sites(found: dict[str, list[Node]], constants: dict[str, int]) -> lis
         template_args = tuple(const_eval(text(a), local) for a in (listed.named_children if listed else ()))
         grid = cfg.named_children[0]
         grid_text = written.get(text(grid), text(grid))
+        shared = const_eval(text(cfg.named_children[2]), local) if len(cfg.named_children) > 2 else None
+        oversized = (shared, node.start_byte - base, node.end_byte - base) \
+            if shared is not None and shared > DEFAULT_DYNAMIC_SMEM else None
         out.append(LaunchSite(kernel, _dims(cfg.named_children[1], dims, local),
-                              _dims(grid, dims, local), args, template_args, _ceiling_division(grid_text)))
+                              _dims(grid, dims, local), args, template_args, _ceiling_division(grid_text),
+                              oversized))
     return out
 
 
@@ -771,6 +791,19 @@ def _tokens(expr: str) -> tuple[str, ...] | None:
     return tuple(out)
 
 
+# sizeof() of the scalar and vector types a size expression names (`kCols * sizeof(float)`)
+BUILTIN_SIZES: dict[str, int] = {
+    **{t: 1 for t in ("char", "signed char", "unsigned char", "int8_t", "uint8_t", "bool")},
+    **{t: 2 for t in ("short", "unsigned short", "int16_t", "uint16_t", "half", "__half", "__nv_bfloat16",
+                      "nv_bfloat16")},
+    **{t: 4 for t in ("int", "unsigned", "unsigned int", "int32_t", "uint32_t", "float", "half2", "__half2",
+                      "__nv_bfloat162")},
+    **{t: 8 for t in ("long", "long long", "unsigned long", "unsigned long long", "int64_t", "uint64_t",
+                      "size_t", "double", "float2", "int2")},
+    **{t: 16 for t in ("float4", "int4", "uint4", "double2")},
+}
+
+
 def const_eval(expr: str, constants: dict[str, int]) -> int | None:
     """An integer constant expression of literals, known names and + - * / % << >> & | ^ ~,
     or None. Casts such as (size_t) are skipped."""
@@ -806,6 +839,13 @@ def const_eval(expr: str, constants: dict[str, int]) -> int | None:
             return None if v is None else ~v
         if tok[0].isdigit():
             return int_literal(tok)
+        if tok == "sizeof" and pos < len(toks) and toks[pos] == "(":
+            close = toks.index(")", pos) if ")" in toks[pos:] else -1
+            if close < 0:
+                return None
+            type_name = " ".join(toks[pos + 1:close])
+            pos = close + 1
+            return BUILTIN_SIZES.get(type_name)
         return constants.get(tok)
 
     def unary() -> int | None:
@@ -883,6 +923,7 @@ class LaunchFacts:
     grid: tuple[int, int, int] | None = None
     values: tuple[tuple[str, int], ...] = ()
     rounded_up: bool = False    # some launch rounds its grid up (`LaunchSite.rounded_up`)
+    oversized: tuple[tuple[int, int, int], ...] = ()   # launches over DEFAULT_DYNAMIC_SMEM, placed
 
 
 NO_LAUNCH = LaunchFacts()
@@ -916,4 +957,5 @@ def launch_facts(fn: Function, sites: list[LaunchSite]) -> LaunchFacts:
         if known:
             values[name] = max(known)
     return LaunchFacts(grid, tuple(sorted(values.items())),   # type: ignore[arg-type]
-                       any(s.rounded_up for s in mine))
+                       any(s.rounded_up for s in mine),
+                       tuple(sorted(s.oversized for s in mine if s.oversized is not None)))

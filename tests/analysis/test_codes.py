@@ -53,4 +53,4 @@ def test_the_rule_registry_and_the_code_table_agree():
     assert origins == {"static", "compiler", "editor", "sanitizer", "profiler"}
     assert CATEGORIES == categories() and set(CATEGORIES) == {i.category for i in CODES.values()}
     assert STATIC_CATEGORIES == ("sync", "race", "coalescing", "bank-conflict", "precision", "overflow",
-                                 "bounds")
+                                 "bounds", "resources")
