@@ -59,13 +59,9 @@ _KINDS = {"USER_INPUT": "input", "PARAMETER": "parameter", "BUFFER": "buffer", "
 
 def trace_task(task: Task) -> Traced:
     import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
 
     try:
-        with FakeTensorMode(allow_non_fake_inputs=True):
-            init = list(task.get_init_inputs())
-            model = task.model_class(*init)
-            inputs = list(task.get_inputs())
+        model, inputs = _build_fake(task)
     except Exception as e:  # the task's own constructor or input code failed
         raise TaskError(
             f"building Model or its inputs failed: {type(e).__name__}: {_first_line(e)}"
@@ -108,6 +104,26 @@ def trace_task(task: Task) -> Traced:
                 f"forward has a result torch.export calls {spec.kind.name}, which DICE does not handle"
             )
     return Traced(task, exported.graph, placeholders, task.forward_params, scalars)
+
+
+def _build_fake(task: Task) -> tuple[Any, list[Any]]:
+    """The model and its inputs as fake tensors. A constructor that converts its own parameters
+    (`self.half()`, `.to(torch.bfloat16)`) cannot run in FakeTensorMode, whose tensors refuse the
+    swap `Module._apply` does; such a model is built with real parameters (their values are never
+    read, and a task's parameters are small beside its inputs) while the inputs stay fake."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    try:
+        with mode:
+            model = task.model_class(*list(task.get_init_inputs()))
+    except RuntimeError as e:
+        if "swap" not in str(e):
+            raise
+        model = task.model_class(*list(task.get_init_inputs()))
+    with mode:
+        inputs = list(task.get_inputs())
+    return model, inputs
 
 
 def _first_line(e: Exception) -> str:
