@@ -185,14 +185,33 @@ def triangle(x: Node, diagonal: int, upper: bool) -> Node:
 
 
 def diag(v: Node, diagonal: int) -> Node:
-    """torch.diag of a vector: the square matrix with `v` on its main diagonal."""
+    """torch.diag: of a vector, the square matrix with `v` on its main diagonal; of a matrix, the
+    vector of its `diagonal`-th diagonal (above the main one when positive, below when negative)."""
+    if v.rank == 2:
+        return _diagonal(v, diagonal)
     if v.rank != 1:
-        raise OpError(f"diag needs a vector (rank 1), got shape {list(v.shape)}", 0)
+        raise OpError(f"diag needs a vector or a matrix (rank 1 or 2), got shape {list(v.shape)}", 0)
     if diagonal != 0:
         raise OpError(f"diag supports diagonal=0 only, got {diagonal}", None, "diagonal")
     shape = (v.shape[0], v.shape[0])
     on = m("eq", ops.index(shape, 0), ops.index(shape, 1))
     return m("where", on, m("reshape", v, shape=(v.shape[0], 1)), 0)
+
+
+def _diagonal(a: Node, offset: int) -> Node:
+    """A matrix's diagonal as a strided slice of its flat view: element i is a[i, i + offset]
+    (a[i - offset, i] below the main diagonal), every (columns + 1)-th element."""
+    rows, cols = a.shape
+    if not isinstance(rows, int) or not isinstance(cols, int):
+        raise OpError(f"diag of a matrix needs concrete sizes, got shape {list(a.shape)}", 0)
+    length = min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols)
+    if length <= 0:
+        raise OpError(f"diagonal {offset} of a {rows}x{cols} matrix is empty "
+                      f"(it must lie in [{1 - rows}, {cols - 1}])", None, "diagonal")
+    start = offset if offset >= 0 else -offset * cols
+    flat = m("reshape", a, shape=(rows * cols,))
+    end = start + (length - 1) * (cols + 1) + 1
+    return ops.make("slice", [flat], dim=0, start=start, end=end, step=cols + 1)
 
 
 def softplus(x: Node, beta: float, threshold: float) -> Node:

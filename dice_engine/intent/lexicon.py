@@ -19,7 +19,7 @@ OPERATIONS: list[tuple[str, str]] = [
      + r"|批量矩阵乘法?|批处理矩阵乘法?"),
     ("matmul", w(r"matrix[ -]multiplications?|matrix[ -]multiply|matrix product|matmul|gemm|sgemm|hgemm|mm")
      + r"|矩阵乘法|矩阵相乘|矩阵乘"),
-    ("conv2d", w(r"conv2d|2d convolution|convolution|conv") + r"|二维卷积|卷积"),
+    ("conv2d", w(r"conv2d|2d convolution|convolution|convolve[sd]?|conv") + r"|二维卷积|卷积"),
     ("max_pool2d", w(r"max[ _-]?pool(?:ing|2d)?") + r"|最大池化"),
     ("avg_pool2d", w(r"(?:avg|average|mean)[ _-]?pool(?:ing|2d)?") + r"|平均池化"),
     ("log_softmax", w(r"log[ _-]?softmax") + r"|对数softmax"),

@@ -7,6 +7,8 @@ intermediates inlined where used. Every problem is an `IntentError` with the ran
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..ir import ops, torch_expr
 from ..ir.dtypes import ALIASES, DType, parse_dtype
 from ..ir.graph import Dim, Node, Program, TensorDecl
@@ -225,6 +227,8 @@ class _Builder:
             raise IntentError(str(e), blamed.start, blamed.end) from None
 
     def attribute(self, expr: Attribute) -> Node:
+        if expr.attr in _RESULT_FIELDS and _reduces_with_indices(expr.value):
+            return self.result_field(expr)
         x = self.tensor(expr.value)
         if expr.attr == "T":
             if x.rank <= 2:
@@ -236,6 +240,25 @@ class _Builder:
             except ops.OpError as e:
                 raise IntentError(str(e), expr.start, expr.end) from None
         raise IntentError(f"unknown attribute '.{expr.attr}' (only .T and .mT)", expr.attr_start, expr.end)
+
+    def result_field(self, expr: Attribute) -> Node:
+        """`max(x, dim=1).values` is the max reduction, `.indices` the argmax (min likewise), as
+        torch's (values, indices) result of a reduction along one dim."""
+        call = expr.value
+        assert isinstance(call, Call)
+        name, _, _, receiver = self.callee(call.func)
+        if len(call.args) + (receiver is not None) < 2 and not any(k.name == "dim" for k in call.keywords):
+            raise IntentError(f"{name}(x) without dim is a tensor: .{expr.attr} needs {name}(x, dim=...)",
+                              expr.attr_start, expr.end)
+        values = self.call(call)
+        if values.op in ("maximum", "minimum"):
+            raise IntentError(f"{name}(a, b) is the elementwise {values.op}, a tensor without .{expr.attr}",
+                              expr.attr_start, expr.end)
+        if expr.attr == "values":
+            return values
+        func = replace(call.func, attr=f"arg{name}") if isinstance(call.func, Attribute) else \
+            Name(call.func.start, call.func.end, f"arg{name}")
+        return self.call(replace(call, func=func))
 
     def call(self, expr: Call) -> Node:
         name, name_start, name_end, receiver = self.callee(expr.func)
@@ -298,6 +321,8 @@ def _beyond_library(expr: Expr) -> bool:
             inner = []
         return any(_beyond_library(e) for e in [*inner, *expr.args, *(k.value for k in expr.keywords)])
     if isinstance(expr, Attribute):   # a field of a call's result (.values); x.foo stays an error
+        if expr.attr in _RESULT_FIELDS and _reduces_with_indices(expr.value):
+            return _beyond_library(expr.value)
         return (expr.attr not in ("T", "mT") and isinstance(expr.value, Call)) or _beyond_library(expr.value)
     if isinstance(expr, Unary):
         return _beyond_library(expr.operand)
@@ -306,6 +331,18 @@ def _beyond_library(expr: Expr) -> bool:
     if isinstance(expr, Seq):
         return any(_beyond_library(e) for e in expr.items)
     return False
+
+
+_RESULT_FIELDS = ("values", "indices")
+
+
+def _reduces_with_indices(expr: Expr) -> bool:
+    """A call of max or min (torch's reductions that return values and indices) on one tensor."""
+    if not isinstance(expr, Call):
+        return False
+    func = expr.func
+    name = func.id if isinstance(func, Name) else func.attr if isinstance(func, Attribute) else ""
+    return name in ("max", "min")
 
 
 def _is_module_path(expr: Expr) -> bool:

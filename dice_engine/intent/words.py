@@ -59,7 +59,7 @@ _SHAPE_PATTERNS: list[tuple[str, tuple[int, ...] | None]] = [
     (r"(\d+)\s*行\s*[,，、]?\s*(\d+)\s*列", (1, 2)),                             # 25 行 160 列
     (r"(?<![a-z0-9_.])(\d+)\s*-?\s*(?:" + _ELEMENT_NOUN + r"|个元素|元素)", None),
     (r"(?<![a-z0-9_.])(\d+)(?=\s+[a-z0-9]+\s+" + _ELEMENT_NOUN + r"(?![a-z]))", None),
-    (r"(?<![a-z0-9_.])(\d+)\s*个(?=\s*[a-z0-9]+\s*的?\s*(?:元素|数))", None),
+    (r"(?<![a-z0-9_.])(\d+)\s*个(?=[^,，。;；]{0,10}?(?:元素|数))", None),   # 1000 个 float32 / 半精度元素
     (lx.w(r"(?:vector|array) of (?:size |length )?(\d+)|length\s*(\d+)")
      + r"|长度为?\s*(\d+)|(\d+)\s*维向量", None),
 ]
@@ -443,13 +443,19 @@ class _Builder:
                                    + r"|(?<![a-z0-9_.])(\d+)\s+(?=\d+\s*x\s*\d+\s*(?:filters|kernels))"
                                    + r"|输出通道数?\s*为?\s*(\d+)"
                                    + r"|(\d+)\s*个(?=(?:\d+\s*x\s*\d+\s*的?)?(?:输出通道|卷积核|滤波器))")
+        n, c, h, wd = data[0].dims
+        if filters is None and len(data) > 1:     # "... with a [64, 3, 7, 7] kernel": out, in, kh, kw
+            out_channels, in_channels, *window = data[1].dims
+            if in_channels != c:
+                raise self.error(f"the filter shape {_dims(data[1])} takes {in_channels} input channels but "
+                                 f"the input {_dims(data[0])} has {c}", (data[1].start, data[1].end))
+            filters, windows = (out_channels, data[1].start, data[1].end), [ShapeMention(tuple(window), 0, 0)]
         if filters is None:
             raise self.error("say how many output channels the convolution has, e.g. 64 filters", anchor.span)
         if not windows:
             raise self.error("no filter size given for the convolution: say e.g. 3x3 filters", anchor.span)
         stride = self.scan.number(lx.w(r"stride\s*[=:]?\s*(\d+)") + r"|步长\s*为?\s*(\d+)")
         padding = self.scan.number(lx.w(r"padding\s*[=:]?\s*(\d+)") + r"|填充\s*为?\s*(\d+)")
-        n, c, h, wd = data[0].dims
         x = self._input("x", (n, c, h, wd))
         w = self._input("w", (filters[0], c, *windows[0].dims))
         attrs = {"stride": stride[0] if stride else 1, "padding": padding[0] if padding else 0}

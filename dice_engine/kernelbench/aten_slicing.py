@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from ..ir.dtypes import DTYPES, DType, promote
 from ..ir.graph import Node
+from ..intent import composites
 from ..ir.ops import const, index, make, normalize_dim
 from .aten_ops import Handler, Unsupported, _get, _scalar
 
@@ -358,23 +359,9 @@ def _full(value: float | None) -> Handler:
 
 
 def _diag(a: Sequence[Any], k: dict[str, Any]) -> Node:
-    """diag of a matrix: its (offset) diagonal, a strided slice of the flattened matrix; diag of
-    a vector: the square matrix holding it on the main diagonal, zero elsewhere."""
-    x, offset = a[0], int(_get(a, k, 1, "diagonal", 0))
-    if x.rank == 2:
-        rows, cols = _shape(x)
-        length = min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols)
-        if length <= 0:
-            raise Unsupported(f"diagonal {offset} of a {rows}x{cols} matrix is empty")
-        start = offset if offset >= 0 else -offset * cols
-        flat = reshape(x, (rows * cols,))
-        end = start + (length - 1) * (cols + 1) + 1
-        return make("slice", [flat], dim=0, start=start, end=end, step=cols + 1)
-    if x.rank != 1 or offset != 0:
-        raise Unsupported("diag of a vector off the main diagonal has no IR form yet")
-    n = _shape(x)[0]
-    on = make("eq", [index((n, n), 0), index((n, n), 1)])
-    return make("where", [on, broadcast_to(reshape(x, (n, 1)), (n, n)), const(0)])
+    """diag of a matrix (its offset diagonal) or of a vector (the matrix holding it on the main
+    diagonal): the intent language's own."""
+    return composites.diag(a[0], int(_get(a, k, 1, "diagonal", 0)))
 
 
 def _roll(a: Sequence[Any], k: dict[str, Any]) -> Node:

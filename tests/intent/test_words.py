@@ -98,6 +98,12 @@ WORDS = [
     ("multiply a 1024x1024 fp32 matrix by 0.5", "mul(x:f32[1024, 1024], 0.5)", {}),
     ("对一个 64x64 的矩阵每个元素加上 2", "add(x:f32[64, 64], 2)", {}),
     ("add 2 tensors of 64x64", "add(a:f32[64, 64], b:f32[64, 64])", {}),   # a count, not an operand
+    # a count of elements with any element type between 个 and 元素
+    ("对 1048576 个半精度元素先做 relu 再做 sigmoid", "sigmoid(relu(x:f16[1048576]))", {}),
+    ("对 4096 个 bf16 元素求和", "sum(x:bf16[4096], dim=(0,), keepdim=False)", {}),
+    # the filter tensor's shape gives the output channels and the window
+    ("convolve a [8, 3, 224, 224] input with a [64, 3, 7, 7] kernel, stride 2, padding 3",
+     "conv2d(x:f32[8, 3, 224, 224], w:f32[64, 3, 7, 7], dilation=(1, 1), padding=(3, 3), stride=(2, 2))", {}),
 ]
 
 
@@ -126,6 +132,7 @@ WORD_ERRORS = [
     ("apply an activation to 1024x1024", "activation", "which activation?"),
     ("softmax over dim 2 of a 64x64 matrix", "dim 2", "out of range"),
     ("conv2d of 8x3x32x32 with 3x3 filters", "conv2d", "output channels"),
+    ("convolve 8x3x32x32 with a 16x4x3x3 kernel", "16x4x3x3", "takes 4 input channels"),
     ("max pooling on 8x3x32x32", "max pooling", "no pooling window"),
     ("softmax of 64x64 with relu", "relu", "cannot be fused"),
     ("softmax of 64x64, goal=speed", "speed", "unknown goal"),

@@ -61,3 +61,54 @@ def test_a_torch_expression_is_checked_only_at_the_sizes_it_was_inferred_for():
     program = parse_intent("y = torch.topk(x, 4, dim=1).values; x: f32[N, 512]; N=256")
     assert program.output.shape == (256, 4)
     assert shapes_to_check(program) == [{"N": 256}]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("r = max(x, dim=-1, keepdim=True).values - min(x, dim=-1, keepdim=True).values",
+     lambda x: x.max(-1, keepdim=True).values - x.min(-1, keepdim=True).values),
+    ("r = torch.max(x, 1).indices", lambda x: x.max(1).indices),
+    ("r = x.min(0, keepdim=True).indices", lambda x: x.min(0, keepdim=True).indices),
+    ("r = x.max(dim=1).values * 2", lambda x: x.max(1).values * 2),
+])
+def test_the_values_and_indices_of_max_and_min_are_reductions_not_torch_calls(text, expected):
+    import torch
+    program = parse_intent(f"{text}; x: f32[64, 32]")
+    assert not any(n.op == "torch" for n in program.output.walk())
+    x = np.random.default_rng(2).permutation(64 * 32).reshape(64, 32).astype(np.float64)
+    np.testing.assert_array_equal(evaluate(program, {"x": x}), expected(torch.from_numpy(x)).numpy())
+
+
+@pytest.mark.parametrize("text, message", [
+    ("r = max(x).values", "needs max(x, dim=...)"),
+    ("r = torch.min(x, x).indices", "elementwise minimum"),
+])
+def test_values_of_a_max_that_returns_one_tensor_is_an_intent_error(text, message):
+    with pytest.raises(IntentError) as info:
+        parse_intent(f"{text}; x: f32[64, 32]")
+    assert message in info.value.message
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("d = diag(A @ B); A: f32[64, 48]; B: f32[48, 64]", lambda a, b: torch_diag(a @ b)),
+    ("d = diag(A, 3); A: f32[5, 9]", lambda a: torch_diag(a, 3)),
+    ("d = diag(A, diagonal=-2); A: f32[7, 4]", lambda a: torch_diag(a, -2)),
+    ("d = diag(v) * 2; v: f32[6]", lambda v: torch_diag(v) * 2),
+])
+def test_diag_of_a_matrix_is_its_diagonal_and_of_a_vector_a_diagonal_matrix(text, expected):
+    import torch
+    program = parse_intent(text)
+    rng = np.random.default_rng(3)
+    values = {name: rng.standard_normal(decl.shape) for name, decl in program.inputs.items()}
+    want = expected(*(torch.from_numpy(v) for v in values.values())).numpy()
+    np.testing.assert_allclose(evaluate(program, values), want, rtol=1e-6)   # the output rounds to f32
+
+
+def torch_diag(x, diagonal=0):
+    import torch
+    return torch.diag(x, diagonal)
+
+
+def test_an_empty_diagonal_is_refused_with_its_range():
+    with pytest.raises(IntentError) as info:
+        parse_intent("d = diag(A, 9); A: f32[5, 9]")
+    assert "[-4, 8]" in info.value.message
