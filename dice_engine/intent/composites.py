@@ -114,10 +114,20 @@ def nll_loss(logp: Node, target: Node, reduction: str) -> Node:
     return _reduce_loss(m("neg", _picked(logp, target)), reduction)
 
 
-def cross_entropy(x: Node, target: Node, reduction: str) -> Node:
+def cross_entropy(x: Node, target: Node, reduction: str, label_smoothing: float = 0.0) -> Node:
+    """With label smoothing e, a row's loss is (1 - e) times the picked class's -logp plus e times
+    the mean of -logp over the classes (PyTorch's definition)."""
     if x.rank != 2:
         raise OpError(f"cross_entropy's input must be [N, C] (rank 2), got rank {x.rank}", 0)
-    return nll_loss(ops.make("log_softmax", [x], dim=1), target, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise OpError(f"label_smoothing must be in [0, 1], got {label_smoothing}", None, "label_smoothing")
+    logp = ops.make("log_softmax", [x], dim=1)
+    if not label_smoothing:
+        return nll_loss(logp, target, reduction)
+    uniform = m("div", m("neg", m("sum", logp, dim=1)), float(x.shape[1]))
+    row = m("add", m("mul", m("neg", _picked(logp, target)), 1.0 - label_smoothing),
+            m("mul", uniform, float(label_smoothing)))
+    return _reduce_loss(row, reduction)
 
 
 def _same_shape(a: Node, b: Node, what: str) -> None:

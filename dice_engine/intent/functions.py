@@ -418,8 +418,10 @@ FUNCTIONS: dict[str, Function] = {
         composites.p_norm, ("input",), lambda site: {
             "p": _norm_p(site), "dims": _dims(site), "keepdim": _flag(site, "keepdim", False)})),
     "cross_entropy": Function(("input", "target", "weight", "size_average", "ignore_index", "reduce",
-                               "reduction"), _composite(
-        composites.cross_entropy, ("input", "target"), lambda site: {"reduction": _reduction_arg(site)})),
+                               "reduction", "label_smoothing"), _composite(
+        composites.cross_entropy, ("input", "target"), lambda site: {
+            "reduction": _reduction_arg(site),
+            "label_smoothing": float(site.number("label_smoothing", 0.0))})),
     "nll_loss": Function(("input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction"),
                          _composite(composites.nll_loss, ("input", "target"),
                                     lambda site: {"reduction": _reduction_arg(site)})),

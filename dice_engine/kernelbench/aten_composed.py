@@ -29,8 +29,11 @@ def _triangle(upper: bool) -> Handler:
     return lambda a, k: composites.triangle(a[0], int(_get(a, k, 1, "diagonal", 0)), upper)
 
 
-def _nll(logp: Node, target: Node, reduction: int, ignore_index: int, view: View) -> Node:
-    """-logp[n, target[n]] per row, reduced as ATen's enum says (0 none, 1 mean, 2 sum)."""
+def _nll(logp: Node, target: Node, reduction: int, ignore_index: int, view: View,
+         smoothing: float = 0.0) -> Node:
+    """-logp[n, target[n]] per row, reduced as ATen's enum says (0 none, 1 mean, 2 sum). With
+    label smoothing e, a row's loss is (1 - e) times that plus e times the mean of -logp[n, :]
+    over the classes (PyTorch's definition; ignored rows count neither)."""
     if logp.rank != 2:
         raise Unsupported(f"a class dimension after dim 1 (input of rank {logp.rank}) has no IR form yet")
     rows = _shape(logp)[0]
@@ -41,7 +44,13 @@ def _nll(logp: Node, target: Node, reduction: int, ignore_index: int, view: View
     hit = make("eq", [index(logp.shape, 1), view(target, (rows, 1))])
     picked = make("sum", [make("where", [hit, logp, const(0.0)])], dim=1)
     kept = make("ne", [target, const(int(ignore_index))])  # an ignore_index may be a class
-    loss = make("where", [kept, make("neg", [picked]), const(0.0)])
+    row_loss = make("neg", [picked])
+    if smoothing:
+        classes = _shape(logp)[1]
+        uniform = make("div", [make("neg", [make("sum", [logp], dim=1)]), const(float(classes))])
+        row_loss = make("add", [make("mul", [row_loss, const(1.0 - smoothing)]),
+                                make("mul", [uniform, const(float(smoothing))])])
+    loss = make("where", [kept, row_loss, const(0.0)])
     if int(reduction) != 1:
         return _reduced(loss, reduction)
     counted = make("sum", [make("cast", [kept], dtype=logp.dtype)])
@@ -56,10 +65,12 @@ def _no_weight(a: Sequence[Any], k: dict[str, Any], name: str) -> None:
 def _cross_entropy(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     """aten.cross_entropy_loss(input, target, weight, reduction, ignore_index, label_smoothing)."""
     _no_weight(a, k, "cross_entropy")
-    if float(_get(a, k, 5, "label_smoothing", 0.0)) != 0.0:
-        raise Unsupported("cross_entropy with label_smoothing has no IR form yet")
+    smoothing = float(_get(a, k, 5, "label_smoothing", 0.0))
+    if not 0.0 <= smoothing <= 1.0:
+        raise Unsupported(f"label_smoothing must be in [0, 1], got {smoothing}")
     logp = make("log_softmax", [a[0]], dim=1)
-    return _nll(logp, a[1], _get(a, k, 3, "reduction", 1), _get(a, k, 4, "ignore_index", -100), view)
+    return _nll(logp, a[1], _get(a, k, 3, "reduction", 1), _get(a, k, 4, "ignore_index", -100), view,
+                smoothing)
 
 
 def _nll_loss(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
