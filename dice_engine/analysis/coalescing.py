@@ -11,6 +11,8 @@ half a sector) are how such code is meant to look and are not flagged.
 """
 from __future__ import annotations
 
+import re
+
 from collections import defaultdict
 
 import numpy as np
@@ -171,7 +173,7 @@ def _finding(src: Source, a: Access, facts: FileFacts, ratio: float, stride: int
                f"({ratio:.0f}x the memory traffic)")
     data = {"sectors": sectors, "ideal_sectors": ideal, "stride": stride, "array": name}
     if a.access_size is not None and a.access_size < (facts.sizeof(a.mem.elem) or 0):
-        field = text(a.node).rsplit(".", 1)[-1]
+        field = re.split(r"\.|->", text(a.node))[-1]
         code = "DICE-C002"
         msg = (f"Array-of-structs access: each thread reads field `{field}` of a "
                f"{facts.sizeof(a.mem.elem)}-byte `{a.mem.elem}`, so {figures}. Store the field in "

@@ -27,7 +27,8 @@ import numpy as np
 from tree_sitter import Node
 
 from .syntax import FIELD, PRIMITIVE_SIZES, VECTOR_COMPONENTS, FileFacts, Function, base_type, captures, \
-    const_eval, float_literal_type, macro_expression, int_literal, operator, text, trip_count, walk
+    const_eval, declarator_name, float_literal_type, macro_expression, int_literal, operator, text, \
+    trip_count, walk
 from .trace import LANE, UNIFORM, WARP, Access, Array, BlockModel, LoopStep, Memory, SyncEvent, Trace
 
 LOOP_ITERATIONS = 2          # unrolled iterations per loop entry
@@ -156,6 +157,9 @@ class Interpreter:
         self.ctrl: list[_Ctrl] = []
         self._steps: tuple[LoopStep, ...] | None = None     # `_iterations()`, while valid
         self.env: dict[str, Val] = {}
+        # names bound to one array element (`const P& p = ps[i];`, `P* p = &ps[i];`): their fields
+        # (`p.mass`, `p->mass`) are accesses of that element
+        self.aliases: set[str] = set()
         self.active = np.ones(self.n, dtype=bool)
         self._any_of: tuple[Array | None, bool] = (None, True)   # (mask, mask.any()) last asked
         self._all_of: tuple[Array | None, bool] = (None, True)   # (mask, mask.all()) last asked
@@ -278,11 +282,18 @@ class Interpreter:
                     self._declare_array(target, type_name, node)
                     continue
                 name = _declared_name(target)
+                self.aliases.discard(name)
                 if value_node is None or value_node.type in ("initializer_list", "argument_list"):
                     if value_node is not None:
                         for a in value_node.named_children:
                             self._expr(a)
                     self.env[name] = Val(None, self._control_level())
+                    continue
+                if _binds_element(target, value_node):
+                    self.aliases.add(name)
+                    value = self._location(value_node if value_node.type == "subscript_expression"
+                                           else value_node.child_by_field_id(FIELD.argument))
+                    self.env[name] = self._with_control(value)
                     continue
                 value = self._expr(value_node)
                 if target is not None and target.type in ("pointer_declarator", "reference_declarator") \
@@ -570,6 +581,9 @@ class Interpreter:
         if arg is not None and arg.type == "subscript_expression":
             return self._subscript(arg, field_name=fld, field_node=node)
         v = self._expr(arg)
+        if arg is not None and arg.type == "identifier" and v.mem is not None and text(arg) in self.aliases:
+            self._record(v.mem, "r", node, v, fld, None)
+            return Val(None, v.level if v.mem.space != "local" else LANE)
         return Val(None, v.level)
 
     def _builtin_field(self, base: str, fld: str) -> Val | None:
@@ -857,6 +871,9 @@ class Interpreter:
             if arg is not None and arg.type == "subscript_expression":
                 self._subscript(arg, field_name=text(left.child_by_field_id(FIELD.field)),
                                 field_node=left, kind="w", value=value)
+            elif arg is not None and arg.type == "identifier" and text(arg) in self.aliases \
+                    and (alias := self.env.get(text(arg))) is not None and alias.mem is not None:
+                self._record(alias.mem, "w", left, alias, text(left.child_by_field_id(FIELD.field)), value)
             elif arg is not None and arg.type == "identifier":
                 name = text(arg)
                 old = self.env.get(name)
@@ -1137,10 +1154,20 @@ def _last_named(node: Node) -> Node | None:
     return node.named_children[-1] if node.named_children else None
 
 
+def _binds_element(target: Node | None, value: Node) -> bool:
+    """`T& p = a[i]` or `T* p = &a[i]`: the name stands for one element of an array."""
+    if target is None:
+        return False
+    if target.type == "reference_declarator":
+        return value.type == "subscript_expression"
+    if target.type == "pointer_declarator" and value.type == "pointer_expression" and operator(value) == "&":
+        arg = value.child_by_field_id(FIELD.argument)
+        return arg is not None and arg.type == "subscript_expression"
+    return False
+
+
 def _declared_name(d: Node | None) -> str:
-    while d is not None and d.type not in ("identifier", "field_identifier"):
-        d = d.child_by_field_id(FIELD.declarator)
-    return text(d)
+    return declarator_name(d)[0]
 
 
 def _callee_name(fnode: Node | None) -> str:

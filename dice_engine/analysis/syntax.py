@@ -115,7 +115,7 @@ class Function:
         for p in plist.named_children if plist is not None else ():
             if p.type != "parameter_declaration":
                 continue
-            name, indirect = _declarator_name(p.child_by_field_id(FIELD.declarator))
+            name, indirect = declarator_name(p.child_by_field_id(FIELD.declarator))
             if name:
                 out.append((name, base_type(p), indirect))
         return out
@@ -154,7 +154,7 @@ class Function:
         return const_eval(args[0], constants) if args else None
 
 
-def _declarator_name(decl: Node | None) -> tuple[str, bool]:
+def declarator_name(decl: Node | None) -> tuple[str, bool]:
     """The identifier a declarator declares and whether it is a pointer, array or reference."""
     indirect = False
     while decl is not None and decl.type not in ("identifier", "field_identifier"):
@@ -680,7 +680,7 @@ def initialized_locals(found: dict[str, list[Node]]) -> list[tuple[str, Node]]:
         for d in decl.children_by_field_id(FIELD.declarator):
             value = d.child_by_field_id(FIELD.value) if d.type == "init_declarator" else None
             if value is not None:
-                name, _ = _declarator_name(d.child_by_field_id(FIELD.declarator))
+                name, _ = declarator_name(d.child_by_field_id(FIELD.declarator))
                 if name:
                     out.append((name, value))
     return out
