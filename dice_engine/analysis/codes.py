@@ -48,6 +48,7 @@ CODES: dict[str, CodeInfo] = {
                           "static"),
     "DICE-P003": CodeInfo("precision", "warning", "Half/bfloat16 accumulator in a loop", "static"),
     "DICE-P004": CodeInfo("precision", "warning", "Lossy atomicAdd target", "static"),
+    "DICE-P005": CodeInfo("precision", "warning", "Float accumulator of double values in a loop", "static"),
     # overflow
     "DICE-O001": CodeInfo("overflow", "warning", "32-bit index for an extent that can exceed 2^31", "static"),
     "DICE-O002": CodeInfo("overflow", "warning", "Index product computed in 32 bits before widening",

@@ -41,11 +41,14 @@ def precision_findings(src: Source, fn: Function, typer: Typer,
     # is in the function's text
     low_precision_vars = (b"half" in fn.code or b"bfloat16" in fn.code) and \
         any(t in LOW_PRECISION for t in typer.vars.values())
+    doubles = b"double" in fn.code     # a float accumulator of doubles needs a double in sight
     for node in found.get("assign", ()):
         if hints and _may_hold_floating_literal(node, hints):
             out += _compound_literal(src, typer, node)
         if low_precision_vars:
             out += _low_precision_accumulator(src, typer, node, fn.body)
+        if doubles:
+            out += _narrowing_accumulator(src, typer, node, fn.body)
     for node in found.get("call", ()):
         callee = text(node.child_by_field_id(FIELD.function))
         if callee in ATOMIC_ADDS:
@@ -254,6 +257,24 @@ def _low_precision_accumulator(src: Source, typer: Typer, node: Node, body: Node
     return [finding(src, node, "DICE-P003", msg)]
 
 
+def _narrowing_accumulator(src: Source, typer: Typer, node: Node, body: Node) -> list[Finding]:
+    """`acc += v` in a loop with a float `acc` and a double `v` (data or a computed value, not a
+    literal: that is DICE-P001's): each step rounds the double sum back to float."""
+    left, right = node.child_by_field_id(FIELD.left), node.child_by_field_id(FIELD.right)
+    if left is None or left.type != "identifier" or right is None or operator(node) not in ("+=", "-="):
+        return []
+    if typer.type_of(left) != "float" or typer.type_of(right) != "double" or not _in_loop(node, body):
+        return []
+    if _constant_double(typer, right) is not None:
+        return []
+    name = text(left)
+    msg = (f"`{name}` is a float accumulator of double values (`{text(right)}`): every step adds in double "
+           "and rounds the running sum back to float's 24 significant bits, so the doubles' precision is "
+           "lost and long sums drift. Accumulate in `double` and convert once at the end (or read the "
+           "data as float on purpose).")
+    return [finding(src, node, "DICE-P005", msg)]
+
+
 def _atomic_target(src: Source, typer: Typer, node: Node) -> list[Finding]:
     """`node`: a call of one of the ATOMIC_ADDS."""
     args = typer.args(node)
@@ -287,4 +308,4 @@ def _check(ctx: Context) -> list[Finding]:
     return precision_findings(ctx.src, ctx.fn, ctx.typer, ctx.found)
 
 
-RULE = Rule("precision", ('DICE-P001', 'DICE-P002', 'DICE-P003', 'DICE-P004'), _check)
+RULE = Rule("precision", ('DICE-P001', 'DICE-P002', 'DICE-P003', 'DICE-P004', 'DICE-P005'), _check)
