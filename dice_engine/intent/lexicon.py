@@ -129,3 +129,9 @@ COLUMN_WISE = (w(r"column[ -]?wise|per[ -]column|each column|every column|over r
 EXPLICIT_DIM = (w(r"(?:dim|axis|dimension)\s*[= ]?\s*(-?\d)")
                 + r"|(?:沿|在|按)?第\s*(-?\d)\s*(?:维|个维度|轴)|维度\s*(-?\d)")
 KEEPDIM = w(r"keep[ _-]?dims?") + r"|保持维度|保留维度"
+# a layer or RMS norm without its learned scale (and shift), as F.layer_norm without weight
+NO_AFFINE = (w(r"without (?:(?:any|the|a) )?(?:learn(?:ed|able) |affine )?"
+               r"(?:weights?|scale|gamma|parameters|affine)"
+               r"|no (?:learn(?:ed|able) )?(?:affine|weights?|scale|gamma|parameters)"
+               r"|elementwise_affine\s*=\s*false|non[ -]?affine")
+             + r"|不带(?:可学习的?)?(?:权重|参数|仿射)|无(?:可学习的?)?(?:权重|参数|仿射)|没有(?:权重|参数)")

@@ -341,9 +341,11 @@ class _Builder:
         if m:
             eps = float(m.group(1))
         width = (x.shape[-1],)
-        params = [self._input("weight", width)]
-        if kind == "layer_norm":
-            params.append(self._input("bias", width))
+        params = []
+        if not self.scan.find([("no_affine", lx.NO_AFFINE)]):   # nn.LayerNorm / nn.RMSNorm: learned
+            params.append(self._input("weight", width))
+            if kind == "layer_norm":
+                params.append(self._input("bias", width))
         return self._make(kind, [x, *params], anchor.span, eps=eps)
 
     def _pool(self, anchor: Mention) -> Node:

@@ -101,6 +101,10 @@ WORDS = [
     # a count of elements with any element type between 个 and 元素
     ("对 1048576 个半精度元素先做 relu 再做 sigmoid", "sigmoid(relu(x:f16[1048576]))", {}),
     ("对 4096 个 bf16 元素求和", "sum(x:bf16[4096], dim=(0,), keepdim=False)", {}),
+    # layer and RMS norms are learned (weight, and bias for layer norm) unless the words say not
+    ("layer norm of 4096x768 without learned weights", "layer_norm(x:f32[4096, 768], eps=1e-05)", {}),
+    ("层归一化，输入 8192 行 1024 列，bf16，不带权重", "layer_norm(x:bf16[8192, 1024], eps=1e-05)", {}),
+    ("rms norm of 64x64 with no scale, eps=1e-6", "rms_norm(x:f32[64, 64], eps=1e-06)", {}),
     # the filter tensor's shape gives the output channels and the window
     ("convolve a [8, 3, 224, 224] input with a [64, 3, 7, 7] kernel, stride 2, padding 3",
      "conv2d(x:f32[8, 3, 224, 224], w:f32[64, 3, 7, 7], dilation=(1, 1), padding=(3, 3), stride=(2, 2))", {}),
