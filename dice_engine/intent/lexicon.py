@@ -35,7 +35,7 @@ OPERATIONS: list[tuple[str, str]] = [
     ("transpose", w(r"transpose|transposition") + r"|转置"),
     ("bias", w(r"bias(?:[ -]add)?|add(?:ing)? (?:a )?bias") + r"|偏置"),
     ("add", w(r"elementwise add(?:ition)?|add(?:ition)?|plus") + r"|相加|加法|加上|再加"),
-    ("sub", w(r"subtract(?:ion)?|minus") + r"|相减|减法"),
+    ("sub", w(r"subtract(?:ion)?|minus") + r"|相减|减法|减去"),
     ("mul", w(r"elementwise (?:multiply|multiplication|product)|hadamard(?: product)?|multiply")
      + r"|逐元素乘法?|相乘|乘以"),
     ("sum", w(r"sum|summation|reduce[ _-]sum") + r"|求和|总和|归约求和|(?<=[行列素有])(?:的和|之和)"),

@@ -65,6 +65,13 @@ _SHAPE_PATTERNS: list[tuple[str, tuple[int, ...] | None]] = [
 ]
 
 
+def _subtrahend(low: str, number: re.Match) -> bool:
+    """Whether the words subtract this number from the tensor: "subtract 2 from ...",
+    "... minus 2", "减去 2"."""
+    return bool(re.match(r"\s*from\b", low[number.end():])
+                or re.search(r"(?:minus|减去?)\s*$", low[:number.start()]))
+
+
 def _lower(text: str) -> str:
     """`text` lower-cased character by character, so offsets stay valid."""
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
@@ -491,17 +498,21 @@ class _Builder:
         return self._make(op.kind, [a, b], where)
 
     def _scalar(self, op: Mention, shapes: list[ShapeMention]) -> Node | None:
-        """The number a product or sum takes as its other operand ("multiply x by 0.5", "add 1"),
-        or None when there is none. A difference or an order of operations the words cannot
-        pin down is refused."""
+        """The number a product, sum or difference takes as its other operand ("multiply x by
+        0.5", "add 1", "subtract 1.5 from x", "x minus 2", "减去 2"), or None when there is none.
+        A difference whose order the words do not give, or an order of operations they cannot pin
+        down, is refused."""
         taken = self.scan.taken
         numbers = [m for m in re.finditer(lx.NUMBER, self.scan.low) if not any(taken[m.start():m.end()])]
         if not numbers:
             return None
-        if op.kind not in ("mul", "add") or len(numbers) > 1 or len(shapes) > 1 or self.activations:
-            raise self.error("a number as an operand in words is read only for one product or sum of one "
-                             "tensor (e.g. multiply a 1024x1024 matrix by 0.5); write the tensor form, e.g. "
-                             "y = tanh(x) * 0.5 + 1; x: f32[1000]", numbers[0].span())
+        ordered = op.kind in ("mul", "add") or (op.kind == "sub" and _subtrahend(self.scan.low, numbers[0]))
+        if not ordered or len(numbers) > 1 or len(shapes) > 1 or self.activations:
+            raise self.error("a number as an operand in words is read only for one product, sum or "
+                             "difference of one tensor (e.g. multiply a 1024x1024 matrix by 0.5, subtract 1 "
+                             "from it); "
+                             "write the tensor form, e.g. y = tanh(x) * 0.5 + 1; x: f32[1000]",
+                             numbers[0].span())
         text = numbers[0].group()
         return ops.const(float(text) if re.search(r"[.e]", text) else int(text))
 

@@ -98,6 +98,9 @@ WORDS = [
     ("multiply a 1024x1024 fp32 matrix by 0.5", "mul(x:f32[1024, 1024], 0.5)", {}),
     ("对一个 64x64 的矩阵每个元素加上 2", "add(x:f32[64, 64], 2)", {}),
     ("add 2 tensors of 64x64", "add(a:f32[64, 64], b:f32[64, 64])", {}),   # a count, not an operand
+    ("subtract 1.5 from each element of a 300 by 13 fp16 matrix", "sub(x:f16[300, 13], 1.5)", {}),
+    ("a 64x64 matrix minus 2", "sub(x:f32[64, 64], 2)", {}),
+    ("对一个 64x64 的矩阵每个元素减去 2", "sub(x:f32[64, 64], 2)", {}),
     # a count of elements with any element type between 个 and 元素
     ("对 1048576 个半精度元素先做 relu 再做 sigmoid", "sigmoid(relu(x:f16[1048576]))", {}),
     ("对 4096 个 bf16 元素求和", "sum(x:bf16[4096], dim=(0,), keepdim=False)", {}),
@@ -147,7 +150,7 @@ WORD_ERRORS = [
     ("softmax of a 64x64 matrix divided by 8", "divided", "not understood in words"),
     ("对 1024 个元素取对数", "对数", "not understood in words"),
     ("relu of a 64x64 matrix plus 3", "3", "a number as an operand"),
-    ("subtract 2 from a 64x64 matrix", "2", "a number as an operand"),
+    ("subtract a 64x64 matrix from 2", "2", "a number as an operand"),     # 2 - x: not read
     ("mean squared error of two 30x40 tensors", "mean squared error", "mse_loss"),
 ]
 
