@@ -139,9 +139,9 @@ def kl_div(x: Node, target: Node, reduction: str, log_target: bool) -> Node:
     _same_shape(x, target, "kl_div")
     if log_target:
         loss = m("mul", m("exp", target), m("sub", target, x))
-    else:   # target * (log target - input), 0 where target is 0 (xlogy)
-        safe = m("where", m("gt", target, 0.0), target, 1.0)
-        loss = m("where", m("gt", target, 0.0), m("mul", target, m("sub", m("log", safe), x)), 0.0)
+    else:   # xlogy(target, target) - target * input: 0 where target is 0, NaN where it is negative
+        tlogt = m("where", m("eq", target, 0.0), 0.0, m("mul", target, m("log", target)))
+        loss = m("sub", tlogt, m("mul", target, x))
     return _reduce_loss(loss, reduction, x.shape[0] if x.rank else 1)
 
 

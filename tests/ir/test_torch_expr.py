@@ -112,3 +112,18 @@ def test_an_empty_diagonal_is_refused_with_its_range():
     with pytest.raises(IntentError) as info:
         parse_intent("d = diag(A, 9); A: f32[5, 9]")
     assert "[-4, 8]" in info.value.message
+
+
+def test_kl_div_is_xlogy_like_pytorch_for_zero_and_negative_targets():
+    import warnings
+
+    import torch
+    import torch.nn.functional as F
+    program = parse_intent("loss = kl_div(logp, q, reduction='none'); logp, q: f32[3, 4]")
+    logp = np.random.default_rng(4).standard_normal((3, 4))
+    q = np.array([[0.0, 0.5, -0.25, 1.0]] * 3)          # a zero target adds 0; a negative one is NaN
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                  # the reference takes the log of the negative too
+        got = evaluate(program, {"logp": logp, "q": q})
+    want = F.kl_div(torch.from_numpy(logp), torch.from_numpy(q), reduction="none").numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
