@@ -8,11 +8,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from tree_sitter import Node
+
 from ..arch.occupancy import occupancy
 from ..compile import CompileMessage, CompileResult, KernelResources, NvccNotFound, compile_cuda
 from .codes import CODES
 from .findings import Finding
-from .syntax import Function, Source, encode, file_facts, functions, new_parser
+from .syntax import FIELD, Function, Source, encode, file_facts, functions, new_parser, text, walk
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|\S")
 LOW_OCCUPANCY = 0.5
@@ -50,6 +52,27 @@ def findings_from_result(text_: str, path: str, arch: str, result: CompileResult
     return out
 
 
+def _local_array(fn: Function) -> Node | None:
+    """The kernel's first per-thread array declaration (`unsigned hist[256];`), not a shared or
+    constant one: where a stack frame usually comes from."""
+    arrays = [node for node in walk(fn.body) if node.type == "declaration" and _declares_array(node)
+              and b"__shared__" not in (node.text or b"") and b"__constant__" not in (node.text or b"")]
+    return min(arrays, key=lambda n: n.start_byte, default=None)
+
+
+def _declares_array(declaration: Node) -> bool:
+    for d in declaration.children_by_field_id(FIELD.declarator):
+        if d.type == "init_declarator":
+            d = d.child_by_field_id(FIELD.declarator)
+        if d is not None and d.type == "array_declarator":
+            return True
+    return False
+
+
+def _array_text(node: Node) -> str:
+    return " ".join(text(node).split()).rstrip(";")[:60]
+
+
 def _message_finding(src: Source, m: CompileMessage) -> Finding:
     code = "DICE-E001" if m.severity == "error" else "DICE-E002"
     label = f" [{m.code}]" if m.code else ""
@@ -85,11 +108,15 @@ def _resource_findings(src: Source, fn: Function, res: KernelResources, arch: st
                          "register limit (`__launch_bounds__`, `-maxrregcount`).",
                          {"spill_bytes": spill, "registers": res.registers}))
     elif res.stack_bytes:
-        out.append(_make(src.path, span, "DICE-M002",
+        array = _local_array(fn)
+        where, cause = (span, "local arrays indexed at run time, or calls that were not inlined")
+        if array is not None:
+            where, cause = src.span(array), f"its local array `{_array_text(array)}` is the likely cause"
+        out.append(_make(src.path, where, "DICE-M002",
                          f"`{fn.name}` keeps a {res.stack_bytes}-byte stack frame in local memory "
-                         "(local arrays indexed at run time, or calls that were not inlined). Index "
-                         "local arrays with compile-time constants (unrolled loops) to keep them in "
-                         "registers.", {"stack_bytes": res.stack_bytes}))
+                         f"({cause}). Index local arrays with compile-time constants (unrolled loops) "
+                         "to keep them in registers, or move a large one to shared memory.",
+                         {"stack_bytes": res.stack_bytes}))
     if not threads:
         return out
     occ = occupancy(arch, threads, res.registers, res.smem_bytes)

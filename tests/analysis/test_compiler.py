@@ -67,6 +67,24 @@ def test_spills_stack_and_register_limited_occupancy():
     assert all(f.category == "resources" for f in findings)
 
 
+def test_a_stack_frame_points_at_the_kernels_local_array():
+    source = """\
+__global__ void median(const unsigned char* src, unsigned char* dst, int n) {
+    __shared__ float tile[256];
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int hist[256];
+    for (int b = 0; b < 256; ++b) hist[b] = 0;
+    hist[src[i]]++;
+    dst[i] = (unsigned char)hist[src[i]] + (unsigned char)tile[threadIdx.x];
+}
+"""
+    stack = KernelResources(registers=40, spill_store_bytes=0, spill_load_bytes=0, smem_bytes=1024,
+                            stack_bytes=1024, barriers=0)
+    findings = findings_from_result(source, "m.cu", "sm_90", _result(median=stack))
+    (f,) = [f for f in findings if f.code == "DICE-M002"]
+    assert f.line == 3 and "`unsigned int hist[256]`" in f.message and "1024-byte" in f.message
+
+
 def wide_registers() -> KernelResources:
     return KernelResources(registers=255, spill_store_bytes=0, spill_load_bytes=0, smem_bytes=0,
                            stack_bytes=0, barriers=0)
