@@ -14,6 +14,11 @@
 # sweep (not part of all): `sweep NAME [--cases a,b]`, benchmarks/point_sweep.py's forced design
 #        points of one sketch family beside PyTorch (NAME: wgmma_tma, scan) into $OUT/sweep.log,
 #        for DICE_SWEEP_TIMEOUT seconds (default 300).
+# kernelbench (not part of all): `kernelbench DIR...`, the already translated tasks of
+#        scripts/kernelbench_results.py's work folder DICE_KB_WORK (default .kb/work, carried) built
+#        and evaluated for DICE_KB_TIMEOUT seconds (default 540), resuming where the last call on
+#        this machine stopped (its rows.json is kept in /tmp/dice-kb-state while the machine stays
+#        warm); $OUT gets KERNELBENCH_RESULTS.md/.json, rows.json and kernelbench.log.
 # Everything lands in $OUT (at most 8 files): doctor.txt, gpu-tests.log, gpu-tests.xml, bench.log,
 # RESULTS.md, results.json. Stages stop themselves before the tool's 10-minute limit; tune with
 # DICE_TESTS_TIMEOUT / DICE_BENCH_TIMEOUT (seconds), DICE_SPOTCHECK_BUDGET_S, DICE_SPOTCHECK_CORNERS,
@@ -63,6 +68,21 @@ if [[ $stage == sweep ]]; then
   timeout "$budget" python3 benchmarks/point_sweep.py --sweep "${1:-scan}" --time-budget $(( budget - 40 )) \
     "${@:2}" 2>&1 | tee "$out/sweep.log" | tail -40
   status=$(( status | ${PIPESTATUS[0]} ))
+fi
+
+if [[ $stage == kernelbench ]]; then
+  work=${DICE_KB_WORK:-.kb/work}
+  state=/tmp/dice-kb-state
+  # a later call on the same warm machine goes on from what the last one measured
+  if [[ -s $state/rows.json && $state/rows.json -nt $work/rows.json ]]; then cp "$state/rows.json" "$work/rows.json"; fi
+  budget=${DICE_KB_TIMEOUT:-540}
+  start=$SECONDS
+  { timeout "$budget" python3 scripts/kernelbench_results.py "$@" --work "$work" --stage build --resume --jobs "$(nproc)" &&
+    timeout $(( budget - (SECONDS - start) )) python3 scripts/kernelbench_results.py "$@" --work "$work" --stage eval \
+      --resume --case-timeout 100 --time-budget $(( budget - (SECONDS - start) - 110 )) \
+      --out "$out/KERNELBENCH_RESULTS.md"; } 2>&1 | tee "$out/kernelbench.log" | grep -Ev "correct=True" | tail -30
+  status=$(( status | ${PIPESTATUS[0]} ))
+  mkdir -p "$state" && cp "$work/rows.json" "$state/rows.json" && cp "$work/rows.json" "$out/rows.json"
 fi
 
 if [[ $stage == all || $stage == bench ]]; then

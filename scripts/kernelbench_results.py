@@ -195,13 +195,16 @@ def main() -> int:
             rows = list(pool.map(lambda t: translate(t, work, args.budget), tasks))
         print(f"translated {sum(r['translated'] for r in rows)} of {len(rows)}", flush=True)
         saved.write_text(json.dumps(rows, indent=1))
+    by_name = {(t.parent.name, t.name): t for t in tasks}
     if args.stage == "build" or (args.stage in ("all", "translate") and not args.skip_build):
+        # only the tasks of the directories given, as for the evaluation
+        mine = [r for r in rows if r["translated"] and (r["level"], r["task"]) in by_name
+                and not (args.resume and "eval" in r)]
         with ThreadPoolExecutor(args.jobs) as pool:
-            list(pool.map(build, [r for r in rows if r["translated"] and not (args.resume and "eval" in r)]))
+            list(pool.map(build, mine))
         saved.write_text(json.dumps(rows, indent=1))
     if args.stage in ("translate", "build"):
         return 0
-    by_name = {(t.parent.name, t.name): t for t in tasks}
     # only the tasks of the directories given (the others keep the results they have)
     todo = [
         r
