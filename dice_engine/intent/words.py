@@ -50,6 +50,12 @@ class ShapeMention:
 # number of the match, or the one captured length). A dtype named between a count and its noun
 # ("1000 float32 elements", "1000 个 float32 元素") is already claimed, so the nouns are lookaheads.
 _ELEMENT_NOUN = r"(?:elements?|values|floats|numbers|entries)"
+# Two or more named sizes in a row ("batch=32, seq=512, hidden=768"): the tensor's dims in order.
+# Names of one letter (M=, N=, K= of a GEMM) and the options and attributes words take are not sizes.
+_NOT_A_DIM = (r"(?:budget|eps|epsilon|stride|padding|dilation|groups|dim|kernel|window|pool|arch|goal"
+              r"|precision)\b")
+_NAMED_DIM = rf"(?!{_NOT_A_DIM})[a-z_][a-z_]+\s*[=:]\s*\d+"
+_NAMED_DIMS = rf"(?<![a-z0-9_]){_NAMED_DIM}(?:\s*[,，、;]?\s*{_NAMED_DIM})+(?![0-9.])"
 _SHAPE_PATTERNS: list[tuple[str, tuple[int, ...] | None]] = [
     (r"(?<![a-z0-9_.])\d+(?:\s*(?:[x*]|by)\s*\d+)+(?![0-9])", None),          # 300x13, 300 by 13
     (r"\[\s*\d+(?:\s*[,，]\s*\d+)*\s*\]", None),                            # [8, 12, 40]
@@ -60,6 +66,7 @@ _SHAPE_PATTERNS: list[tuple[str, tuple[int, ...] | None]] = [
     (r"(?<![a-z0-9_.])(\d+)\s*-?\s*(?:" + _ELEMENT_NOUN + r"|个元素|元素)", None),
     (r"(?<![a-z0-9_.])(\d+)(?=\s+[a-z0-9]+\s+" + _ELEMENT_NOUN + r"(?![a-z]))", None),
     (r"(?<![a-z0-9_.])(\d+)\s*个(?=[^,，。;；]{0,10}?(?:元素|数))", None),   # 1000 个 float32 / 半精度元素
+    (_NAMED_DIMS, None),                                                     # batch=32, seq=512
     (lx.w(r"(?:vector|array) of (?:size |length )?(\d+)|length\s*(\d+)")
      + r"|长度为?\s*(\d+)|(\d+)\s*维向量", None),
 ]

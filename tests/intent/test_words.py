@@ -108,6 +108,11 @@ WORDS = [
     ("layer norm of 4096x768 without learned weights", "layer_norm(x:f32[4096, 768], eps=1e-05)", {}),
     ("层归一化，输入 8192 行 1024 列，bf16，不带权重", "layer_norm(x:bf16[8192, 1024], eps=1e-05)", {}),
     ("rms norm of 64x64 with no scale, eps=1e-6", "rms_norm(x:f32[64, 64], eps=1e-06)", {}),
+    # named sizes in a row are the tensor's dims; a GEMM's one-letter M=, N=, K= and options are not
+    ("对一个 batch=32, seq=512, hidden=768 的 bf16 张量做 RMSNorm",
+     "rms_norm(x:bf16[32, 512, 768], weight:bf16[768], eps=None)", {}),
+    ("softmax over the last dim, rows=4096, cols=1024", "softmax(x:f32[4096, 1024], dim=1)", {}),
+    ("matmul M=128, N=256, K=64", "matmul(A:f32[128, 64], B:f32[64, 256])", {}),
     # the filter tensor's shape gives the output channels and the window
     ("convolve a [8, 3, 224, 224] input with a [64, 3, 7, 7] kernel, stride 2, padding 3",
      "conv2d(x:f32[8, 3, 224, 224], w:f32[64, 3, 7, 7], dilation=(1, 1), padding=(3, 3), stride=(2, 2))", {}),
