@@ -1,4 +1,5 @@
-"""`bounds`: a global thread index used without a bounds check where the grid is rounded up.
+"""`bounds`: a global thread index used without a bounds check where the grid is rounded up
+(DICE-X001), and a loop bound one past the end of the array it indexes (DICE-X002, below).
 
 DICE-X001 needs two pieces of evidence from the file: a launch of the kernel whose grid is a
 ceiling division (`(n + block - 1) / block`, `(n + 255) / 256`, `div_up(n, b)`), so the last
@@ -123,4 +124,97 @@ def _global_pointers(ctx: Context, uses: dict[str, tuple[str, set[str]]]) -> set
     return pointers
 
 
-RULE = Rule("bounds", ("DICE-X001",), bounds_findings)
+def inclusive_bound_findings(ctx: Context) -> list[Finding]:
+    """DICE-X002: `for (c = ...; c <= n; ...) a[c]` where `a` holds n elements: another loop of the
+    kernel reads it under `c < n` (and never past the loop variable, as a CSR row_ptr's `i + 1`),
+    or `a` is a row of a matrix whose row stride is n (`a = x + row * n`)."""
+    if not ctx.fn.is_kernel:
+        return []
+    loops = [_loop_bound(node) for node in _loops(ctx.fn.body)]
+    loops = [loop for loop in loops if loop is not None]
+    if not any(op == "<=" for _, op, _, _ in loops):
+        return []
+    strict: set[tuple[str, str]] = set()
+    beyond: set[str] = set()          # arrays some loop reads past its variable (`a[i + 1]`)
+    for var, op, bound, node in loops:
+        for array, index in _subscripts(node.child_by_field_id(FIELD.body)):
+            if index == var and op == "<":
+                strict.add((array, bound))
+            elif re.fullmatch(rf"{re.escape(var)}\s*\+\s*\w+", index):
+                beyond.add(array)
+    rows = _row_strides(ctx)
+    out: list[Finding] = []
+    for var, op, bound, node in loops:
+        if op != "<=":
+            continue
+        for array, index in _subscripts(node.child_by_field_id(FIELD.body)):
+            if index != var or array in beyond:
+                continue
+            if (array, bound) in strict or rows.get(array) == bound:
+                condition = node.child_by_field_id(FIELD.condition)
+                out.append(finding(ctx.src, condition, "DICE-X002", _inclusive_message(array, var, bound)))
+                break
+    return out
+
+
+def _loops(body: Node) -> list[Node]:
+    out, stack = [], [body]
+    while stack:
+        node = stack.pop()
+        if node.type == "for_statement":
+            out.append(node)
+        stack.extend(node.named_children)
+    return out
+
+
+def _loop_bound(loop: Node) -> tuple[str, str, str, Node] | None:
+    """(variable, `<` or `<=`, bound text, loop) of `for (...; v < n; ...)`."""
+    condition = loop.child_by_field_id(FIELD.condition)
+    if condition is None or condition.type != "binary_expression" or operator(condition) not in ("<", "<="):
+        return None
+    left, right = condition.child_by_field_id(FIELD.left), condition.child_by_field_id(FIELD.right)
+    if left is None or right is None or left.type != "identifier":
+        return None
+    return text(left), operator(condition), text(right), loop
+
+
+def _subscripts(body: Node | None) -> list[tuple[str, str]]:
+    """(array, index text) of every one-index subscript of a named array under `body`."""
+    out, stack = [], [body] if body is not None else []
+    while stack:
+        node = stack.pop()
+        if node.type == "subscript_expression":
+            array = node.child_by_field_id(FIELD.argument)
+            indices = node.child_by_field_id(FIELD.indices)
+            if array is not None and array.type == "identifier" and indices is not None \
+                    and len(indices.named_children) == 1:
+                out.append((text(array), text(indices.named_children[0])))
+        stack.extend(node.named_children)
+    return out
+
+
+def _row_strides(ctx: Context) -> dict[str, str]:
+    """Local pointers set to a row of a row-major matrix (`x + (size_t)row * cols`): the stride."""
+    out = {}
+    for name, value in initialized_locals(ctx.found):
+        m = _ROW_POINTER.fullmatch(" ".join(ctx.facts.text(value).split()))
+        if m:
+            out[name] = m.group("stride")
+    return out
+
+
+# base + (cast) row * stride, the row a name, a field (blockIdx.x) or a parenthesized expression
+_ROW_POINTER = re.compile(r"\w+\s*\+\s*(?:\([\w ]+\)\s*)?(?:[\w.]+|\([^()]*\))\s*\*\s*(?P<stride>\w+)")
+
+
+def _inclusive_message(array: str, var: str, bound: str) -> str:
+    return (f"`{var} <= {bound}` runs one step past the end: `{array}` holds {bound} elements "
+            f"(indices 0 to {bound} - 1), so the last iteration reads or writes `{array}[{bound}]`, "
+            f"out of bounds. Loop while `{var} < {bound}`.")
+
+
+def _check(ctx: Context) -> list[Finding]:
+    return bounds_findings(ctx) + inclusive_bound_findings(ctx)
+
+
+RULE = Rule("bounds", ("DICE-X001", "DICE-X002"), _check)

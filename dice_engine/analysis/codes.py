@@ -56,6 +56,8 @@ CODES: dict[str, CodeInfo] = {
     # bounds
     "DICE-X001": CodeInfo("bounds", "warning",
                           "Thread index used without a bounds check on a rounded-up grid", "static"),
+    "DICE-X002": CodeInfo("bounds", "warning", "Loop bound one past the end of the array it indexes",
+                          "static"),
     # resources (ptxas)
     "DICE-M001": CodeInfo("resources", "warning", "Register spills to local memory", "compiler"),
     "DICE-M002": CodeInfo("resources", "information", "Stack frame in local memory", "compiler"),
