@@ -132,7 +132,8 @@ def find_intents(source: str, tree: Tree | None = None) -> Intents:
                 parts.append(part)
                 offset += len(part) + 1
                 nxt = i + 1
-                if nxt >= len(lines) or not is_comment[nxt] or is_marker(nxt) or _INTENT.match(lines[nxt]):
+                if nxt >= len(lines) or not is_comment[nxt] or is_marker(nxt) or _INTENT.match(lines[nxt]) \
+                        or not continues("\n".join(parts), lines[nxt][_COMMENT.match(lines[nxt]).end():]):
                     break
                 i = nxt
             text = "\n".join(parts)
@@ -150,12 +151,33 @@ def find_intents(source: str, tree: Tree | None = None) -> Intents:
     return Intents(sites, problems)
 
 
+_UNFINISHED = re.compile(r"[;,(\[{+\-*/@=|&<>:，；、：]\s*$")
+# a statement of the tensor form: a declaration (`x, w: f32[...]`) or an assignment or option
+# (`y = ...`, `N=4096`, `arch=sm_90`)
+_STATEMENT = re.compile(r"\s*(?:[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*\s*:\s*[A-Za-z]\w*\s*\["
+                        r"|[A-Za-z_]\w*\s*=(?!=))")
+
+
+def continues(intent: str, line: str) -> bool:
+    """Whether a comment line directly below an intent goes on with it: the intent so far is
+    unfinished (it ends with `;`, `,`, an operator or an open bracket, or leaves a bracket open),
+    or the line is a statement of the tensor form. Any other comment is the user's own."""
+    if not line.strip():
+        return False
+    open_brackets = sum(intent.count(c) for c in "([{") - sum(intent.count(c) for c in ")]}")
+    if _UNFINISHED.search(intent) or open_brackets > 0:
+        return True
+    return bool(_STATEMENT.match(line))
+
+
 def _attach_region(site: IntentSite, lines: list[str], is_comment: list[bool], start: int, problem,
                    problems: list[MarkerProblem]) -> int:
-    """Attach the region that begins below the intent (blank lines may separate them); return the
-    next line to scan."""
+    """Attach the region that begins below the intent (blank lines and the user's own comments
+    may separate them); return the next line to scan."""
     j = start
-    while j < len(lines) and not lines[j].strip():
+    while j < len(lines) and (not lines[j].strip() or (
+            is_comment[j] and not BEGIN.match(lines[j]) and not END.match(lines[j])
+            and not _INTENT.match(lines[j]) and _COMMENT.match(lines[j]))):
         j += 1
     if j >= len(lines) or not is_comment[j] or not BEGIN.match(lines[j]):
         return start

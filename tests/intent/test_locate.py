@@ -73,9 +73,34 @@ def test_intents_found_in_a_file_that_does_not_parse():
 
 
 def test_continuation_stops_at_a_new_intent_and_at_blank_lines():
-    src = "// @dice: y = relu(x); x: f32[4]\n// @dice: z = exp(x); x: f32[4]\n// more\n\n// unrelated\n"
+    src = "// @dice: y = relu(x); x: f32[4]\n// @dice: z = exp(x);\n// more\n\n// unrelated\n"
     sites = find_intents(src)
-    assert [s.text for s in sites] == ["y = relu(x); x: f32[4]", "z = exp(x); x: f32[4]\nmore"]
+    assert [s.text for s in sites] == ["y = relu(x); x: f32[4]", "z = exp(x);\nmore"]
+
+
+@pytest.mark.parametrize("below, continued", [
+    ("// TODO: call it from main", False),            # the user's own comment, not the intent's
+    ("// 末尾注释 🎉 must survive", False),
+    ("// x: f32[1024]", True),                         # a declaration goes on with the intent
+    ("// N=4096", True),                               # a size or an option too
+    ("// arch=sm_90", True),
+])
+def test_a_comment_below_a_finished_intent_continues_it_only_as_a_statement(below, continued):
+    src = f"// @dice: y = relu(x) * 2.5\n{below}\nint main() {{ return 0; }}\n"
+    (site,) = find_intents(src)
+    assert (site.end_line == 1) is continued
+
+
+def test_an_unfinished_line_goes_on_below_and_a_region_below_a_users_comment_stays_attached():
+    (site,) = find_intents("// @dice: row-wise softmax of a 4096x1024 fp32 matrix,\n// one warp per row\n")
+    assert site.text == "row-wise softmax of a 4096x1024 fp32 matrix,\none warp per row"
+    (site,) = find_intents("// @dice: y = softmax(x, dim=1; x: f32[8, 8]\n// what a mess\n")
+    assert site.end_line == 1                        # a bracket left open: the intent is unfinished
+    intent = "y = relu(x); x: f32[4]"
+    region = render_region(intent_hash(intent), "elementwise", "int k;\n")
+    src = f"// @dice: {intent}\n// TODO: call it\n" + region
+    (site,) = find_intents(src)
+    assert site.text == intent and site.region is not None and not site.region.stale
 
 
 def check_only_range_changed(before: str, after: str, edit) -> None:
