@@ -18,7 +18,7 @@ from .rule import Context, Rule
 from .simt import run_function
 from .syntax import FIELD, NO_LAUNCH, FileFacts, Function, LaunchFacts, LaunchSite, Source, captures, \
     constant_calls, encode, file_facts, forwarded_constants, functions, launch_facts, launch_sites, \
-    new_parser, template_values, text
+    new_parser, raised_smem_limits, template_values, text
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +107,11 @@ class Analyzer:
         self._outlines = outlines
         if host_calls:
             sites = self._through_wrappers(every, views, outlines, host_calls, sites)
+        if any(site.oversized for site in sites):     # a raised limit makes a large launch fine
+            raised = raised_smem_limits(src.data)
+            sites = [replace(site, oversized=None)
+                     if site.oversized and (raised is None or site.kernel in raised) else site
+                     for site in sites]
         for site in sites:
             if site.block is not None:
                 facts.block_sizes.setdefault(site.kernel, site.block)

@@ -3,24 +3,20 @@
 A launch `k<<<grid, block, bytes>>>` whose dynamic shared-memory size is a constant above 48 KiB
 fails (cudaErrorInvalidValue, the kernel never runs) unless the kernel's limit was raised first
 with `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)`. DICE-M007 is
-reported at such a launch when no call in the file raises that attribute for the kernel. A size
-that is not a constant (read at run time) is not judged.
+reported at such a launch when no call in the file raises that attribute for the kernel (a call
+through a pointer counts for every kernel; `syntax.raised_smem_limits`). A size that is not a
+constant (read at run time) is not judged.
 """
 from __future__ import annotations
-
-import re
 
 from .codes import CODES
 from .findings import Finding
 from .rule import Context, Rule
 from .syntax import DEFAULT_DYNAMIC_SMEM
 
-# the call's arguments up to the end of its statement (`ok = cudaFuncSetAttribute(...) == cudaSuccess;`)
-_RAISES_LIMIT = re.compile(rb"cudaFuncSetAttribute\s*\((?P<args>[^;]*?MaxDynamicSharedMemorySize[^;]*);")
-
 
 def launch_findings(ctx: Context) -> list[Finding]:
-    if not ctx.fn.is_kernel or not ctx.launch.oversized or _raised(ctx.src.data, ctx.fn.name):
+    if not ctx.fn.is_kernel:        # the analyzer has dropped launches whose limit is raised
         return []
     out = []
     for size, start, end in ctx.launch.oversized:
@@ -31,19 +27,6 @@ def launch_findings(ctx: Context) -> list[Finding]:
                            info.category, "DICE-M007", info.severity, _message(ctx.fn.name, size),
                            data={"bytes": size}))
     return out
-
-
-def _raised(data: bytes, kernel: str) -> bool:
-    """Whether some call raises the kernel's dynamic shared-memory limit. A call for another of
-    the file's kernels does not count; one through a pointer or a wrapper counts for every kernel."""
-    for m in _RAISES_LIMIT.finditer(data):
-        target = m.group("args").split(b",")[0]
-        named = re.findall(rb"[A-Za-z_]\w*", target.split(b"<")[0])
-        if not named or named[-1] == kernel.encode():
-            return True
-        if not re.search(rb"__global__[^;{]*?\b" + re.escape(named[-1]) + rb"\s*\(", data):
-            return True
-    return False
 
 
 def _point(data: bytes, byte: int) -> tuple[int, int]:

@@ -606,6 +606,23 @@ class LaunchSite:
 # Dynamic shared memory a launch may ask for unless the kernel raised its limit with
 # cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) (every arch since sm_70)
 DEFAULT_DYNAMIC_SMEM = 48 * 1024
+# the call's arguments up to the end of its statement (`ok = cudaFuncSetAttribute(...) == cudaSuccess;`)
+_RAISES_LIMIT = re.compile(rb"cudaFuncSetAttribute\s*\((?P<args>[^;]*?MaxDynamicSharedMemorySize[^;]*);")
+
+
+def raised_smem_limits(data: bytes) -> frozenset[str] | None:
+    """The kernels whose dynamic shared-memory limit some call of the file raises, or None when a
+    call raises it through a pointer or a wrapper (for any kernel, as far as the file shows)."""
+    raised: set[str] = set()
+    if b"MaxDynamicSharedMemorySize" not in data:
+        return frozenset()
+    for m in _RAISES_LIMIT.finditer(data):
+        target = m.group("args").split(b",")[0]
+        named = re.findall(rb"[A-Za-z_]\w*", target.split(b"<")[0])
+        if not named or not re.search(rb"__global__[^;{]*?\b" + re.escape(named[-1]) + rb"\s*\(", data):
+            return None
+        raised.add(named[-1].decode())
+    return frozenset(raised)
 
 
 def launch_blocks(found: dict[str, list[Node]], constants: dict[str, int]) -> dict[str, tuple[int, int, int]]:

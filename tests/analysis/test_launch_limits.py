@@ -75,3 +75,15 @@ def test_the_finding_follows_its_launch_through_edits_in_the_editor():
                    source.replace("void run(", "// between the kernel and its launch\nvoid run(")):
         moved = [(f.line, f.column) for f in analyzer.update(edited) if f.code == "DICE-M007"]
         assert moved == [(f.line, f.column) for f in _m007(edited)] == [(9, 4)]
+
+
+def test_raising_the_limit_anywhere_in_the_file_clears_the_finding_in_the_editor():
+    """The raise may come after the launch's function (an init function further down): the
+    kernel's cached findings must not survive it."""
+    source = KERNEL + "void run(const float* x, float* y) {\n    staged<<<8, 256, 65536>>>(x, y, 16384);\n}\n"
+    analyzer = Analyzer("f.cu")
+    assert [f.code for f in analyzer.update(source) if f.code == "DICE-M007"] == ["DICE-M007"]
+    raised = source + ("void init() {\n    cudaFuncSetAttribute(staged, "
+                       "cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n}\n")
+    assert not [f for f in analyzer.update(raised) if f.code == "DICE-M007"]
+    assert [f.code for f in analyzer.update(source) if f.code == "DICE-M007"] == ["DICE-M007"]
