@@ -16,9 +16,9 @@ from .findings import Finding, Fix, TextEdit
 from .report import render_lines, shift_lines
 from .rule import Context, Rule
 from .simt import run_function
-from .syntax import FIELD, NO_LAUNCH, FileFacts, Function, LaunchFacts, LaunchSite, Source, captures, \
-    constant_calls, encode, file_facts, forwarded_constants, functions, launch_facts, launch_sites, \
-    new_parser, raised_smem_limits, template_values, text
+from .syntax import FIELD, NO_LAUNCH, FileFacts, Function, LaunchFacts, LaunchSite, Source, byte_point, \
+    captures, constant_calls, encode, file_facts, forwarded_constants, functions, launch_facts, \
+    launch_sites, new_parser, raised_smem_limits, template_values, text
 
 log = logging.getLogger(__name__)
 
@@ -317,6 +317,4 @@ def _common_suffix(a: bytes, b: bytes, prefix: int) -> int:
 
 
 def _point(data: bytes, offset: int) -> Point:
-    row = data.count(b"\n", 0, offset)
-    line_start = data.rfind(b"\n", 0, offset) + 1
-    return Point(row, offset - line_start)
+    return Point(*byte_point(data, offset))

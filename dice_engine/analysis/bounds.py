@@ -18,7 +18,7 @@ from tree_sitter import Node
 from .findings import Finding
 from .report import finding
 from .rule import Context, Rule
-from .syntax import FIELD, initialized_locals, operator, text
+from .syntax import FIELD, initialized_locals, operator, text, walk
 
 _IDENTIFIER = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 _COMPARISONS = frozenset({"<", "<=", ">", ">="})
@@ -130,7 +130,7 @@ def inclusive_bound_findings(ctx: Context) -> list[Finding]:
     or `a` is a row of a matrix whose row stride is n (`a = x + row * n`)."""
     if not ctx.fn.is_kernel:
         return []
-    loops = [_loop_bound(node) for node in _loops(ctx.fn.body)]
+    loops = [_loop_bound(node) for node in walk(ctx.fn.body) if node.type == "for_statement"]
     loops = [loop for loop in loops if loop is not None]
     if not any(op == "<=" for _, op, _, _ in loops):
         return []
@@ -157,16 +157,6 @@ def inclusive_bound_findings(ctx: Context) -> list[Finding]:
     return out
 
 
-def _loops(body: Node) -> list[Node]:
-    out, stack = [], [body]
-    while stack:
-        node = stack.pop()
-        if node.type == "for_statement":
-            out.append(node)
-        stack.extend(node.named_children)
-    return out
-
-
 def _loop_bound(loop: Node) -> tuple[str, str, str, Node] | None:
     """(variable, `<` or `<=`, bound text, loop) of `for (...; v < n; ...)`."""
     condition = loop.child_by_field_id(FIELD.condition)
@@ -180,16 +170,14 @@ def _loop_bound(loop: Node) -> tuple[str, str, str, Node] | None:
 
 def _subscripts(body: Node | None) -> list[tuple[str, str]]:
     """(array, index text) of every one-index subscript of a named array under `body`."""
-    out, stack = [], [body] if body is not None else []
-    while stack:
-        node = stack.pop()
+    out = []
+    for node in walk(body) if body is not None else ():
         if node.type == "subscript_expression":
             array = node.child_by_field_id(FIELD.argument)
             indices = node.child_by_field_id(FIELD.indices)
             if array is not None and array.type == "identifier" and indices is not None \
                     and len(indices.named_children) == 1:
                 out.append((text(array), text(indices.named_children[0])))
-        stack.extend(node.named_children)
     return out
 
 

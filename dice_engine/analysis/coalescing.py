@@ -12,7 +12,6 @@ half a sector) are how such code is meant to look and are not flagged.
 from __future__ import annotations
 
 import re
-
 from collections import defaultdict
 
 import numpy as np

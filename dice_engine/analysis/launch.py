@@ -12,7 +12,7 @@ from __future__ import annotations
 from .codes import CODES
 from .findings import Finding
 from .rule import Context, Rule
-from .syntax import DEFAULT_DYNAMIC_SMEM
+from .syntax import DEFAULT_DYNAMIC_SMEM, byte_point
 
 
 def launch_findings(ctx: Context) -> list[Finding]:
@@ -21,17 +21,12 @@ def launch_findings(ctx: Context) -> list[Finding]:
     out = []
     for size, start, end in ctx.launch.oversized:
         info = CODES["DICE-M007"]
-        l0, c0 = _point(ctx.src.data, start)
-        l1, c1 = _point(ctx.src.data, end)
+        l0, c0 = byte_point(ctx.src.data, start)
+        l1, c1 = byte_point(ctx.src.data, end)
         out.append(Finding(ctx.src.path, l0, ctx.src.column(l0, c0), l1, ctx.src.column(l1, c1),
                            info.category, "DICE-M007", info.severity, _message(ctx.fn.name, size),
                            data={"bytes": size}))
     return out
-
-
-def _point(data: bytes, byte: int) -> tuple[int, int]:
-    row = data.count(b"\n", 0, byte)
-    return row, byte - (data.rfind(b"\n", 0, byte) + 1)
 
 
 def _message(kernel: str, size: int) -> str:

@@ -68,6 +68,11 @@ class Source:
         return r0, self.column(r0, c0), r1, self.column(r1, c1)
 
 
+def byte_point(data: bytes, offset: int) -> tuple[int, int]:
+    """The 0-based row and byte column of a byte offset into `data`."""
+    return data.count(b"\n", 0, offset), offset - (data.rfind(b"\n", 0, offset) + 1)
+
+
 def operator(node: Node) -> str:
     """The operator of a binary/unary/assignment/update expression (its node kind is the token,
     which is cheaper than decoding text)."""

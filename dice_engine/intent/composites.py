@@ -124,10 +124,14 @@ def cross_entropy(x: Node, target: Node, reduction: str, label_smoothing: float 
     logp = ops.make("log_softmax", [x], dim=1)
     if not label_smoothing:
         return nll_loss(logp, target, reduction)
-    uniform = m("div", m("neg", m("sum", logp, dim=1)), float(x.shape[1]))
-    row = m("add", m("mul", m("neg", _picked(logp, target)), 1.0 - label_smoothing),
-            m("mul", uniform, float(label_smoothing)))
-    return _reduce_loss(row, reduction)
+    return _reduce_loss(label_smoothed(m("neg", _picked(logp, target)), logp, label_smoothing), reduction)
+
+
+def label_smoothed(row_nll: Node, logp: Node, smoothing: float) -> Node:
+    """Per-row cross entropy with label smoothing e from the rows' -logp of the target class and
+    the [N, C] log-probabilities: (1 - e) * row_nll + e * mean over the classes of -logp."""
+    uniform = m("div", m("neg", m("sum", logp, dim=1)), float(logp.shape[1]))
+    return m("add", m("mul", row_nll, 1.0 - smoothing), m("mul", uniform, float(smoothing)))
 
 
 def _same_shape(a: Node, b: Node, what: str) -> None:

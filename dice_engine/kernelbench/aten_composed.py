@@ -46,10 +46,7 @@ def _nll(logp: Node, target: Node, reduction: int, ignore_index: int, view: View
     kept = make("ne", [target, const(int(ignore_index))])  # an ignore_index may be a class
     row_loss = make("neg", [picked])
     if smoothing:
-        classes = _shape(logp)[1]
-        uniform = make("div", [make("neg", [make("sum", [logp], dim=1)]), const(float(classes))])
-        row_loss = make("add", [make("mul", [row_loss, const(1.0 - smoothing)]),
-                                make("mul", [uniform, const(float(smoothing))])])
+        row_loss = composites.label_smoothed(row_loss, logp, smoothing)
     loss = make("where", [kept, row_loss, const(0.0)])
     if int(reduction) != 1:
         return _reduced(loss, reduction)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from ..intent import composites
 from ..ir.dtypes import DTYPES, DType, promote
 from ..ir.graph import Node
-from ..intent import composites
 from ..ir.ops import const, index, make, normalize_dim
 from .aten_ops import Handler, Unsupported, _get, _scalar
 
