@@ -141,12 +141,16 @@ def _same_shape(a: Node, b: Node, what: str) -> None:
 
 def kl_div(x: Node, target: Node, reduction: str, log_target: bool) -> Node:
     _same_shape(x, target, "kl_div")
+    return _reduce_loss(kl_pointwise(x, target, log_target), reduction, x.shape[0] if x.rank else 1)
+
+
+def kl_pointwise(x: Node, target: Node, log_target: bool) -> Node:
+    """kl_div's elementwise loss, PyTorch's: exp(t) * (t - x) for a log target, else
+    xlogy(t, t) - t * x (0 where t is 0, NaN where it is negative)."""
     if log_target:
-        loss = m("mul", m("exp", target), m("sub", target, x))
-    else:   # xlogy(target, target) - target * input: 0 where target is 0, NaN where it is negative
-        tlogt = m("where", m("eq", target, 0.0), 0.0, m("mul", target, m("log", target)))
-        loss = m("sub", tlogt, m("mul", target, x))
-    return _reduce_loss(loss, reduction, x.shape[0] if x.rank else 1)
+        return m("mul", m("exp", target), m("sub", target, x))
+    tlogt = m("where", m("eq", target, 0.0), 0.0, m("mul", target, m("log", target)))
+    return m("sub", tlogt, m("mul", target, x))
 
 
 def smooth_l1(x: Node, target: Node, reduction: str, beta: float, huber: bool) -> Node:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
+from ..intent import composites
 from ..ir.dtypes import DTYPES
 from ..ir.graph import Node
 from ..ir.ops import const, make, transpose
@@ -525,15 +526,7 @@ def _l1(a: Sequence[Any], k: dict[str, Any]) -> Node:
 
 
 def _kl_div(a: Sequence[Any], k: dict[str, Any]) -> Node:
-    x, target = a[0], a[1]
-    if _get(a, k, 3, "log_target", False):
-        loss = make("mul", [make("exp", [target]), make("sub", [target, x])])
-    else:  # target * (log(target) - x), 0 where target is 0 (xlogy)
-        tlogt = make(
-            "where",
-            [make("eq", [target, const(0.0)]), const(0.0), make("mul", [target, make("log", [target])])],
-        )
-        loss = make("sub", [tlogt, make("mul", [target, x])])
+    loss = composites.kl_pointwise(a[0], a[1], bool(_get(a, k, 3, "log_target", False)))
     return _reduced(loss, _get(a, k, 2, "reduction", 1))
 
 
