@@ -1,5 +1,5 @@
 """`bounds`: a global thread index used without a bounds check where the grid is rounded up
-(DICE-X001), and a loop bound one past the end of the array it indexes (DICE-X002, below).
+(DICE-X001), and a loop bound past the end of the array it indexes (DICE-X002, below).
 
 DICE-X001 needs two pieces of evidence from the file: a launch of the kernel whose grid is a
 ceiling division (`(n + block - 1) / block`, `(n + 255) / 256`, `div_up(n, b)`), so the last
@@ -18,7 +18,7 @@ from tree_sitter import Node
 from .findings import Finding
 from .report import finding
 from .rule import Context, Rule
-from .syntax import FIELD, initialized_locals, operator, text, walk
+from .syntax import FIELD, const_eval, initialized_locals, operator, text, walk
 
 _IDENTIFIER = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 _COMPARISONS = frozenset({"<", "<=", ">", ">="})
@@ -127,13 +127,16 @@ def _global_pointers(ctx: Context, uses: dict[str, tuple[str, set[str]]]) -> set
 def inclusive_bound_findings(ctx: Context) -> list[Finding]:
     """DICE-X002: `for (c = ...; c <= n; ...) a[c]` where `a` holds n elements: another loop of the
     kernel reads it under `c < n` (and never past the loop variable, as a CSR row_ptr's `i + 1`),
-    or `a` is a row of a matrix whose row stride is n (`a = x + row * n`)."""
+    or `a` is a row of a matrix whose row stride is n (`a = x + row * n`); and any constant loop
+    bound that takes `a[c]` past an array declared with a constant extent (`__constant__`,
+    `__shared__`, a local or `__device__` array: `float taps[31]` read for c up to 31)."""
     if not ctx.fn.is_kernel:
         return []
     loops = [_loop_bound(node) for node in walk(ctx.fn.body) if node.type == "for_statement"]
     loops = [loop for loop in loops if loop is not None]
+    out = _declared_overruns(ctx, loops)
     if not any(op == "<=" for _, op, _, _ in loops):
-        return []
+        return out
     strict: set[tuple[str, str]] = set()
     beyond: set[str] = set()          # arrays some loop reads past its variable (`a[i + 1]`)
     for var, op, bound, node in loops:
@@ -143,9 +146,9 @@ def inclusive_bound_findings(ctx: Context) -> list[Finding]:
             elif re.fullmatch(rf"{re.escape(var)}\s*\+\s*\w+", index):
                 beyond.add(array)
     rows = _row_strides(ctx)
-    out: list[Finding] = []
+    overrun = {f.line for f in out}
     for var, op, bound, node in loops:
-        if op != "<=":
+        if op != "<=" or node.child_by_field_id(FIELD.condition).start_point[0] in overrun:
             continue
         for array, index in _subscripts(node.child_by_field_id(FIELD.body)):
             if index != var or array in beyond:
@@ -155,6 +158,57 @@ def inclusive_bound_findings(ctx: Context) -> list[Finding]:
                 out.append(finding(ctx.src, condition, "DICE-X002", _inclusive_message(array, var, bound)))
                 break
     return out
+
+
+def _declared_overruns(ctx: Context, loops: list[tuple[str, str, str, Node]]) -> list[Finding]:
+    """Loops whose constant bound takes `a[v]` past the constant extent `a` is declared with."""
+    constants = {**ctx.facts.constants, **dict(ctx.launch.values)}
+    out = []
+    for var, op, bound, node in loops:
+        last = const_eval(bound, constants)
+        if last is None:
+            continue
+        last -= op == "<"
+        for array, index in _subscripts(node.child_by_field_id(FIELD.body)):
+            if index != var:
+                continue
+            extent = _declared_extent(array, node, ctx.facts.constants)
+            if extent is not None and last >= extent:
+                condition = node.child_by_field_id(FIELD.condition)
+                out.append(finding(ctx.src, condition, "DICE-X002",
+                                   _declared_message(array, extent, var, op, bound, last)))
+                break
+    return out
+
+
+def _declared_extent(name: str, at: Node, constants: dict[str, int]) -> int | None:
+    """The constant extent of the one-dimensional array `name` as seen at `at`: its declaration in
+    the nearest enclosing block (before `at`) or at file scope (a `__constant__` table, a
+    `__device__` array); None when that declaration is not such an array."""
+    scope: Node | None = at.parent
+    while scope is not None:
+        if scope.type in ("compound_statement", "translation_unit"):
+            for decl in scope.named_children:
+                if decl.start_byte >= at.start_byte:
+                    break
+                if decl.type == "declaration" and (found := _array_declarator(decl, name)) is not None:
+                    size = found.child_by_field_id(FIELD.size)
+                    extent = const_eval(text(size), constants) if size is not None else None
+                    return extent if extent is not None and extent > 0 else None
+        scope = scope.parent
+    return None
+
+
+def _array_declarator(decl: Node, name: str) -> Node | None:
+    """The declarator of `name` in `decl` when it is a one-dimensional array; None otherwise."""
+    for d in decl.children_by_field_id(FIELD.declarator):
+        if d.type == "init_declarator":
+            d = d.child_by_field_id(FIELD.declarator)
+        if d is not None and d.type == "array_declarator":
+            inner = d.child_by_field_id(FIELD.declarator)
+            if inner is not None and inner.type == "identifier" and text(inner) == name:
+                return d
+    return None
 
 
 def _loop_bound(loop: Node) -> tuple[str, str, str, Node] | None:
@@ -199,6 +253,13 @@ def _inclusive_message(array: str, var: str, bound: str) -> str:
     return (f"`{var} <= {bound}` runs one step past the end: `{array}` holds {bound} elements "
             f"(indices 0 to {bound} - 1), so the last iteration reads or writes `{array}[{bound}]`, "
             f"out of bounds. Loop while `{var} < {bound}`.")
+
+
+def _declared_message(array: str, extent: int, var: str, op: str, bound: str, last: int) -> str:
+    past = "one step past the end" if last == extent else f"{last - extent + 1} steps past the end"
+    return (f"`{var} {op} {bound}` runs {past}: `{array}` is declared with {extent} elements (indices 0 to "
+            f"{extent - 1}), so the loop reads or writes `{array}[{last}]`, out of bounds. Loop while "
+            f"`{var} < {extent}`, or declare `{array}` with the extent the loop needs.")
 
 
 def _check(ctx: Context) -> list[Finding]:

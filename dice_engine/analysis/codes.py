@@ -49,6 +49,8 @@ CODES: dict[str, CodeInfo] = {
     "DICE-P003": CodeInfo("precision", "warning", "Half/bfloat16 accumulator in a loop", "static"),
     "DICE-P004": CodeInfo("precision", "warning", "Lossy atomicAdd target", "static"),
     "DICE-P005": CodeInfo("precision", "warning", "Float accumulator of double values in a loop", "static"),
+    "DICE-P006": CodeInfo("precision", "warning", "One float total built by more than 2^24 atomicAdds",
+                          "static"),
     # overflow
     "DICE-O001": CodeInfo("overflow", "warning", "32-bit index for an extent that can exceed 2^31", "static"),
     "DICE-O002": CodeInfo("overflow", "warning", "Index product computed in 32 bits before widening",
@@ -56,7 +58,7 @@ CODES: dict[str, CodeInfo] = {
     # bounds
     "DICE-X001": CodeInfo("bounds", "warning",
                           "Thread index used without a bounds check on a rounded-up grid", "static"),
-    "DICE-X002": CodeInfo("bounds", "warning", "Loop bound one past the end of the array it indexes",
+    "DICE-X002": CodeInfo("bounds", "warning", "Loop bound past the end of the array it indexes",
                           "static"),
     # resources (ptxas)
     "DICE-M001": CodeInfo("resources", "warning", "Register spills to local memory", "compiler"),

@@ -826,6 +826,10 @@ BUILTIN_SIZES: dict[str, int] = {
 }
 
 
+_CAST_WORDS = frozenset({"size_t", "int", "unsigned", "signed", "long", "short", "int64_t", "uint64_t",
+                         "int32_t", "uint32_t", "ptrdiff_t"})
+
+
 def const_eval(expr: str, constants: dict[str, int]) -> int | None:
     """An integer constant expression of literals, known names and + - * / % << >> & | ^ ~,
     or None. Casts such as (size_t) are skipped."""
@@ -844,9 +848,11 @@ def const_eval(expr: str, constants: dict[str, int]) -> int | None:
         tok = toks[pos]
         pos += 1
         if tok == "(":
-            if pos < len(toks) and toks[pos] in ("size_t", "int", "unsigned", "long", "int64_t") \
-                    and pos + 1 < len(toks) and toks[pos + 1] == ")":
-                pos += 2
+            end = pos
+            while end < len(toks) and toks[end] in _CAST_WORDS:
+                end += 1
+            if end > pos and end < len(toks) and toks[end] == ")":   # (long long), (unsigned int), ...
+                pos = end + 1
                 return unary()
             v = binary(0)
             if pos < len(toks) and toks[pos] == ")":

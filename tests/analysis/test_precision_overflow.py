@@ -91,3 +91,42 @@ def test_64bit_destination_of_a_32bit_product_is_O002():
     assert codes(check_source(src)) == ["DICE-O002"]
     fixed = _fixed(src, "DICE-O002")
     assert "(long long)blockIdx.x * blockDim.x" in fixed and codes(check_source(fixed)) == []
+
+
+ONE_TOTAL = """\
+__global__ void total(const float* x, float* sum, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&sum[0], x[i]);
+}
+__global__ void warp_totals(const float* x, float* sum, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = i < n ? x[i] : 0.0f;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0) atomicAdd(sum, v);
+}
+__global__ void row_totals(const float* x, float* sums, int n) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) atomicAdd(&sums[blockIdx.x], x[blockIdx.x * n + i]);
+}
+__global__ void strided_total(const float* x, float* sum, long long n) {
+    for (long long i = threadIdx.x + (long long)blockIdx.x * blockDim.x; i < n; i += (long long)blockDim.x * gridDim.x)
+        atomicAdd(sum, x[i]);
+}
+void run(const float* x, float* s) {
+    const int n = COUNT;
+    total<<<(n + 255) / 256, 256>>>(x, s, n);
+    warp_totals<<<(n + 255) / 256, 256>>>(x, s, n);
+    row_totals<<<1024, 256>>>(x, s, 1 << 14);
+    strided_total<<<264, 512>>>(x, s, (long long)n);
+}
+"""
+
+
+def test_one_float_total_of_more_than_2_24_atomic_adds_is_P006():
+    # 2^28 elements: one add per element into sum[0] (line 3), and the grid-stride loop visits every
+    # element once whatever its 264 blocks (line 16); warp leaders add 2^23 partials (under 2^24)
+    # and each block its own row total: neither is flagged
+    findings = check_source(ONE_TOTAL.replace("COUNT", "1 << 28"))
+    assert [(f.line + 1, f.code) for f in findings if f.code == "DICE-P006"] == [(3, "DICE-P006"), (16, "DICE-P006")]
+    assert "268,435,456 adds" in next(f.message for f in findings if f.code == "DICE-P006")
+    # 2^22 elements: every total stays well inside float's 24 bits
+    assert "DICE-P006" not in codes(check_source(ONE_TOTAL.replace("COUNT", "1 << 22")))

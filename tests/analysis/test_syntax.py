@@ -23,6 +23,7 @@ def test_integer_literals_and_constant_expressions():
     assert const_eval("(TILE + 1) * ROWS", consts) == 264
     assert const_eval("1 << 20", consts) == 1 << 20
     assert const_eval("(size_t)TILE * TILE", consts) == 1024
+    assert const_eval("(long long)TILE * (unsigned int)ROWS", consts) == 32 * 8
     assert const_eval("TILE / 0", consts) is None
     assert const_eval("UNKNOWN + 1", consts) is None
 
