@@ -27,7 +27,7 @@ OPERATIONS: list[tuple[str, str]] = [
     ("instance_norm", w(r"instance[ _-]?norm(?:alization)?") + r"|实例归一化"),
     ("batch_norm", w(r"batch[ _-]?norm(?:alization)?") + r"|批归一化|批量归一化"),
     ("layer_norm", w(r"layer[ _-]?norm(?:alization)?") + r"|层归一化|层标准化"),
-    ("rms_norm", w(r"rms[ _-]?norm(?:alization)?") + r"|均方根归一化|rms归一化"),
+    ("rms_norm", w(r"rms[ _-]?norm(?:alization)?") + r"|均方根\s*归一化|rms\s*(?:归一化|标准化)"),
     ("cumprod", w(r"cumprod|cumulative product|prefix[ -]product") + r"|累积乘积|前缀积"),
     ("cumsum", w(r"cumsum|cumulative sum|prefix[ -]sum|inclusive scan|scan") + r"|前缀和|累加和|累积和"),
     ("argmax", w("argmax") + r"|最大值(?:的)?(?:索引|下标|位置)"),

@@ -389,15 +389,16 @@ class _Builder:
 
     # -- GEMM, batched GEMM, convolution, with a bias/activation epilogue ----------------------
     def _gemm_like(self, anchor: Mention) -> Node:
-        if anchor.kind == "conv2d":
-            node = self._conv(anchor)
-        else:
-            node = self._matmul(anchor)
         bias = self.bias or next((b for b in self.binaries if b.kind == "add"), None)
+        if anchor.kind == "conv2d":
+            return self._epilogue(self._conv(anchor, with_bias=bias is not None), None)
+        return self._epilogue(self._matmul(anchor), bias)
+
+    def _epilogue(self, product: Node, bias: Mention | None) -> Node:
+        """A product's bias (one per output column) and activations, in the order PyTorch's
+        `act(x @ W + b)` applies them."""
+        node = product
         if bias is not None:
-            if anchor.kind == "conv2d":
-                raise self.error("a convolution bias in words is not supported; write the tensor form",
-                                 bias.span)
             node = self._make("add", [node, self._input("bias", (node.shape[-1],))], bias.span)
         for act in self.activations:
             node = self._activation(act, node)
@@ -449,7 +450,8 @@ class _Builder:
                              "batch 8, or 8x128x64 @ 8x64x32", anchor.span)
         return (batch[0], *a), (batch[0], *b)
 
-    def _conv(self, anchor: Mention) -> Node:
+    def _conv(self, anchor: Mention, with_bias: bool) -> Node:
+        """A 2-D convolution; `with_bias`: plus one bias per output channel."""
         shapes = self._shapes(anchor, "8x3x224x224 (NCHW) with 64 3x3 filters")
         data = [s for s in shapes if len(s.dims) == 4]
         windows = [s for s in shapes if len(s.dims) == 2]
@@ -458,7 +460,8 @@ class _Builder:
         filters = self.scan.number(lx.w(r"(\d+)\s*(?:output channels|filters|kernels|out channels)")
                                    + r"|(?<![a-z0-9_.])(\d+)\s+(?=\d+\s*x\s*\d+\s*(?:filters|kernels))"
                                    + r"|输出通道数?\s*为?\s*(\d+)"
-                                   + r"|(\d+)\s*个(?=(?:\d+\s*x\s*\d+\s*的?)?(?:输出通道|卷积核|滤波器))")
+                                   + r"|(\d+)\s*个\s*"
+                                   + r"(?=(?:\d+\s*x\s*\d+\s*的?\s*)?(?:输出通道|卷积核|滤波器))")
         n, c, h, wd = data[0].dims
         if filters is None and len(data) > 1:     # "... with a [64, 3, 7, 7] kernel": out, in, kh, kw
             out_channels, in_channels, *window = data[1].dims
@@ -475,7 +478,8 @@ class _Builder:
         x = self._input("x", (n, c, h, wd))
         w = self._input("w", (filters[0], c, *windows[0].dims))
         attrs = {"stride": stride[0] if stride else 1, "padding": padding[0] if padding else 0}
-        return self._make("conv2d", [x, w], anchor.span, **attrs)
+        operands = [x, w, self._input("bias", (filters[0],))] if with_bias else [x, w]
+        return self._make("conv2d", operands, anchor.span, **attrs)
 
     # -- elementwise --------------------------------------------------------------------------
     def _elementwise(self) -> Node:
@@ -485,9 +489,10 @@ class _Builder:
             node = self._binary(self.binaries[0], shapes)
         else:
             node = self._input("x", self._one_shape(first, "1024x1024 or 1048576 elements").dims)
-        for act in self.activations:
-            node = self._activation(act, node)
-        return node
+        if self.bias is not None and node.op != "matmul":
+            raise self.error("a bias is added to a matrix product or a convolution; for an elementwise sum "
+                             "say 'add', or write the tensor form", self.bias.span)
+        return self._epilogue(node, self.bias)
 
     def _binary(self, op: Mention, shapes: list[ShapeMention]) -> Node:
         for extra in self.binaries[1:]:

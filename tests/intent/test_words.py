@@ -116,6 +116,15 @@ WORDS = [
     # the filter tensor's shape gives the output channels and the window
     ("convolve a [8, 3, 224, 224] input with a [64, 3, 7, 7] kernel, stride 2, padding 3",
      "conv2d(x:f32[8, 3, 224, 224], w:f32[64, 3, 7, 7], dilation=(1, 1), padding=(3, 3), stride=(2, 2))", {}),
+    # a bias is one per output column of a product, or one per output channel of a convolution
+    ("multiply a 100x50 bf16 matrix by a 50x20 bf16 matrix, then add a bias and apply relu",
+     "relu(add(matmul(A:bf16[100, 50], B:bf16[50, 20]), bias:bf16[20]))", {}),
+    ("2D convolution of a [2, 4, 9, 9] fp32 input with 8 3x3 filters and a bias",
+     "conv2d(x:f32[2, 4, 9, 9], w:f32[8, 4, 3, 3], bias:f32[8], dilation=(1, 1), padding=(0, 0), stride=(1, 1))", {}),
+    ("对形状为 [2, 3, 16, 16] 的 float32 输入做二维卷积，32 个 5x5 卷积核",
+     "conv2d(x:f32[2, 3, 16, 16], w:f32[32, 3, 5, 5], dilation=(1, 1), padding=(0, 0), stride=(1, 1))", {}),
+    ("对 [8, 256, 4096] 的 bf16 张量做 RMS 归一化，eps=1e-6",
+     "rms_norm(x:bf16[8, 256, 4096], weight:bf16[4096], eps=1e-06)", {}),
 ]
 
 
@@ -157,6 +166,7 @@ WORD_ERRORS = [
     ("relu of a 64x64 matrix plus 3", "3", "a number as an operand"),
     ("subtract a 64x64 matrix from 2", "2", "a number as an operand"),     # 2 - x: not read
     ("mean squared error of two 30x40 tensors", "mean squared error", "mse_loss"),
+    ("relu of a 64x64 matrix plus a bias", "bias", "a bias is added to a matrix product"),
 ]
 
 
