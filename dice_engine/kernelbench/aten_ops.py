@@ -537,15 +537,14 @@ def _triplet(a: Sequence[Any], k: dict[str, Any]) -> Node:
         _get(a, k, 4, "p", 2.0),
         float(_get(a, k, 5, "eps", 1e-6)),
     )
-    if _get(a, k, 6, "swap", False):
-        raise Unsupported("triplet_margin_loss with swap=True has no IR form yet")
 
     def dist(u: Node, v: Node) -> Node:  # pairwise_distance: ||u - v + eps|| over the last dim
         return _norm_of(make("add", [make("sub", [u, v]), const(eps)]), p, u.rank - 1, False)
 
-    loss = make(
-        "clamp", [make("add", [make("sub", [dist(anchor, pos), dist(anchor, neg)]), const(margin)])], min=0.0
-    )
+    negative = dist(anchor, neg)
+    if _get(a, k, 6, "swap", False):   # the distance swap: the nearer of anchor and positive to the negative
+        negative = make("minimum", [negative, dist(pos, neg)])
+    loss = make("clamp", [make("add", [make("sub", [dist(anchor, pos), negative]), const(margin)])], min=0.0)
     return _reduced(loss, _get(a, k, 7, "reduction", 1))
 
 

@@ -20,7 +20,7 @@ from ..ir.statistics import normalize
 from ..sketches.attention import match as match_attention
 from .aten_ops import Absent, Unsupported, _get
 from .aten_slicing import broadcast_to
-from .aten_windows import conv_padding
+from .aten_windows import conv_input
 
 View = Callable[..., Node]  # view(node, shape[, offset]): a buffer over node's written value (or a part)
 ReshapingHandler = Callable[[Sequence[Any], dict[str, Any], View], Node]
@@ -41,10 +41,10 @@ def _one(v: Any, name: str) -> int:
 
 def _conv1d(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     x, w, b = a[0], a[1], _get(a, k, 2, "bias")
-    (n, c, length), (kout, cin_per_group, r) = _shape(x), _shape(w)
     stride = _one(_get(a, k, 3, "stride", 1), "stride")
     dilation = _one(_get(a, k, 5, "dilation", 1), "dilation")
-    padding = conv_padding(_get(a, k, 4, "padding", 0), w, 1, (dilation,), stride)
+    x, padding = conv_input(x, _get(a, k, 4, "padding", 0), w, 1, (dilation,), stride)
+    (n, c, length), (kout, cin_per_group, r) = _shape(x), _shape(w)
     y = make(
         "conv2d",
         [view(x, (n, c, 1, length)), view(w, (kout, cin_per_group, 1, r)), *([b] if b is not None else [])],

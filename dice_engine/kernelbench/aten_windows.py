@@ -17,31 +17,31 @@ def _tuple(v: Any) -> Any:
     return tuple(v) if isinstance(v, (list, tuple)) else v
 
 
-def same_padding(weight: Node, spatial: int, dilation: Any, stride: Any) -> tuple[int, ...]:
-    """padding='same' as explicit symmetric padding: the total `dilation * (k - 1)` split evenly
-    (PyTorch pads one more on the right when it is odd, which no symmetric padding is)."""
+def same_padding(weight: Node, spatial: int, dilation: Any, stride: Any) -> tuple[tuple[int, int], ...]:
+    """padding='same' as (before, after) counts per spatial dim: the total `dilation * (k - 1)`
+    split evenly, the odd one more after (as PyTorch pads)."""
     dil = dilation if isinstance(dilation, tuple) else (dilation,) * spatial
     if _tuple(stride) not in (1, (1,) * spatial):
         raise Unsupported("padding='same' needs stride 1 (as torch)")
-    pads = []
-    for k, d in zip(weight.shape[2:], dil):
-        total = int(d) * (int(k) - 1)
-        if total % 2:
-            raise Unsupported(
-                "padding='same' with an even extent of the dilated kernel pads unevenly; no IR form yet"
-            )
-        pads.append(total // 2)
-    return tuple(pads)
+    totals = [int(d) * (int(k) - 1) for k, d in zip(weight.shape[2:], dil)]
+    return tuple((t // 2, t - t // 2) for t in totals)
 
 
-def conv_padding(padding: Any, weight: Node, spatial: int, dilation: Any, stride: Any) -> Any:
+def conv_input(x: Node, padding: Any, weight: Node, spatial: int, dilation: Any,
+               stride: Any) -> tuple[Node, Any]:
+    """The convolution's input and its symmetric `padding=` argument: padding='same' whose split
+    is uneven (an even extent of the dilated kernel) becomes a zero pad of the input, then no
+    padding."""
     if padding == "valid":
-        return 0
+        return x, 0
     if padding == "same":
-        return same_padding(weight, spatial, dilation, stride)
+        pairs = same_padding(weight, spatial, dilation, stride)
+        if all(lo == hi for lo, hi in pairs):
+            return x, tuple(lo for lo, _ in pairs)
+        return make("pad", [x], pads=((0, 0),) * (x.rank - spatial) + pairs, value=0.0), 0
     if isinstance(padding, str):
         raise Unsupported(f"padding={padding!r} is not a padding torch knows")
-    return _tuple(padding)
+    return x, _tuple(padding)
 
 
 def _conv(spatial: int) -> Handler:
@@ -50,11 +50,12 @@ def _conv(spatial: int) -> Handler:
     def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
         x, w, b = a[0], a[1], _get(a, k, 2, "bias")
         stride, dilation = _tuple(_get(a, k, 3, "stride", 1)), _tuple(_get(a, k, 5, "dilation", 1))
+        x, padding = conv_input(x, _get(a, k, 4, "padding", 0), w, spatial, dilation, stride)
         return make(
             f"conv{spatial}d",
             [x, w, *([b] if b is not None else [])],
             stride=stride,
-            padding=conv_padding(_get(a, k, 4, "padding", 0), w, spatial, dilation, stride),
+            padding=padding,
             dilation=dilation,
             groups=int(_get(a, k, 6, "groups", 1)),
         )

@@ -12,6 +12,7 @@ keys.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +70,9 @@ def trace_task(task: Task) -> Traced:
     if not isinstance(model, torch.nn.Module):
         raise TaskError("Model(*get_init_inputs()) is not a torch.nn.Module")
     try:
-        exported = torch.export.export(model, tuple(inputs), strict=False)
+        with warnings.catch_warnings():   # torch's advice about the model is not ours to print: one line out
+            warnings.simplefilter("ignore")
+            exported = torch.export.export(model, tuple(inputs), strict=False)
     except Exception as e:  # torch's tracer: data-dependent control flow, unsupported Python, ...
         raise TaskError(f"tracing Model.forward failed: {type(e).__name__}: {_first_line(e)}") from None
     specs = exported.graph_signature.input_specs

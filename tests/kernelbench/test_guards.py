@@ -128,6 +128,7 @@ def test_eval_accepts_the_honest_control():
         "conv_depthwise_pools",
         "scans_masks_einsum",
         "class_losses",
+        "weighted_losses_same_pad",
         "constant_on_input_device",
     ],
 )

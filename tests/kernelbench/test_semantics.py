@@ -64,6 +64,7 @@ def run_plans(stem: str, seed: int = 0) -> tuple[list[np.ndarray], list[torch.Te
         "conv_depthwise_pools",
         "scans_masks_einsum",
         "class_losses",
+        "weighted_losses_same_pad",
     ],
 )
 def test_plans_compute_what_the_model_computes(stem):
