@@ -24,6 +24,39 @@ def _channel_view(param: Node, x: Node, arg: int) -> Node:
     return m("reshape", param, shape=(x.shape[1],) + (1,) * (x.rank - 2))
 
 
+def expand(x: Node, shape: tuple) -> Node:
+    """`x` broadcast to `shape` (PyTorch's rules), as a select whose both branches are `x`."""
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    return m("where", m("ge", ops.index(shape, 0), 0), x, x)
+
+
+def index_select(x: Node, dim: int, index: Node) -> Node:
+    """torch.index_select: the slices of x along `dim` at a 1-D integer index, in its order."""
+    dim = ops.normalize_dim(dim, x.rank, 0)
+    if index.rank != 1:
+        raise OpError(f"index_select's index must be 1-D, got rank {index.rank}", 1)
+    count = index.shape[0]
+    picks = m("reshape", index, shape=(1,) * dim + (count,) + (1,) * (x.rank - dim - 1))
+    return m("gather", x, expand(picks, x.shape[:dim] + (count,) + x.shape[dim + 1:]), dim=dim)
+
+
+def embedding(ids: Node, weight: Node) -> Node:
+    """F.embedding: the rows of a [V, D] table at integer ids of any shape, [*ids.shape, D]
+    (padding_idx changes only gradients)."""
+    if weight.rank != 2:
+        raise OpError(f"embedding's weight must be a [V, D] table, got rank {weight.rank}", 1)
+    if not all(isinstance(d, int) for d in ids.shape):
+        raise OpError("embedding needs concrete id shapes", 0)
+    count = 1
+    for d in ids.shape:
+        count *= d
+    width = weight.shape[1]
+    rows = expand(m("reshape", ids, shape=(count, 1)), (count, width))
+    return m("reshape", m("gather", weight, rows, dim=0), shape=tuple(ids.shape) + (width,))
+
+
 def _affine(y: Node, x: Node, weight: Node | None, bias: Node | None) -> Node:
     if weight is not None:
         y = m("mul", y, _channel_view(weight, x, 1))

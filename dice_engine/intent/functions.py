@@ -301,6 +301,19 @@ def _flip(site: CallSite) -> Node:
     return build("flip", site, ["input"], dims=dims if isinstance(dims, tuple) else (dims,))
 
 
+def _gather(site: CallSite) -> Node:
+    dim = site.number("dim", integer=True)
+    if dim is None:
+        raise site.error("gather needs dim and index, e.g. gather(x, 1, idx)")
+    return build("gather", site, ["input", "index"], dim=dim)
+
+
+def _embedding(site: CallSite) -> Node:
+    if site.get("max_norm") is not None:
+        raise site.error("embedding with max_norm (which rewrites the table) is not supported", "max_norm")
+    return _composite(composites.embedding, ("input", "weight"))(site)
+
+
 def _reshape(site: CallSite) -> Node:
     shape = site.ints("shape")
     if shape is None:
@@ -389,6 +402,11 @@ FUNCTIONS: dict[str, Function] = {
        for d in (1, 2, 3)},
     "cumprod": Function(("input", "dim"), _scan("cumprod")),
     "flip": Function(("input", "dims"), _flip, varargs=True),
+    "gather": Function(("input", "dim", "index"), _gather),
+    "index_select": Function(("input", "dim", "index"), _composite(
+        lambda x, index, dim: composites.index_select(x, dim, index), ("input", "index"),
+        lambda site: {"dim": site.number("dim", 0, integer=True)})),
+    "embedding": Function(("input", "weight", "padding_idx", "max_norm"), _embedding),
     "reshape": Function(("input", "shape"), _reshape, varargs=True),
     "view": Function(("input", "shape"), _reshape, varargs=True),
     "unsqueeze": Function(("input", "dim"), _unsqueeze),

@@ -10,6 +10,7 @@ from .lexicon import w
 
 CAN_GENERATE = ("elementwise maps, sum/mean/max/min/prod/argmax/argmin over any axes, softmax/log_softmax, "
                 "layer/rms/batch/instance/group norm, cumsum/cumprod, transpose/permute/flip/reshape, "
+                "gather/index_select/embedding lookups, "
                 "matmul/bmm (with bias and activation), 1-3-D and transposed convolutions, 1-3-D max/avg "
                 "pooling, losses (cross_entropy, nll_loss, mse_loss, ...), scaled_dot_product_attention")
 
@@ -25,9 +26,8 @@ _OPERATIONS: list[tuple[str, frozenset[str], str]] = [
     ("median/quantile", frozenset({"median", "nanmedian", "quantile", "mode"}),
      w(r"median|quantile|percentile") + r"|中位数|分位数"),
     ("histograms", frozenset({"histc", "histogram", "bincount"}), w(r"histogram|bincount") + r"|直方图"),
-    ("gather/scatter and embedding lookups", frozenset({"gather", "scatter", "scatter_add", "index_select",
-                                                        "embedding", "take"}),
-     w(r"gather|scatter|embedding(?: lookup)?|index[ _]select") + r"|嵌入|索引选择"),
+    ("scatter", frozenset({"scatter", "scatter_add", "scatter_reduce", "index_add", "index_put", "take"}),
+     w(r"scatter|index[ _]add") + r"|散射"),
     ("FFTs", frozenset({"fft", "ifft", "rfft", "irfft", "fft2"}), w(r"fft|fourier transform") + r"|傅里叶"),
     ("mean squared error", frozenset({"mse_loss"}),
      w(r"mse(?: loss)?|mean[ -]squared? error") + r"|均方误差"),

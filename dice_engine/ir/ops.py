@@ -39,8 +39,9 @@ SCANS = {"cumsum", "cumprod"}
 # [0] the mean, [1] the variance (what batch, instance and group norm normalize with).
 STATISTICS = {"moments"}
 # Views: each output element is one element of the argument (or of an index), re-addressed;
-# a pad's border elements are its constant instead.
-VIEWS = {"reshape", "flip", "index", "slice", "pad"}
+# a pad's border elements are its constant instead, and a gather's address along its dim is read
+# from its index tensor.
+VIEWS = {"reshape", "flip", "index", "slice", "pad", "gather"}
 HEAVY = REDUCTIONS | STATISTICS | SCANS | CONVS | POOLS | {"softmax", "log_softmax", "layer_norm", "rms_norm",
                                               "permute", "matmul", "torch"}
 OPS = ELEMENTWISE | HEAVY | VIEWS
@@ -516,6 +517,25 @@ def _slice(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
     return _node(op, args, x.dtype, shape, {"dim": dim, "start": start, "step": step})
 
 
+def _gather(op: str, args: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
+    """torch.gather(x, dim, index): out[i] = x[i with i[dim] replaced by index[i]], the result of
+    the index's shape; the index is an integer tensor of x's rank, no larger than x along the
+    other dims. Indices are clamped to [0, size) along dim (torch raises there instead), so a
+    kernel never reads outside x."""
+    _arity(op, args, 2)
+    x, idx = args
+    dim = normalize_dim(int(attrs.get("dim", 0)), x.rank)
+    _concrete(x, dim, "gather")
+    if idx.dtype.is_float or idx.dtype.name == "bool":
+        raise OpError(f"gather's index must be an integer tensor, got {idx.dtype}", 1)
+    if idx.rank != x.rank:
+        raise OpError(f"gather's index must have the input's rank ({x.rank}), got rank {idx.rank}", 1)
+    for d, (n, m) in enumerate(zip(x.shape, idx.shape)):
+        if d != dim and isinstance(n, int) and isinstance(m, int) and m > n:
+            raise OpError(f"gather's index is larger than the input along dim {d} ({m} > {n})", 1)
+    return _node(op, args, x.dtype, idx.shape, {"dim": dim})
+
+
 PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
@@ -573,4 +593,5 @@ _BUILDERS = {
     "flip": _flip,
     "slice": _slice,
     "pad": _pad,
+    "gather": _gather,
 }

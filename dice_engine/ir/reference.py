@@ -302,6 +302,13 @@ def _bind_symbols(program: Program, inputs: dict[str, Array]) -> dict[str, int]:
     return bound
 
 
+def _gather(x: Array, index: Array, dim: int) -> Array:
+    """torch.gather with indices clamped to x's extent along dim (ops._gather)."""
+    window = tuple(slice(0, m) if d != dim else slice(None) for d, m in enumerate(index.shape))
+    clamped = np.clip(index.astype(np.int64), 0, x.shape[dim] - 1)
+    return np.take_along_axis(x[window], clamped, axis=dim)
+
+
 def evaluate(program: Program, inputs: dict[str, Array], symbols: dict[str, int] | None = None) -> Array:
     """The program's output for `inputs`, rounded to the output dtype."""
     bound = _bind_symbols(program, inputs)
@@ -359,6 +366,8 @@ def _eval_node(node: Node, args: list[Array], inputs: dict[str, Array]) -> Array
             return np.pad(args[0], node.attr("pads"), constant_values=node.attr("value"))
         return np.pad(args[0], node.attr("pads"), mode={"reflect": "reflect", "replicate": "edge",
                                                         "circular": "wrap"}[mode])
+    if op == "gather":
+        return _gather(args[0], args[1], node.attr("dim"))
     if op == "permute":
         return np.transpose(args[0], node.attr("dims"))
     if op == "matmul":

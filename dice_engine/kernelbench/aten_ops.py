@@ -491,6 +491,16 @@ def _vector_norm(a: Sequence[Any], k: dict[str, Any]) -> Node:
     )
 
 
+def _bitwise_not(a: Sequence[Any], k: dict[str, Any]) -> Node:
+    """`~mask` of a bool tensor is its logical not; of an integer, -x - 1 (two's complement)."""
+    x = a[0]
+    if x.dtype.name == "bool":
+        return make("logical_not", [x])
+    if x.dtype.is_float:
+        raise Unsupported(f"bitwise_not of a floating tensor ({x.dtype})")
+    return make("sub", [make("neg", [x]), const(1)])
+
+
 def _reduced(loss: Node, reduction: int) -> Node:
     """ATen's reduction enum: 0 none, 1 mean, 2 sum."""
     return {0: lambda: loss, 1: lambda: make("mean", [loss]), 2: lambda: make("sum", [loss])}[
@@ -590,6 +600,7 @@ TABLE: dict[str, Handler] = {
         )
     },
     "aten.gelu": _gelu,
+    "aten.bitwise_not": _bitwise_not,
     "aten.leaky_relu": _leaky_relu,
     "aten.hardtanh": _hardtanh,
     "aten.relu6": lambda a, k: make("clamp", [a[0]], min=0.0, max=6.0),

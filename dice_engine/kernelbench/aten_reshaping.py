@@ -20,6 +20,7 @@ from ..ir.statistics import normalize
 from ..sketches.attention import match as match_attention
 from .aten_ops import Absent, Unsupported, _get
 from .aten_slicing import broadcast_to
+from .aten_lookups import adaptive_pool_axis
 from .aten_windows import conv_input
 
 View = Callable[..., Node]  # view(node, shape[, offset]): a buffer over node's written value (or a part)
@@ -248,10 +249,11 @@ def _attention(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
 
 
 def _adaptive_pool(kind: str, spatial: int) -> ReshapingHandler:
-    """Adaptive average or max pooling where the output size divides the input: a plain pool
+    """Adaptive average or max pooling: where the output size divides the input a plain pool
     with kernel = stride = input / output (1-D through a 2-D view), or a mean / max over the
-    spatial dims for an output of one element per channel. The max form also gives its indices
-    in ATen; they have no IR form (reading them is refused)."""
+    spatial dims for an output of one element per channel; otherwise windowed gathers per axis
+    (`aten_lookups.adaptive_pool_axis`). The max form also gives its indices in ATen; they have
+    no IR form (reading them is refused)."""
 
     def handler(a: Sequence[Any], k: dict[str, Any], view: View) -> Any:
         x = a[0]
@@ -273,8 +275,11 @@ def _adaptive_pool(kind: str, spatial: int) -> ReshapingHandler:
             else:
                 y = make(f"{kind}_pool{spatial}d", [x], kernel_size=kernel, stride=kernel,
                          padding=(0,) * spatial)
-        else:
-            raise Unsupported(f"adaptive pooling from {list(sizes)} to {list(out)} has no IR form yet")
+        else:      # windows of unequal length: one windowed gather and reduction per axis
+            y = x
+            for axis, size_out in zip(range(x.rank - spatial, x.rank), out):
+                if int(x.shape[axis]) != size_out:
+                    y = adaptive_pool_axis(y, axis, int(size_out), kind)
         return y if kind == "avg" else (y, _NO_INDICES)
 
     return handler

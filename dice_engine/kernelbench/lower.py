@@ -19,6 +19,7 @@ from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, HEAVY, REDUCTIONS, OpError, const, input_tensor, make
 from ..sketches.attention import match as match_attention
 from .aten_composed import COMPOSED, COMPOSED_RESHAPING
+from .aten_lookups import LOOKUPS
 from .aten_einsum import EINSUM
 from .aten_ops import TABLE, VIEWS, Absent, Unsupported
 from .aten_reshaping import RESHAPING, ReshapingHandler
@@ -30,7 +31,7 @@ from .trace import Traced
 
 
 # Every mapped operator: handlers that read values through other shapes get `view_as` too.
-HANDLERS = {**TABLE, **WINDOWS, **COMPOSED, **SLICING, **LOSSES}
+HANDLERS = {**TABLE, **WINDOWS, **COMPOSED, **SLICING, **LOSSES, **LOOKUPS}
 RESHAPING_HANDLERS: dict[str, ReshapingHandler] = {**RESHAPING, **COMPOSED_RESHAPING, **EINSUM}
 
 

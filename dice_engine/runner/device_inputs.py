@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from ..ir.graph import Program
-from .inputs import concrete, positive_inputs
+from .inputs import concrete, index_extents, positive_inputs
 
 
 def trial_generator(device: torch.device | str, seed: int, case: int, trial: int) -> torch.Generator:
@@ -18,9 +18,11 @@ def trial_generator(device: torch.device | str, seed: int, case: int, trial: int
 
 
 def _draw(shape: tuple[int, ...], kind: str, positive: bool, generator: torch.Generator,
-          device: torch.device | str) -> torch.Tensor:
+          device: torch.device | str, below: int | None = None) -> torch.Tensor:
     if kind == "bool":
         return torch.rand(shape, generator=generator, device=device) < 0.5
+    if kind == "int" and below is not None:     # an index: any valid address, 0 included
+        return torch.randint(0, below, shape, generator=generator, device=device, dtype=torch.int64)
     if kind == "int":
         magnitude = torch.randint(1, 10, shape, generator=generator, device=device, dtype=torch.int64)
         if positive:
@@ -38,9 +40,12 @@ def draw_tensors(program: Program, bindings: dict[str, int], generator: torch.Ge
                  device: torch.device | str) -> dict[str, torch.Tensor]:
     """Fresh inputs at `bindings` in their own dtypes, on `device`."""
     positive = positive_inputs(program)
+    extents = index_extents(program)
     out: dict[str, torch.Tensor] = {}
     for name, decl in program.inputs.items():
-        values = _draw(concrete(decl.shape, bindings), decl.dtype.kind, name in positive, generator, device)
+        below = concrete((extents[name],), bindings)[0] if name in extents else None
+        values = _draw(concrete(decl.shape, bindings), decl.dtype.kind, name in positive, generator, device,
+                       below)
         if decl.dtype.name == "u8":
             values = values.abs_()
         out[name] = values.to(getattr(torch, decl.dtype.torch))

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from ..ir import ops, torch_expr
 from ..ir.dtypes import DType
 from ..ir.graph import Node, Program
-from .torch_program import pad_view, slice_view
+from .torch_program import gather_clamped, pad_view, slice_view
 
 Tensor = torch.Tensor
 # GEMM/convolution rows (output elements) per float64 chunk in narrow mode
@@ -279,6 +279,8 @@ class _Evaluator:
             return slice_view(args[0], node)
         if op == "pad":
             return pad_view(args[0], node)
+        if op == "gather":
+            return gather_clamped(args[0], args[1], node.attr("dim"))
         if op == "index":
             return self.index(node, self.device)
         if op == "permute":

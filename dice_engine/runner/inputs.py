@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.graph import Program
+from ..ir.graph import Dim, Program
 from ..ir.reference import from_storage, to_storage
 
 # operator → indices of the arguments that must be positive (log's argument, pow's base, divisors)
@@ -28,9 +28,28 @@ def positive_inputs(program: Program) -> set[str]:
     return positive
 
 
-def _draw(rng: np.random.Generator, shape: tuple[int, ...], kind: str, positive: bool) -> np.ndarray:
+def index_extents(program: Program) -> dict[str, Dim]:
+    """Integer inputs that address another tensor (a gather's index): name → the extent their
+    values must stay below (the smallest where several gathers read one input)."""
+    out: dict[str, Dim] = {}
+    for node in program.output.walk():
+        if node.op != "gather":
+            continue
+        extent = node.args[0].shape[node.attr("dim")]
+        for n in node.args[1].walk():
+            if n.op == "input" and n.name and not n.dtype.is_float:
+                known = out.get(n.name)
+                if known is None or (isinstance(extent, int) and isinstance(known, int) and extent < known):
+                    out[n.name] = extent
+    return out
+
+
+def _draw(rng: np.random.Generator, shape: tuple[int, ...], kind: str, positive: bool,
+          below: int | None = None) -> np.ndarray:
     if kind == "bool":
         return rng.random(shape) < 0.5
+    if kind == "int" and below is not None:     # an index: any valid address, 0 included
+        return rng.integers(0, below, size=shape)
     if kind == "int":
         magnitude = rng.integers(1, 10, size=shape)
         return magnitude if positive else magnitude * (rng.integers(0, 2, size=shape, dtype=np.int8) * 2 - 1)
@@ -47,10 +66,12 @@ def draw_inputs(program: Program, bindings: dict[str, int],
                 rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Fresh inputs at `bindings`, already rounded to their dtypes (the reference's form)."""
     positive = positive_inputs(program)
+    extents = index_extents(program)
     out: dict[str, np.ndarray] = {}
     for name, decl in program.inputs.items():
         shape = tuple(d if isinstance(d, int) else bindings[d] for d in decl.shape)
-        values = _draw(rng, shape, decl.dtype.kind, name in positive)
+        below = concrete((extents[name],), bindings)[0] if name in extents else None
+        values = _draw(rng, shape, decl.dtype.kind, name in positive, below)
         if decl.dtype.name == "u8":
             values = np.abs(values)
         out[name] = from_storage(to_storage(values, decl.dtype), decl.dtype).reshape(shape)

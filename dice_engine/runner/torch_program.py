@@ -53,6 +53,11 @@ def slice_view(x: torch.Tensor, node: Node) -> torch.Tensor:
     return x[(slice(None),) * dim + (slice(start, stop, step),)]
 
 
+def gather_clamped(x: torch.Tensor, index: torch.Tensor, dim: int) -> torch.Tensor:
+    """An IR gather's value: torch.gather with the indices clamped to x's extent along dim."""
+    return torch.gather(x, dim, index.long().clamp(0, x.shape[dim] - 1))
+
+
 def pad_view(x: torch.Tensor, node: Node) -> torch.Tensor:
     """An IR pad node's value: constant padding as F.pad (pairs last dimension first); the
     other modes gather each padded dimension's source indices (any rank, any dimension)."""
@@ -102,6 +107,7 @@ def _step(node: Node, args: list[Value]) -> Value:
         "reshape": lambda: x.reshape(a("shape")),
         "slice": lambda: slice_view(x, node),
         "pad": lambda: pad_view(x, node),
+        "gather": lambda: gather_clamped(x, args[1], a("dim")),
         "permute": lambda: x.permute(*a("dims")),
         "matmul": lambda: torch.matmul(args[0], args[1]),
     }

@@ -139,6 +139,8 @@ class Body:
             return self.value(node.args[0], idx[:k] + (moved,) + idx[k + 1:])
         if op == "pad":
             return self._pad(node, idx)
+        if op == "gather":
+            return self._gather(node, idx)
         if op == "reshape":
             arg = node.args[0]
             if arg.shape == node.shape:
@@ -178,6 +180,15 @@ class Body:
         kind = self.type_of(node)
         fill = literal(node.attr("value"), kind)
         return self.temp(f"({' && '.join(inside)}) ? {read} : ({kind})({fill})", kind)
+
+    def _gather(self, node: Node, idx: Index) -> str:
+        """The argument at the address the index tensor gives along dim, clamped into it."""
+        x, index = node.args
+        dim = node.attr("dim")
+        j = self.value(index, idx)
+        last = f"{dim_c(x.shape[dim])} - 1LL"
+        clamped = self.temp(f"({j} < 0LL ? 0LL : ({j} > {last} ? {last} : (long long)({j})))", "long long")
+        return self.value(x, idx[:dim] + (clamped,) + idx[dim + 1:])
 
     def _cast(self, node: Node, x: str) -> str:
         target = node.attr("dtype")

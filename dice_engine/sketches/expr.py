@@ -53,11 +53,13 @@ def _op_expr(node: Node, a: list[str], ctype: str) -> str:
         return f"({a[0]} ? {a[1]} : {a[2]})"
     if op == "cast":
         return f"(({ctype}){a[0]})"
-    if not fl:   # integer arithmetic
-        return {"abs": f"abs({a[0]})", "relu": f"max({a[0]}, 0)",
-                **{r: a[0] for r in ("floor", "ceil", "round", "trunc")},
-                "maximum": f"max({a[0]}, {a[1]})", "minimum": f"min({a[0]}, {a[1]})",
-                "clamp": _clamp_int(node, a[0])}[op]
+    if not fl:   # integer arithmetic, as conditionals: max/min overloads of mixed int widths are ambiguous
+        if op in ("maximum", "minimum"):
+            return f"({a[0]} {'>' if op == 'maximum' else '<'} {a[1]} ? {a[0]} : {a[1]})"
+        return {"abs": lambda: f"({a[0]} < 0 ? -{a[0]} : {a[0]})",
+                "relu": lambda: f"({a[0]} > 0 ? {a[0]} : 0)",
+                **{r: lambda: a[0] for r in ("floor", "ceil", "round", "trunc")},
+                "clamp": lambda: _clamp_int(node, a[0])}[op]()
     one = lit(1.0)
     if op == "pow":
         exponent = node.args[1]
@@ -104,9 +106,11 @@ def scalar_op(node: Node, args: list[str], ctype: str) -> str:
 
 def _clamp_int(node: Node, x: str) -> str:
     if node.attr("min") is not None:
-        x = f"max({x}, {int(node.attr('min'))})"
+        low = int(node.attr("min"))
+        x = f"({x} < {low} ? {low} : {x})"
     if node.attr("max") is not None:
-        x = f"min({x}, {int(node.attr('max'))})"
+        high = int(node.attr("max"))
+        x = f"({x} > {high} ? {high} : {x})"
     return x
 
 

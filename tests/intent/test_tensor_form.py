@@ -62,6 +62,15 @@ PROGRAMS = [
     # several assignments: earlier names are intermediates, inlined
     ("h = x @ W\ny = relu(h + b)\nx: f16[256, 128]; W: f16[128, 64]; b: f16[64]",
      "relu(add(matmul(x:f16[256, 128], W:f16[128, 64]), b:f16[64]))"),
+    # lookups: gather (and the method form), index_select and embedding are gathers
+    ("y = x.gather(1, idx) * 2; x: f32[64, 100]; idx: i64[64, 7]",
+     "mul(gather(x:f32[64, 100], idx:i64[64, 7], dim=1), 2)"),
+    ("y = index_select(x, 0, rows); x: f32[100, 33]; rows: i64[9]",
+     "gather(x:f32[100, 33], where(ge(index(, dim=0), 0), reshape(rows:i64[9], shape=(9, 1)), "
+     "reshape(rows:i64[9], shape=(9, 1))), dim=0)"),
+    ("y = F.embedding(ids, table); ids: i64[2, 3]; table: bf16[1000, 64]",
+     "reshape(gather(table:bf16[1000, 64], where(ge(index(, dim=0), 0), reshape(ids:i64[2, 3], shape=(6, 1)), "
+     "reshape(ids:i64[2, 3], shape=(6, 1))), dim=0), shape=(2, 3, 64))"),
 ]
 
 
@@ -134,6 +143,9 @@ def test_default_kernel_name_is_an_identifier():
 
 # (intent, the text the error must underline, a piece of the message)
 ERRORS = [
+    ("y = gather(x, 1, idx); x: f32[64, 100]; idx: f32[64, 7]", "idx", "index must be an integer tensor"),
+    ("y = gather(x, 1, idx); x: f32[64, 100]; idx: i64[65, 7]", "idx", "larger than the input along dim 0"),
+    ("y = embedding(ids, t, max_norm=1.0); ids: i64[4]; t: f32[9, 2]", "1.0", "max_norm"),
     ("y = sofmax(x, dim=1); x: f32[4096, 1024]", "sofmax", "did you mean softmax?"),
     ("C = A @ B; A: f32[4096, 1024]; B: f32[512, 64]", "B", "[4096, 1024] @ [512, 64]"),
     ("y = softmax(x, dim=3); x: f32[4, 4]", "3", "dim 3 is out of range for a tensor of rank 2"),

@@ -232,3 +232,35 @@ def test_symbol_binding_is_checked():
     assert ok.shape == (3, 4) and ok.dtype == np.float32
     with pytest.raises(ValueError, match="symbol N"):
         reference.evaluate(prog, {"x": np.ones((3, 4), np.float32), "y": np.ones((5, 4), np.float32)})
+
+
+def test_gather_index_select_and_embedding_match_torch():
+    from dice_engine.intent import composites
+    x = rand((5, 9, 4))
+    idx = RNG.integers(0, 9, size=(5, 3, 4))
+    xi, ii = ops.input_tensor("x", F64, (5, 9, 4)), ops.input_tensor("i", I64, (5, 3, 4))
+    check(program(ops.make("gather", [xi, ii], dim=1), xi, ii), {"x": x, "i": idx},
+          torch.gather(torch.from_numpy(x), 1, torch.from_numpy(idx)))
+    # an index smaller than x along the other dims reads the leading part of them
+    small = RNG.integers(0, 5, size=(2, 3, 4))
+    si = ops.input_tensor("i", I64, (2, 3, 4))
+    check(program(ops.make("gather", [xi, si], dim=0), xi, si), {"x": x, "i": small},
+          torch.gather(torch.from_numpy(x), 0, torch.from_numpy(small)))
+    picks = RNG.integers(0, 4, size=(6,))
+    pi = ops.input_tensor("i", I64, (6,))
+    check(program(composites.index_select(xi, -1, pi), xi, pi), {"x": x, "i": picks},
+          torch.index_select(torch.from_numpy(x), -1, torch.from_numpy(picks)))
+    table, ids = rand((11, 7)), RNG.integers(0, 11, size=(2, 3))
+    ti, di = ops.input_tensor("t", F64, (11, 7)), ops.input_tensor("d", I64, (2, 3))
+    check(program(composites.embedding(di, ti), ti, di), {"t": table, "d": ids},
+          F.embedding(torch.from_numpy(ids), torch.from_numpy(table)))
+
+
+def test_gather_rejects_what_torch_rejects():
+    xi = ops.input_tensor("x", F64, (5, 9))
+    with pytest.raises(ops.OpError, match="integer tensor"):
+        ops.make("gather", [xi, ops.input_tensor("i", F32, (5, 2))], dim=1)
+    with pytest.raises(ops.OpError, match="rank"):
+        ops.make("gather", [xi, ops.input_tensor("i", I64, (5,))], dim=1)
+    with pytest.raises(ops.OpError, match="larger than the input along dim 0"):
+        ops.make("gather", [xi, ops.input_tensor("i", I64, (6, 2))], dim=1)

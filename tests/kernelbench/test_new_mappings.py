@@ -75,7 +75,7 @@ def test_uses_without_an_ir_form_are_refused_in_one_line(tmp_path, call, inputs,
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 @pytest.mark.parametrize("stem", ["conv_windows", "scans_masks_einsum", "class_losses",
-                                  "weighted_losses_same_pad"])
+                                  "weighted_losses_same_pad", "lookups", "unfold_upsample"])
 def test_new_mappings_give_a_model_new_that_compiles_for_sm_90(stem, tmp_path):
     translation = translate(TASKS / f"{stem}.py", arch="sm_90", budget=1)  # compiles every kernel together
     assert translation.kernels and "class ModelNew" in translation.text

@@ -65,6 +65,8 @@ def run_plans(stem: str, seed: int = 0) -> tuple[list[np.ndarray], list[torch.Te
         "scans_masks_einsum",
         "class_losses",
         "weighted_losses_same_pad",
+        "lookups",
+        "unfold_upsample",
     ],
 )
 def test_plans_compute_what_the_model_computes(stem):

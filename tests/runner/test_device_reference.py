@@ -11,7 +11,7 @@ import torch
 
 from dice_engine.intent import parse_intent
 from dice_engine.ir import ops, reference
-from dice_engine.ir.dtypes import BF16, BOOL, F16, F32, I32, U8
+from dice_engine.ir.dtypes import BF16, BOOL, F16, F32, I32, I64, U8
 from dice_engine.ir.graph import Node, Program, TensorDecl
 from dice_engine.runner import device_reference
 from dice_engine.runner.device_inputs import draw_tensors, trial_generator
@@ -120,6 +120,8 @@ CASES: dict[str, Callable[[], Node]] = {
     **{f"pad_{mode}": (lambda mode=mode: m("pad", x32, pads=((2, 1), (0, 4)), mode=mode))
        for mode in ("reflect", "replicate", "circular")},
     "pad_constant": lambda: m("pad", m("sigmoid", x32), pads=((1, 0), (3, 2)), value=-1.5),
+    "gather_rows": lambda: m("gather", m("exp", x32), ops.input_tensor("g", I64, (7, 5)), dim=1),
+    "gather_leading_part": lambda: m("gather", x32, ops.input_tensor("g", I64, (3, 37)), dim=0),
     "index_mask": lambda: m("where", m("ge", ops.index((7, 37), 1), ops.index((7, 37), 0)), x32, k(0.0)),
     "torch_topk": lambda: ops.torch_call("torch.topk(x, 3, dim=1).values * s", ["x", "s"],
                                          [x32, m("sum", x32, dim=1, keepdim=True)]),
@@ -209,3 +211,14 @@ def test_device_draws_keep_the_runner_distributions():
     magnitude = first["b"].abs()
     assert magnitude.min() >= 0.1 and magnitude.max() < 1.0                   # never zero
     assert (first["b"] < 0).any() and (first["b"] > 0).any()
+
+
+def test_an_index_input_is_drawn_over_every_valid_address():
+    # a gather's index addresses dim 1 of x (100 long): host and device draws cover [0, 100), 0
+    # included, and nothing outside it, where other integer inputs are ±[1, 10)
+    program = parse_intent("y = gather(x, 1, idx) + j; x: f32[8, 100]; idx: i64[8, 4000]; j: i32[8, 4000]")
+    host = draw_inputs(program, {}, np.random.default_rng(3))
+    device = draw_tensors(program, {}, trial_generator("cpu", 3, 0, 1), "cpu")
+    for idx in (host["idx"], device["idx"].numpy()):
+        assert idx.min() == 0 and idx.max() == 99
+    assert np.abs(host["j"]).min() >= 1 and np.abs(device["j"].numpy()).max() < 10
