@@ -4,7 +4,10 @@ upsampling."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, Sequence
+
+import numpy as np
 
 from ..intent import composites
 from ..ir.dtypes import F32, I64
@@ -155,6 +158,39 @@ def _window(shape: tuple[int, ...], axis: int, n: int, m: int) -> tuple[Node, No
         return make("cast", [make(op, [quotient])], dtype=I64)
 
     return rounded("floor", i), rounded("ceil", make("add", [i, const(1)]))
+
+
+MAX_NEAREST_EXCEPTIONS = 16
+
+
+def nearest_axis(x: Node, axis: int, size_out: int, scale: float | None) -> Node:
+    """Nearest resampling of one axis to `size_out` as PyTorch computes it: output o reads input
+    min(floor(o * s), n - 1) with s the float32 of n / size_out (or of 1 / scale_factor), in
+    float32 arithmetic. The gather's index is floor(o * p / q) for the fraction p / q nearest s
+    with a small denominator (n / size_out itself when sizes are given), exact in any
+    arithmetic while o * p < 2^24; the few outputs where float32 rounding moves PyTorch's floor
+    (o * s just under an integer rounds up to it) are patched to PyTorch's value, found here, at
+    translation, by evaluating both."""
+    n = int(x.shape[axis])
+    step = np.float32(1.0 / scale) if scale else np.float32(n) / np.float32(size_out)
+    ratio = Fraction(n, size_out) if not scale else Fraction(float(step)).limit_denominator(1024)
+    p, q = ratio.numerator, ratio.denominator
+    if size_out * max(p, 1) >= 1 << 24:
+        raise Unsupported(f"nearest resampling of {n} to {size_out} is too large for exact float32 indices")
+    outputs = np.arange(size_out)
+    torch_index = np.minimum(np.floor(outputs.astype(np.float32) * step), n - 1).astype(np.int64)
+    moved = np.nonzero(torch_index != np.minimum(outputs * p // q, n - 1))[0]
+    if len(moved) > MAX_NEAREST_EXCEPTIONS:
+        raise Unsupported(f"nearest resampling of {n} to {size_out}: float32 rounding moves {len(moved)} of "
+                          "PyTorch's indices off any simple fraction; no IR form yet")
+    shape = tuple(int(d) for d in x.shape[:axis]) + (size_out,) + tuple(int(d) for d in x.shape[axis + 1:])
+    o = index(shape, axis)
+    quotient = make("div", [make("mul", [o, const(p)]), const(q)])
+    source = make("minimum", [make("cast", [make("floor", [quotient])], dtype=I64), const(n - 1)])
+    for out_index in moved:
+        moved_here = make("eq", [o, const(int(out_index))])
+        source = make("where", [moved_here, const(int(torch_index[out_index])), source])
+    return make("gather", [x, source], dim=axis)
 
 
 LOOKUPS: dict[str, Handler] = {

@@ -18,6 +18,7 @@ from ..intent import composites
 from ..ir.dtypes import DTYPES, DType, promote
 from ..ir.graph import Node
 from ..ir.ops import const, index, make, normalize_dim
+from .aten_lookups import nearest_axis
 from .aten_ops import Handler, Unsupported, _get, _scalar
 
 
@@ -272,8 +273,8 @@ def _repeat(a: Sequence[Any], k: dict[str, Any]) -> Node:
 
 
 def _upsample_nearest(spatial: int) -> Handler:
-    """Nearest upsampling by whole factors: every element broadcast over a block, read merged
-    (a fractional factor maps indices by floor(i * in / out), which no index map here has)."""
+    """Nearest upsampling by whole factors: every element broadcast over a block, read merged;
+    by a fractional factor (or to any size), a gather per axis (`aten_lookups.nearest_axis`)."""
 
     def handler(a: Sequence[Any], k: dict[str, Any]) -> Node:
         x = a[0]
@@ -287,8 +288,14 @@ def _upsample_nearest(spatial: int) -> Handler:
             scales = list(scales) if isinstance(scales, (list, tuple)) else [scales] * spatial
             factors = [int(s) for s in scales]
             exact = all(float(s) == f for s, f in zip(scales, factors))
-        if not exact or min(factors) < 1:
-            raise Unsupported("nearest upsampling by a fractional factor has no IR form yet")
+        if not exact or min(factors) < 1:      # fractional: one gather per axis at PyTorch's indices
+            steps = [None] * spatial if size is not None else [float(f) for f in scales]
+            targets = out if size is not None else [int(s * f) for s, f in zip(sizes, steps)]
+            y = x
+            for axis, size_in, size_out, scale in zip(range(len(lead), x.rank), sizes, targets, steps):
+                if size_out != size_in or scale is not None:
+                    y = nearest_axis(y, axis, size_out, scale)
+            return y
         split = list(lead) + [v for s in sizes for v in (s, 1)]
         spread = list(lead) + [v for s, f in zip(sizes, factors) for v in (s, f)]
         blocks = broadcast_to(reshape(x, split), spread)
