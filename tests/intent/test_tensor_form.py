@@ -69,8 +69,9 @@ PROGRAMS = [
      "gather(x:f32[100, 33], where(ge(index(, dim=0), 0), reshape(rows:i64[9], shape=(9, 1)), "
      "reshape(rows:i64[9], shape=(9, 1))), dim=0)"),
     ("y = F.embedding(ids, table); ids: i64[2, 3]; table: bf16[1000, 64]",
-     "reshape(gather(table:bf16[1000, 64], where(ge(index(, dim=0), 0), reshape(ids:i64[2, 3], shape=(6, 1)), "
-     "reshape(ids:i64[2, 3], shape=(6, 1))), dim=0), shape=(2, 3, 64))"),
+     "reshape(gather(table:bf16[1000, 64], where(ge(index(, dim=0), 0), "
+     "reshape(ids:i64[2, 3], shape=(6, 1)), reshape(ids:i64[2, 3], shape=(6, 1))), dim=0), "
+     "shape=(2, 3, 64))"),
 ]
 
 

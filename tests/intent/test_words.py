@@ -120,7 +120,8 @@ WORDS = [
     ("multiply a 100x50 bf16 matrix by a 50x20 bf16 matrix, then add a bias and apply relu",
      "relu(add(matmul(A:bf16[100, 50], B:bf16[50, 20]), bias:bf16[20]))", {}),
     ("2D convolution of a [2, 4, 9, 9] fp32 input with 8 3x3 filters and a bias",
-     "conv2d(x:f32[2, 4, 9, 9], w:f32[8, 4, 3, 3], bias:f32[8], dilation=(1, 1), padding=(0, 0), stride=(1, 1))", {}),
+     "conv2d(x:f32[2, 4, 9, 9], w:f32[8, 4, 3, 3], bias:f32[8], dilation=(1, 1), padding=(0, 0), "
+     "stride=(1, 1))", {}),
     ("对形状为 [2, 3, 16, 16] 的 float32 输入做二维卷积，32 个 5x5 卷积核",
      "conv2d(x:f32[2, 3, 16, 16], w:f32[32, 3, 5, 5], dilation=(1, 1), padding=(0, 0), stride=(1, 1))", {}),
     ("对 [8, 256, 4096] 的 bf16 张量做 RMS 归一化，eps=1e-6",

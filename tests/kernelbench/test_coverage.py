@@ -138,7 +138,8 @@ def test_coverage_model_new_passes_the_protocol(stem, translations):
     [
         ("F.adaptive_max_pool2d(x0, 2, return_indices=True)[1]", "torch.randn(1, 2, 4, 4)",
          "output", "indices adaptive_max_pool returns"),
-        ("torch.nn.functional.interpolate(x0, scale_factor=1.5, mode='nearest-exact')", "torch.randn(1, 2, 4, 4)",
+        ("torch.nn.functional.interpolate(x0, scale_factor=1.5, mode='nearest-exact')",
+         "torch.randn(1, 2, 4, 4)",
          "aten._upsample_nearest_exact2d", "no mapping"),
         ("torch.nn.functional.pad(x0, (3, 0), mode='reflect')", "torch.randn(1, 2, 3)",
          None, "Padding size should be less"),
