@@ -1,7 +1,7 @@
 """Intent diagnostics, on the intent's own lines: an intent the engine cannot parse or serve
 (one that needs several kernels included), a region generated for a different intent (stale),
 malformed or orphan markers, a stale region left alone on save because it was edited by hand,
-and a model's kernel no GPU verified.
+a model's kernel no GPU verified, and a `// @dice:` after code on its line (not read).
 
 The one place both `dice check` and the language server get them from. Their codes, severities
 and titles are the code table's (`analysis.codes.CODES`); the command line, for CI, raises a
@@ -26,6 +26,7 @@ STALE_REGION = "DICE-I002"    # the region was generated for a different intent
 MARKER = "DICE-I003"          # orphan, malformed or unterminated @dice-begin/@dice-end
 EDITED_REGION = "DICE-I004"   # stale, but edited by hand: not regenerated on save
 UNVERIFIED_MODEL = "DICE-I005"  # a model wrote the region's kernel and no GPU checked it
+TRAILING_INTENT = "DICE-I006"   # a // @dice: comment after code on its line: not read
 log = logging.getLogger(__name__)
 NEEDS_MODEL = ("only a model can write a kernel for this PyTorch expression: configure dice.llm.baseUrl "
                "and dice.llm.model (or dice.llm.modelPath)")
@@ -127,6 +128,8 @@ def intent_findings(sites: Intents, path: str, lines: Sequence[str], arch: str,
             out.append(_finding(path, _intent_span(site, lines), UNVERIFIED_MODEL,
                                 "a model wrote the kernel below and no GPU verified it against the "
                                 "reference: it compiled and passed the static checks, nothing more"))
+    for p in sites.trailing:
+        out.append(_finding(path, (p.line, p.column, p.end_line, p.end_column), TRAILING_INTENT, p.message))
     for p in sites.problems:
         if p.restore_end_at is None:
             out.append(_finding(path, (p.line, p.column, p.end_line, p.end_column), MARKER, p.message))

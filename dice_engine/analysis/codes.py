@@ -81,6 +81,7 @@ CODES: dict[str, CodeInfo] = {
     "DICE-I004": CodeInfo("intent", "warning", "Stale region edited by hand was not regenerated", "editor"),
     "DICE-I005": CodeInfo("intent", "warning", "Kernel written by a model was not verified on a GPU",
                           "editor"),
+    "DICE-I006": CodeInfo("intent", "warning", "Intent comment after code on its line is not read", "editor"),
     # dynamic: compute-sanitizer
     "DICE-D001": CodeInfo("overflow", "error", "Out-of-bounds or misaligned memory access (memcheck)",
                           "sanitizer"),

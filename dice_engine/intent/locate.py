@@ -1,8 +1,9 @@
 """Finding intents and their generated regions in a CUDA source file.
 
-Only line comments that stand on their own line count. tree-sitter-cuda decides what is a
-comment: a `// @dice:` inside a block comment or a string literal is not an intent. Where the
-file does not parse, tree-sitter's error recovery still yields the comments, and a `//` line
+Only line comments that stand on their own line count (a `// @dice:` after code on its line is
+reported in `Intents.trailing`, not read). tree-sitter-cuda decides what is a comment: a
+`// @dice:` inside a block comment or a string literal is not an intent. Where the file does not
+parse, tree-sitter's error recovery still yields the comments, and a `//` line
 that lands in no comment or string node is taken as a comment, so intents are found in files
 that are being typed. `find_intents` never raises; marker trouble is reported in `.problems`.
 """
@@ -70,11 +71,14 @@ class MarkerProblem:
 
 
 class Intents(list):
-    """The intents of a file, in order; `problems` lists orphan, malformed or unterminated markers."""
+    """The intents of a file, in order; `problems` lists orphan, malformed or unterminated markers;
+    `trailing` the `// @dice:` comments that follow code on their line, which are not read."""
 
-    def __init__(self, sites: list[IntentSite], problems: list[MarkerProblem]):
+    def __init__(self, sites: list[IntentSite], problems: list[MarkerProblem],
+                 trailing: list[MarkerProblem] | None = None):
         super().__init__(sites)
         self.problems = problems
+        self.trailing = trailing or []
 
 
 def comment_lines(source: str, lines: list[str], ends: list[str], tree: Tree | None = None) -> list[bool]:
@@ -106,6 +110,8 @@ def find_intents(source: str, tree: Tree | None = None) -> Intents:
     if "@dice" not in source:           # every marker holds it: nothing to find, no parse
         return Intents([], [])
     lines, ends = split_lines(source)
+    if tree is None:
+        tree = parse_yielding(Parser(_LANGUAGE), source.encode("utf-8", "surrogatepass"))
     is_comment = comment_lines(source, lines, ends, tree)
     sites: list[IntentSite] = []
     problems: list[MarkerProblem] = []
@@ -148,7 +154,33 @@ def find_intents(source: str, tree: Tree | None = None) -> Intents:
         if END.match(lines[i]):
             problem(i, "a @dice-end marker with no @dice-begin before it")
         i += 1
-    return Intents(sites, problems)
+    return Intents(sites, problems, trailing_intents(lines, ends, is_comment, tree))
+
+
+_TRAILING = re.compile(r"//\s*@dice:")
+
+
+def trailing_intents(lines: list[str], ends: list[str], is_comment: list[bool],
+                     tree: Tree) -> list[MarkerProblem]:
+    """`// @dice:` comments after code (or a block comment) on their line: real comments (not in
+    a string), not intents, because a region is written on the lines below its intent and
+    code before it would leave the kernel inside a statement or a function."""
+    out: list[MarkerProblem] = []
+    byte = 0
+    for i, (text, end) in enumerate(zip(lines, ends)):
+        if not is_comment[i] and "@dice:" in text:
+            for m in _TRAILING.finditer(text):
+                at = byte + len(text[:m.start()].encode("utf-8", "surrogatepass"))
+                node = tree.root_node.descendant_for_byte_range(at, at + 2)
+                if node is not None and node.type == "comment" and node.start_byte == at:
+                    out.append(MarkerProblem(
+                        i, m.start(), i, len(text.rstrip()),
+                        "this @dice: comment follows other text on its line, so it is not read as an "
+                        "intent (a kernel is written on the lines below its intent): put it on a line of "
+                        "its own"))
+                    break
+        byte += len((text + end).encode("utf-8", "surrogatepass"))
+    return out
 
 
 _UNFINISHED = re.compile(r"[;,(\[{+\-*/@=|&<>:，；、：]\s*$")

@@ -5,6 +5,7 @@ import pytest
 
 from dice_engine.intent import find_intents, intent_hash, region_edit, render_region
 from dice_engine.intent.regions import apply_edit, split_lines
+from dice_engine.intent_findings import file_intent_findings
 
 KERNEL = """#include <cuda_runtime.h>
 
@@ -63,6 +64,22 @@ def test_intent_like_text_in_block_comments_and_strings_is_ignored():
            'int a; // @dice: y = abs(x); x: f32[4]\n'
            '// @dice: y = tanh(x); x: f32[4]\n')
     assert [s.text for s in find_intents(src)] == ["y = tanh(x); x: f32[4]"]
+
+
+def test_an_intent_after_code_on_its_line_is_not_read_and_says_so():
+    # after code, after a block comment with non-ASCII text: reported at the `//`, in code points;
+    # the one in a string literal and the one inside a block comment are no comment of their own
+    src = ('float s = 2.5f;  // @dice: y = relu(x); x: f32[64]\n'
+           '\t/* état 🚀 */\t// @dice: y = sigmoid(a); a: f32[8]\n'
+           'const char* t = "x // @dice: y = exp(x); x: f32[4]";\n'
+           '/* // @dice: y = abs(x); x: f32[4] */\n'
+           '    // @dice: y = tanh(x); x: f32[4]\n')
+    intents = find_intents(src)
+    assert [s.text for s in intents] == ["y = tanh(x); x: f32[4]"]
+    assert [(p.line, p.column) for p in intents.trailing] == [(0, 17), (1, 14)]
+    findings = file_intent_findings(src, "k.cu", "sm_90")
+    assert [(f.code, f.line) for f in findings] == [("DICE-I006", 0), ("DICE-I006", 1)]
+    assert "put it on a line of its own" in findings[0].message
 
 
 def test_intents_found_in_a_file_that_does_not_parse():
