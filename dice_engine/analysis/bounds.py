@@ -140,7 +140,7 @@ def inclusive_bound_findings(ctx: Context) -> list[Finding]:
     strict: set[tuple[str, str]] = set()
     beyond: set[str] = set()          # arrays some loop reads past its variable (`a[i + 1]`)
     for var, op, bound, node in loops:
-        for array, index in _subscripts(node.child_by_field_id(FIELD.body)):
+        for array, index, _ in _subscripts(node.child_by_field_id(FIELD.body)):
             if index == var and op == "<":
                 strict.add((array, bound))
             elif re.fullmatch(rf"{re.escape(var)}\s*\+\s*\w+", index):
@@ -150,7 +150,7 @@ def inclusive_bound_findings(ctx: Context) -> list[Finding]:
     for var, op, bound, node in loops:
         if op != "<=" or node.child_by_field_id(FIELD.condition).start_point[0] in overrun:
             continue
-        for array, index in _subscripts(node.child_by_field_id(FIELD.body)):
+        for array, index, _ in _subscripts(node.child_by_field_id(FIELD.body)):
             if index != var or array in beyond:
                 continue
             if (array, bound) in strict or rows.get(array) == bound:
@@ -169,8 +169,8 @@ def _declared_overruns(ctx: Context, loops: list[tuple[str, str, str, Node]]) ->
         if last is None:
             continue
         last -= op == "<"
-        for array, index in _subscripts(node.child_by_field_id(FIELD.body)):
-            if index != var:
+        for array, index, subscript in _subscripts(node.child_by_field_id(FIELD.body)):
+            if index != var or _tested_on_the_way(subscript, node, var):
                 continue
             extent = _declared_extent(array, node, ctx.facts.constants)
             if extent is not None and last >= extent:
@@ -222,8 +222,9 @@ def _loop_bound(loop: Node) -> tuple[str, str, str, Node] | None:
     return text(left), operator(condition), text(right), loop
 
 
-def _subscripts(body: Node | None) -> list[tuple[str, str]]:
-    """(array, index text) of every one-index subscript of a named array under `body`."""
+def _subscripts(body: Node | None) -> list[tuple[str, str, Node]]:
+    """(array, index text, the subscript) of every one-index subscript of a named array under
+    `body`."""
     out = []
     for node in walk(body) if body is not None else ():
         if node.type == "subscript_expression":
@@ -231,8 +232,20 @@ def _subscripts(body: Node | None) -> list[tuple[str, str]]:
             indices = node.child_by_field_id(FIELD.indices)
             if array is not None and array.type == "identifier" and indices is not None \
                     and len(indices.named_children) == 1:
-                out.append((text(array), text(indices.named_children[0])))
+                out.append((text(array), text(indices.named_children[0]), node))
     return out
+
+
+def _tested_on_the_way(node: Node, loop: Node, var: str) -> bool:
+    """Whether a branch between `loop` and `node` tests `var` (`if (k < TAPS) a[k]`)."""
+    mentions = re.compile(rf"(?<![\w.]){re.escape(var)}(?!\w)")
+    branch = node.parent
+    while branch is not None and branch != loop:
+        condition = branch.child_by_field_id(FIELD.condition) if branch.type in _BRANCHES else None
+        if condition is not None and mentions.search(text(condition)):
+            return True
+        branch = branch.parent
+    return False
 
 
 def _row_strides(ctx: Context) -> dict[str, str]:
