@@ -122,7 +122,61 @@ __global__ void dot_half_fixed(const __half* a, const __half* b, __half* out, in
     }
 """)
 
+# The fixed twin of a grid-wide float atomic total: each thread sums its grid-stride share, the
+# block adds its threads' sums in shared memory, and one atomicAdd per block reaches the total.
+# `term(i)` is the contribution of element i (the corpus kernel's addend).
+def block_total_twin(name: str, params: str, term: str) -> str:
+    return f"""
+__global__ void {name}({params}, float* total, long long n) {{
+    __shared__ float partial[256];
+    float v = 0.0f;
+    const long long stride = (long long)blockDim.x * gridDim.x;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += stride)
+        v += {term};
+    partial[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = 128; s > 0; s >>= 1) {{
+        if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+        __syncthreads();
+    }}
+    if (threadIdx.x == 0) atomicAdd(total, partial[0]);
+}}"""
+
+
+_GRID_TOTALS = Check(   # 2^26 like-signed addends: the one-float totals stall near 2^23
+    fixed=block_total_twin("squared_error_fixed", "const float* a, const float* b",
+                           "(a[i] - b[i]) * (a[i] - b[i])")
+    + block_total_twin("abs_total_fixed", "const float* a", "fabsf(a[i])"),
+    body="""
+    const int n = 1 << 26;
+    std::vector<float> a(n), b(n);
+    for (int i = 0; i < n; ++i) { a[i] = uniform(); b[i] = uniform() - 0.5f; }
+    float *d_a, *d_b, *d_out;
+    cudaMalloc(&d_a, (size_t)n * sizeof(float));
+    cudaMalloc(&d_b, (size_t)n * sizeof(float));
+    cudaMalloc(&d_out, 4 * sizeof(float));
+    cudaMemcpy(d_a, a.data(), (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
+    cudaMemcpy(d_b, b.data(), (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
+    cudaMemset(d_out, 0, 4 * sizeof(float));
+    squared_error_total<<<(n + 511) / 512, 512>>>(d_a, d_b, d_out, n);
+    abs_total_strided<<<528, 256>>>(d_b, d_out + 1, n);
+    squared_error_fixed<<<1024, 256>>>(d_a, d_b, d_out + 2, n);
+    abs_total_fixed<<<1024, 256>>>(d_b, d_out + 3, n);
+    check_launches();
+    float out[4];
+    cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost);
+    double squared = 0, absolute = 0;
+    for (int i = 0; i < n; ++i) {
+        const double d = (double)(a[i] - b[i]);
+        squared += (double)(float)(d * d);
+        absolute += std::fabs((double)b[i]);
+    }
+    err_kernel = std::min(relative(out[0], squared), relative(out[1], absolute));   // both must lose
+    err_fixed = std::max(relative(out[2], squared), relative(out[3], absolute));
+""")
+
 CHECKS: dict[str, Check] = {
+    "prec_atomic_grid_total.cu": _GRID_TOTALS,
     "prec_atomic_int_target.cu": _ATOMIC_INT,
     "prec_bf16_accumulator.cu": _BF16_ROWS,
     "prec_half_accumulator.cu": _HALF_DOT,

@@ -7,7 +7,7 @@ Kept apart from the project corpus's tables because file names are only unique p
 from __future__ import annotations
 
 from overflow_launch import Buffer, Launch
-from precision_numeric import Check
+from precision_numeric import Check, block_total_twin
 
 LAUNCHES: dict[str, Launch] = {
     "tensor4d_bias_relu.cu": Launch(
@@ -117,7 +117,30 @@ __global__ void row_mean_bf16_fixed(const __nv_bfloat16* x, float* mean, int col
     }
 """)
 
+_TENSOR_SUM = Check(   # 2^28 values in [0, 1): the one-float total stalls near 2^25
+    fixed=block_total_twin("tensor_sum_fixed", "const float* a", "a[i]"),
+    body="""
+    const size_t n = (size_t)1 << 28;
+    std::vector<float> x(n);
+    for (size_t i = 0; i < n; ++i) x[i] = uniform();
+    float *d_x, *d_out;
+    cudaMalloc(&d_x, n * sizeof(float));
+    cudaMalloc(&d_out, 2 * sizeof(float));
+    cudaMemcpy(d_x, x.data(), n * sizeof(float), cudaMemcpyHostToDevice);
+    cudaMemset(d_out, 0, 2 * sizeof(float));
+    tensor_sum<<<2048, 256>>>(d_x, d_out, n);
+    tensor_sum_fixed<<<1024, 256>>>(d_x, d_out + 1, (long long)n);
+    check_launches();
+    float out[2];
+    cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost);
+    double want = 0;
+    for (size_t i = 0; i < n; ++i) want += (double)x[i];
+    err_kernel = relative(out[0], want);
+    err_fixed = relative(out[1], want);
+""")
+
 CHECKS: dict[str, Check] = {
+    "activation_total_atomic.cu": _TENSOR_SUM,
     "dot_fp16_hfma.cu": _HALF_DOT_PARTIALS,
     "row_mean_bf16.cu": _BF16_ROW_MEANS,
 }
