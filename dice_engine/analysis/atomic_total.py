@@ -43,8 +43,7 @@ def atomic_total_findings(ctx: Context) -> list[Finding]:
             continue
         if not _one_address(access):
             continue
-        constants = {**ctx.facts.constants, **dict(ctx.launch.values)}
-        count = max(_grid_adds(access, ctx.launch.grid), _strided_bound(access.node, constants))
+        count = max(_grid_adds(access, ctx.launch.grid), _strided_bound(access.node, ctx.constants))
         if count > LIMIT:
             out.append(finding(ctx.src, call, "DICE-P006", _message(access.mem.name, count),
                                data={"contributions": count}))

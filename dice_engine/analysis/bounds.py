@@ -65,14 +65,8 @@ def bounds_findings(ctx: Context) -> list[Finding]:
 
 def _conditions(body: Node) -> list[Node]:
     """The conditions of the branches and loops under `body` (a helper's verdict counts too)."""
-    out = []
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if node.type in _BRANCHES and (condition := node.child_by_field_id(FIELD.condition)) is not None:
-            out.append(condition)
-        stack.extend(node.named_children)
-    return out
+    return [condition for node in walk(body)
+            if node.type in _BRANCHES and (condition := node.child_by_field_id(FIELD.condition)) is not None]
 
 
 def _message(access: str, root: str) -> str:
@@ -162,10 +156,9 @@ def inclusive_bound_findings(ctx: Context) -> list[Finding]:
 
 def _declared_overruns(ctx: Context, loops: list[tuple[str, str, str, Node]]) -> list[Finding]:
     """Loops whose constant bound takes `a[v]` past the constant extent `a` is declared with."""
-    constants = {**ctx.facts.constants, **dict(ctx.launch.values)}
     out = []
     for var, op, bound, node in loops:
-        last = const_eval(bound, constants)
+        last = const_eval(bound, ctx.constants)
         if last is None:
             continue
         last -= op == "<"

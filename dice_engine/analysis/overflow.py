@@ -132,9 +132,6 @@ def _stated(ctx: Context) -> str | None:
 
 
 def _sizes(ctx: Context) -> _Sizes:
-    constants = ctx.facts.constants
-    if ctx.launch.values:
-        constants = {**constants, **dict(ctx.launch.values)}
     builtins: dict[str, int] = {}
     block = ctx.facts.block_sizes.get(ctx.fn.name)
     for axis, position in (("x", 0), ("y", 1), ("z", 2)):
@@ -144,7 +141,7 @@ def _sizes(ctx: Context) -> _Sizes:
         if ctx.launch.grid is not None:
             builtins[f"gridDim.{axis}"] = ctx.launch.grid[position]
             builtins[f"blockIdx.{axis}"] = ctx.launch.grid[position] - 1
-    return _Sizes(constants, builtins)
+    return _Sizes(ctx.constants, builtins)
 
 
 def _subscript_indices(ctx: Context, typer: Typer) -> list[Node]:

@@ -27,6 +27,14 @@ class Context:
     trace: Trace | None = None
 
     @cached_property
+    def constants(self) -> dict[str, int]:
+        """The file's integer constants, with the constant values its launch sites pass to this
+        function's integer parameters."""
+        if not self.launch.values:
+            return self.facts.constants
+        return {**self.facts.constants, **dict(self.launch.values)}
+
+    @cached_property
     def typer(self) -> Typer:
         return Typer(self.fn, self.facts, self.found.get("decl", []))
 

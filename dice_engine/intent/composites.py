@@ -4,6 +4,8 @@ lowering agree with torch without an operator of their own. Errors are `OpError`
 argument at fault, with the allowed range."""
 from __future__ import annotations
 
+import math
+
 from ..ir import ops
 from ..ir.graph import Node
 from ..ir.statistics import standardize
@@ -49,9 +51,7 @@ def embedding(ids: Node, weight: Node) -> Node:
         raise OpError(f"embedding's weight must be a [V, D] table, got rank {weight.rank}", 1)
     if not all(isinstance(d, int) for d in ids.shape):
         raise OpError("embedding needs concrete id shapes", 0)
-    count = 1
-    for d in ids.shape:
-        count *= d
+    count = math.prod(ids.shape)
     width = weight.shape[1]
     rows = expand(m("reshape", ids, shape=(count, 1)), (count, width))
     return m("reshape", m("gather", weight, rows, dim=0), shape=tuple(ids.shape) + (width,))

@@ -166,6 +166,8 @@ def trailing_intents(lines: list[str], ends: list[str], is_comment: list[bool],
     a string), not intents, because a region is written on the lines below its intent and
     code before it would leave the kernel inside a statement or a function."""
     out: list[MarkerProblem] = []
+    if not any("@dice:" in text and not comment for text, comment in zip(lines, is_comment)):
+        return out
     byte = 0
     for i, (text, end) in enumerate(zip(lines, ends)):
         if not is_comment[i] and "@dice:" in text:

@@ -130,7 +130,7 @@ def _ntuple(v: Any, n: int, attr: str, low: int = 0) -> tuple[int, ...]:
     raise OpError(f"{attr} must be {what}, got {v!r}", None, attr)
 
 
-def _pair(v: Any, attr: str) -> tuple[int, int]:
+def pair(v: Any, attr: str) -> tuple[int, int]:
     a, b = _ntuple(v, 2, attr)
     return (a, b)
 

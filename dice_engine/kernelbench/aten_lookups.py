@@ -1,6 +1,7 @@
 """ATen operators that read their input at computed addresses, as IR gathers (which fuse into
-one kernel with index arithmetic): gather, index_select, embedding, unfold (im2col) and bilinear
-upsampling."""
+one kernel with index arithmetic): gather, index_select, embedding, unfold (im2col), bilinear
+upsampling, and the windows of adaptive pooling and nearest resampling that no plain pool or
+broadcast has (`adaptive_pool_axis`, `nearest_axis`, used by aten_reshaping and aten_slicing)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 from ..intent import composites
 from ..ir.dtypes import F32, I64
 from ..ir.graph import Node
-from ..ir.ops import const, index, make
+from ..ir.ops import const, index, make, pair
 from .aten_ops import Handler, Unsupported, _get
 
 
@@ -31,15 +32,6 @@ def _embedding(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return composites.embedding(a[1], a[0])
 
 
-def _pair(v: Any, name: str) -> tuple[int, int]:
-    values = tuple(int(e) for e in v) if isinstance(v, (list, tuple)) else (int(v),)
-    if len(values) == 1:
-        values *= 2
-    if len(values) != 2:
-        raise Unsupported(f"{name} {list(values)} is not one or two values")
-    return values[0], values[1]
-
-
 def _affine_index(shape: tuple[int, ...], outer: int, step: int, inner: int, spacing: int) -> Node:
     """index(outer) * step + index(inner) * spacing over `shape`: a window's source coordinate."""
     return make("add", [make("mul", [index(shape, outer), const(step)]),
@@ -54,8 +46,8 @@ def _im2col(a: Sequence[Any], k: dict[str, Any]) -> Node:
     x = a[0]
     if x.rank != 4:
         raise Unsupported(f"unfold of a rank-{x.rank} input has no IR form yet (an [N, C, H, W] input has)")
-    (kh, kw), (dh, dw) = _pair(a[1], "kernel_size"), _pair(a[2], "dilation")
-    (ph, pw), (sh, sw) = _pair(a[3], "padding"), _pair(a[4], "stride")
+    (kh, kw), (dh, dw) = pair(a[1], "kernel_size"), pair(a[2], "dilation")
+    (ph, pw), (sh, sw) = pair(a[3], "padding"), pair(a[4], "stride")
     n, c, h, w = (int(d) for d in x.shape)
     oh, ow = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if oh < 1 or ow < 1:

@@ -39,8 +39,7 @@ def broadcast_to(x: Node, shape: Sequence[int]) -> Node:
         return x
     if not shape:
         raise Unsupported("broadcasting to a 0-d tensor has no IR form")
-    everywhere = make("ge", [index(shape, 0), const(0)])
-    return make("where", [everywhere, x, x])
+    return composites.expand(x, shape)
 
 
 def full(shape: Sequence[int], value: float | int | bool, dtype: DType) -> Node:
