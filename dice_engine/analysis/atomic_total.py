@@ -21,7 +21,7 @@ from tree_sitter import Node
 from .findings import Finding
 from .report import finding
 from .rule import Context, Rule
-from .syntax import FIELD, const_eval, operator, text, trip_count
+from .syntax import FIELD, const_eval, loop_bound, text, trip_count
 from .trace import UNIFORM, Access
 
 LIMIT = 1 << 24          # float's significand: a like-signed total stalls past this many addends
@@ -76,13 +76,11 @@ def _strided_bound(node: Node, constants: dict[str, int]) -> int:
     best = 0
     loop = node.parent
     while loop is not None:
-        if loop.type == "for_statement":
-            cond, update = loop.child_by_field_id(FIELD.condition), loop.child_by_field_id(FIELD.update)
-            strided = update is not None and "+=" in text(update) and trip_count(loop, constants) is None
-            compared = cond is not None and cond.type == "binary_expression" and operator(cond) in ("<", "<=")
-            if strided and compared:
-                bound = const_eval(text(cond.child_by_field_id(FIELD.right)), constants)
-                best = max(best, bound or 0)
+        header = loop_bound(loop) if loop.type == "for_statement" else None
+        if header is not None:
+            update = loop.child_by_field_id(FIELD.update)
+            if update is not None and "+=" in text(update) and trip_count(loop, constants) is None:
+                best = max(best, const_eval(header[2], constants) or 0)
         loop = loop.parent
     return best
 

@@ -18,7 +18,7 @@ from tree_sitter import Node
 from .findings import Finding
 from .report import finding
 from .rule import Context, Rule
-from .syntax import FIELD, const_eval, initialized_locals, operator, text, walk
+from .syntax import FIELD, const_eval, initialized_locals, loop_bound, operator, text, walk
 
 _IDENTIFIER = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 _COMPARISONS = frozenset({"<", "<=", ">", ">="})
@@ -126,8 +126,8 @@ def inclusive_bound_findings(ctx: Context) -> list[Finding]:
     `__shared__`, a local or `__device__` array: `float taps[31]` read for c up to 31)."""
     if not ctx.fn.is_kernel:
         return []
-    loops = [_loop_bound(node) for node in walk(ctx.fn.body) if node.type == "for_statement"]
-    loops = [loop for loop in loops if loop is not None]
+    loops = [(*header, node) for node in walk(ctx.fn.body)
+             if node.type == "for_statement" and (header := loop_bound(node)) is not None]
     out = _declared_overruns(ctx, loops)
     if not any(op == "<=" for _, op, _, _ in loops):
         return out
@@ -202,17 +202,6 @@ def _array_declarator(decl: Node, name: str) -> Node | None:
             if inner is not None and inner.type == "identifier" and text(inner) == name:
                 return d
     return None
-
-
-def _loop_bound(loop: Node) -> tuple[str, str, str, Node] | None:
-    """(variable, `<` or `<=`, bound text, loop) of `for (...; v < n; ...)`."""
-    condition = loop.child_by_field_id(FIELD.condition)
-    if condition is None or condition.type != "binary_expression" or operator(condition) not in ("<", "<="):
-        return None
-    left, right = condition.child_by_field_id(FIELD.left), condition.child_by_field_id(FIELD.right)
-    if left is None or right is None or left.type != "identifier":
-        return None
-    return text(left), operator(condition), text(right), loop
 
 
 def _subscripts(body: Node | None) -> list[tuple[str, str, Node]]:

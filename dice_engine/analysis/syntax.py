@@ -908,23 +908,33 @@ def walk(node: Node) -> Iterator[Node]:
         stack.extend(n.named_children)
 
 
+def loop_bound(loop: Node) -> tuple[str, str, str] | None:
+    """(variable, `<` or `<=`, bound text) of the condition of `for (...; v < n; ...)`; None for
+    any other condition."""
+    cond = loop.child_by_field_id(FIELD.condition)
+    if cond is None or cond.type != "binary_expression" or operator(cond) not in ("<", "<="):
+        return None
+    left, right = cond.child_by_field_id(FIELD.left), cond.child_by_field_id(FIELD.right)
+    if left is None or right is None or left.type != "identifier":
+        return None
+    return text(left), operator(cond), text(right)
+
+
 def trip_count(loop: Node, constants: dict[str, int]) -> int | None:
     """The iterations of `for (v = a; v < b; ++v)` (or `v <= b`, `v++`, `v += 1`) with constant
     a and b; None for any other loop."""
-    init, cond, update = (loop.child_by_field_id(f)
-                          for f in (FIELD.initializer, FIELD.condition, FIELD.update))
-    if init is None or cond is None or update is None or cond.type != "binary_expression":
+    init, update, header = loop.child_by_field_id(FIELD.initializer), loop.child_by_field_id(FIELD.update), \
+        loop_bound(loop)
+    if init is None or update is None or header is None:
         return None
-    var = text(cond.child_by_field_id(FIELD.left))
-    op = operator(cond)
-    step = text(update).replace(" ", "")
-    if op not in ("<", "<=") or step not in (f"++{var}", f"{var}++", f"{var}+=1"):
+    var, op, bound_text = header
+    if text(update).replace(" ", "") not in (f"++{var}", f"{var}++", f"{var}+=1"):
         return None
     first = re.fullmatch(rf"(?:[\w\s]+\s)?{re.escape(var)}\s*=\s*(.+?);?", text(init).strip())
     if first is None:
         return None
     start = const_eval(first.group(1), constants)
-    bound = const_eval(text(cond.child_by_field_id(FIELD.right)), constants)
+    bound = const_eval(bound_text, constants)
     if start is None or bound is None:
         return None
     return max(0, bound - start + (op == "<="))
