@@ -18,7 +18,7 @@ from tree_sitter import Node
 from .findings import Finding, Fix, TextEdit
 from .report import finding, replace
 from .rule import Context, Rule
-from .syntax import FIELD, NARROW_INTEGERS, WIDE_INTEGERS, Source, const_eval, operator, text
+from .syntax import FIELD, NARROW_INTEGERS, WIDE_INTEGERS, Source, const_eval, operator, text, walk
 from .types import Typer
 
 LIMIT = 1 << 31
@@ -244,7 +244,9 @@ def _first_factor(product: Node) -> Node:
 
 
 def _narrow_grid_product(product: Node, typer: Typer) -> bool:
-    """Every factor is 32-bit and at least one is a grid builtin (no widening cast inside)."""
+    """Every factor is 32-bit and the product spans the grid: a block index or grid extent is
+    among its factors or inside one (`(blockIdx.x * blockDim.x + threadIdx.x) * 4`); no widening
+    cast inside. Block-local products (`blockDim.x * threadIdx.x`) stay below 2^20."""
     factors = []
     stack = [product]
     while stack:
@@ -256,8 +258,8 @@ def _narrow_grid_product(product: Node, typer: Typer) -> bool:
         else:
             factors.append(n)
     types = [typer.type_of(f) for f in factors]
-    grid = any(f.type == "field_expression" and text(f.child_by_field_id(FIELD.argument)) in
-               ("blockIdx", "blockDim", "gridDim") for f in factors)
+    grid = any(n.type == "field_expression" and text(n.child_by_field_id(FIELD.argument)) in
+               ("blockIdx", "gridDim") for f in factors for n in walk(f))
     return grid and all(t in NARROW_INTEGERS for t in types)
 
 

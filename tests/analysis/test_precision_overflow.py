@@ -93,6 +93,18 @@ def test_64bit_destination_of_a_32bit_product_is_O002():
     assert "(long long)blockIdx.x * blockDim.x" in fixed and codes(check_source(fixed)) == []
 
 
+
+def test_a_grid_index_scaled_inside_a_product_is_O002_and_a_block_local_one_is_not():
+    # the grid index sits inside the first factor: `(global id) * 4` still wraps in 32 bits before
+    # the widening; `blockDim.x * threadIdx.x` is below 2^20 whatever the grid
+    src = ("__global__ void k(float* x) {\n"
+           "    size_t i = (blockIdx.x * blockDim.x + threadIdx.x) * 4;\n"
+           "    size_t j = blockDim.x * threadIdx.x;\n"
+           "    x[i] = 0.f; x[j] = 1.f;\n}\n")
+    assert at_line(check_source(src), 2) == ["DICE-O002"]
+    assert at_line(check_source(src), 3) == []
+
+
 ONE_TOTAL = """\
 __global__ void total(const float* x, float* sum, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
