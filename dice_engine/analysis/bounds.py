@@ -18,7 +18,8 @@ from tree_sitter import Node
 from .findings import Finding
 from .report import finding
 from .rule import Context, Rule
-from .syntax import FIELD, const_eval, initialized_locals, loop_bound, operator, text, walk
+from .syntax import (FIELD, const_eval, counts_down, initialized_locals, loop_bound, loop_start, operator,
+                     text, walk)
 
 _IDENTIFIER = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 _COMPARISONS = frozenset({"<", "<=", ">", ">="})
@@ -128,7 +129,7 @@ def inclusive_bound_findings(ctx: Context) -> list[Finding]:
         return []
     loops = [(*header, node) for node in walk(ctx.fn.body)
              if node.type == "for_statement" and (header := loop_bound(node)) is not None]
-    out = _declared_overruns(ctx, loops)
+    out = _declared_overruns(ctx, loops) + _descending_overruns(ctx)
     if not any(op == "<=" for _, op, _, _ in loops):
         return out
     strict: set[tuple[str, str]] = set()
@@ -170,6 +171,28 @@ def _declared_overruns(ctx: Context, loops: list[tuple[str, str, str, Node]]) ->
                 condition = node.child_by_field_id(FIELD.condition)
                 out.append(finding(ctx.src, condition, "DICE-X002",
                                    _declared_message(array, extent, var, op, bound, last)))
+                break
+    return out
+
+
+def _descending_overruns(ctx: Context) -> list[Finding]:
+    """Loops counting down from a constant start that takes `a[v]` past `a`'s declared extent
+    (`for (j = TERMS; j > 0; --j) c[j]` over `c[TERMS]`): the first step is already out."""
+    out = []
+    for node in walk(ctx.fn.body):
+        if node.type != "for_statement" or (var := counts_down(node)) is None:
+            continue
+        start_text = loop_start(node, var)
+        start = const_eval(start_text, ctx.constants) if start_text is not None else None
+        if start is None:
+            continue
+        for array, index, subscript in _subscripts(node.child_by_field_id(FIELD.body)):
+            if index != var or _tested_on_the_way(subscript, node, var):
+                continue
+            extent = _declared_extent(array, node, ctx.facts.constants)
+            if extent is not None and start >= extent:
+                out.append(finding(ctx.src, node.child_by_field_id(FIELD.initializer), "DICE-X002",
+                                   _descending_message(array, extent, var, start_text, start)))
                 break
     return out
 
@@ -255,6 +278,13 @@ def _declared_message(array: str, extent: int, var: str, op: str, bound: str, la
     return (f"`{var} {op} {bound}` runs {past}: `{array}` is declared with {extent} elements (indices 0 to "
             f"{extent - 1}), so the loop reads or writes `{array}[{last}]`, out of bounds. Loop while "
             f"`{var} < {extent}`, or declare `{array}` with the extent the loop needs.")
+
+
+def _descending_message(array: str, extent: int, var: str, start_text: str, start: int) -> str:
+    return (f"`{var}` starts at `{start_text}` ({start}): `{array}` is declared with {extent} elements "
+            f"(indices 0 to {extent - 1}), so the loop's first step reads or writes `{array}[{start}]`, "
+            f"out of bounds. Start at `{extent - 1}` and loop while `{var} >= 0` (or index "
+            f"`{array}[{var} - 1]`).")
 
 
 def _check(ctx: Context) -> list[Finding]:

@@ -920,20 +920,44 @@ def loop_bound(loop: Node) -> tuple[str, str, str] | None:
     return text(left), operator(cond), text(right)
 
 
+def loop_start(loop: Node, var: str) -> str | None:
+    """The text of the value `for (int v = a; ...)` (or `v = a`) starts `var` at; None otherwise."""
+    init = loop.child_by_field_id(FIELD.initializer)
+    if init is None:
+        return None
+    first = re.fullmatch(rf"(?:[\w\s]+\s)?{re.escape(var)}\s*=\s*(.+?);?", text(init).strip())
+    return first.group(1) if first else None
+
+
+def counts_down(loop: Node) -> str | None:
+    """The variable of `for (v = a; v > b; --v)` (or `v >= b`, `v--`, `v -= k`); None for any other
+    loop."""
+    cond, update = loop.child_by_field_id(FIELD.condition), loop.child_by_field_id(FIELD.update)
+    if cond is None or update is None or cond.type != "binary_expression":
+        return None
+    if operator(cond) not in (">", ">="):
+        return None
+    left = cond.child_by_field_id(FIELD.left)
+    if left is None or left.type != "identifier":
+        return None
+    var = text(left)
+    step = text(update).replace(" ", "")
+    return var if step in (f"--{var}", f"{var}--") or step.startswith(f"{var}-=") else None
+
+
 def trip_count(loop: Node, constants: dict[str, int]) -> int | None:
     """The iterations of `for (v = a; v < b; ++v)` (or `v <= b`, `v++`, `v += 1`) with constant
     a and b; None for any other loop."""
-    init, update, header = loop.child_by_field_id(FIELD.initializer), loop.child_by_field_id(FIELD.update), \
-        loop_bound(loop)
-    if init is None or update is None or header is None:
+    update, header = loop.child_by_field_id(FIELD.update), loop_bound(loop)
+    if update is None or header is None:
         return None
     var, op, bound_text = header
     if text(update).replace(" ", "") not in (f"++{var}", f"{var}++", f"{var}+=1"):
         return None
-    first = re.fullmatch(rf"(?:[\w\s]+\s)?{re.escape(var)}\s*=\s*(.+?);?", text(init).strip())
+    first = loop_start(loop, var)
     if first is None:
         return None
-    start = const_eval(first.group(1), constants)
+    start = const_eval(first, constants)
     bound = const_eval(bound_text, constants)
     if start is None or bound is None:
         return None
