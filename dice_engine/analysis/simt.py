@@ -166,6 +166,7 @@ class Interpreter:
         self.frame = _Frame(_nobody(self.n))
         self.loop_ids = 0
         self.sync_seen: set[tuple[str, int]] = set()
+        self.call_sites: list[Node] = []     # the calls being inlined, outermost first
         self.depth = 0
         self.groups = self._cg_groups(t)
         self.thread_idx = {"x": Val(self.tid["x"], LANE, exact=True),
@@ -965,7 +966,11 @@ class Interpreter:
                 self.env, self.facts = saved_env, saved_facts
                 return value
         if callee is not None and self.frame.depth < CALL_DEPTH and callee is not self.fn:
-            return self._inline(callee, args)
+            self.call_sites.append(node)
+            try:
+                return self._inline(callee, args)
+            finally:
+                self.call_sites.pop()
         level = max((a.level for a in args), default=UNIFORM)
         int_fn = _INT_FUNCS.get(name)
         if int_fn is not None and args and all(a.arr is not None for a in args):
@@ -1028,12 +1033,24 @@ class Interpreter:
         reason = self._divergence(WARP)
         if reason is not None:
             code, why = reason
-            key = (code, node.id)
+            site = self._divergent_call(why)
+            key = (code, (site or node).id)
             if key not in self.sync_seen:
                 self.sync_seen.add(key)
-                self.trace.sync.append(SyncEvent(node, code, why))
+                self.trace.sync.append(SyncEvent(site, code, why, {"barrier": node}) if site is not None
+                                       else SyncEvent(node, code, why))
         self.epoch += 1
         self.warp_epoch += 1
+
+    def _divergent_call(self, why: Node) -> Node | None:
+        """The call that brought a barrier under a divergence of its caller (`if (t < len)
+        block_sum(...)`): the finding belongs there, not in a helper that is fine when called by
+        every thread. None when the divergence is in the barrier's own function."""
+        owner = _enclosing_function(why)
+        for site in self.call_sites:
+            if _enclosing_function(site) == owner:
+                return site
+        return None
 
     def _divergence(self, threshold: int) -> tuple[str, Node] | None:
         """Why not every thread (of the block for WARP, of the warp for LANE) reaches here."""
@@ -1168,6 +1185,12 @@ def _binds_element(target: Node | None, value: Node) -> bool:
 
 def _declared_name(d: Node | None) -> str:
     return declarator_name(d)[0]
+
+
+def _enclosing_function(node: Node) -> Node | None:
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    return node
 
 
 def _callee_name(fnode: Node | None) -> str:

@@ -16,30 +16,35 @@ def sync_findings(src: Source, trace: Trace) -> list[Finding]:
 
 
 def _finding(src: Source, event: SyncEvent) -> Finding:
-    call = text(event.node).split("(")[0]
+    name = text(event.node).split("(")[0]
+    call = f"`{name}`"
+    barrier = event.data.get("barrier")
+    if barrier is not None:     # the call of a helper that waits at a barrier
+        call += f", which waits at `{text(barrier).split('(')[0]}` (line {line_of(barrier)}),"
     why = event.reason
     if event.code == "DICE-S001":
         cond = why.child_by_field_id(FIELD.condition) if why is not None else None
-        msg = (f"`{call}` runs only in threads for which `{text(cond).strip('()')}` (line {line_of(why)}) "
+        msg = (f"{call} runs only in threads for which `{text(cond).strip('()')}` (line {line_of(why)}) "
                "holds, and that condition depends on the thread: threads that skip the branch never "
                "arrive, so the block hangs or the barrier silently synchronizes the wrong threads "
                "(undefined behavior). Make the barrier unconditional: close the branch before it and "
                "reopen it after.")
-        return finding(src, event.node, event.code, msg, fix=_hoist_fix(src, event.node, why))
+        fix = _hoist_fix(src, event.node, why) if barrier is None else None
+        return finding(src, event.node, event.code, msg, fix=fix)
     if event.code == "DICE-S002":
         kind = text(why).split()[0].rstrip(";") if why is not None else "return"
-        msg = (f"`{call}` follows a thread-dependent `{kind}` (line {line_of(why)}): the threads that "
+        msg = (f"{call} follows a thread-dependent `{kind}` (line {line_of(why)}): the threads that "
                "left never reach the barrier, so the others wait forever or proceed unsynchronized "
                "(undefined behavior). Keep every thread alive to the barrier and guard only the work "
                "(e.g. `if (i < n) { ... }` instead of an early return).")
         return finding(src, event.node, event.code, msg)
     if event.code == "DICE-S003":
-        msg = (f"`{call}` is inside a loop whose trip count depends on the thread (line {line_of(why)}): "
+        msg = (f"{call} is inside a loop whose trip count depends on the thread (line {line_of(why)}): "
                "threads that finish early stop arriving while the others wait at the barrier "
                "(deadlock or undefined behavior). Loop a block-uniform number of times (e.g. over "
                "tiles, with `if (i < n)` guarding the work) so every thread runs every barrier.")
         return finding(src, event.node, event.code, msg)
-    op, detail = event.data.get("op", call), event.data.get("detail", "")
+    op, detail = event.data.get("op", name), event.data.get("detail", "")
     msg = (f"`{op}` names lanes in its mask that do not all execute it ({detail}): a lane named in the "
            "mask that never arrives hangs the warp or returns undefined values, and an executing "
            "lane outside the mask is undefined behavior. Compute the mask from the condition "

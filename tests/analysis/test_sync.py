@@ -100,3 +100,28 @@ __global__ void k(float* y) {
     findings = check_source(src)
     assert at_line(findings, 3) == ["DICE-S004"]
     assert at_line(findings, 4) == []
+
+
+HELPER_UNDER_BRANCH = """\
+__device__ float block_total(float v, float* sh) {
+    sh[threadIdx.x] = v;
+    __syncthreads();
+    return sh[0];
+}
+__global__ void pool(const float* x, const int* lengths, float* out) {
+    __shared__ float sh[256];
+    float total = block_total(x[threadIdx.x], sh);
+    if (threadIdx.x < lengths[blockIdx.x]) {
+        out[blockIdx.x] = block_total(x[threadIdx.x], sh);
+    }
+}
+"""
+
+
+def test_a_helper_with_a_barrier_called_under_a_divergent_branch_is_reported_at_the_call():
+    # the helper is fine when every thread calls it (line 8); the divergent call (line 10) is the
+    # defect, and moving it out of the branch is not a hoist the fix can make for a call
+    findings = [f for f in check_source(HELPER_UNDER_BRANCH) if f.category == "sync"]
+    assert [(f.code, f.line + 1) for f in findings] == [("DICE-S001", 10)]
+    assert "`block_total`, which waits at `__syncthreads` (line 3)" in findings[0].message
+    assert findings[0].fix is None

@@ -1,6 +1,7 @@
-// The barrier hides in a __device__ helper that is called under a divergent branch.
+// The barrier hides in a __device__ helper that is called under a divergent branch: the call
+// is the defect (the helper is fine when every thread calls it), so it is reported there.
 __device__ float block_sum_step(float* s, int tid) {
-    __syncthreads();  // expect: sync
+    __syncthreads();
     return s[tid] + s[0];
 }
 
@@ -10,6 +11,6 @@ __global__ void guarded_helper(const float* in, float* out) {
     s[tid] = in[blockIdx.x * blockDim.x + tid];
     __syncthreads();
     if (tid % 2 == 0) {
-        out[blockIdx.x * blockDim.x + tid] = block_sum_step(s, tid);
+        out[blockIdx.x * blockDim.x + tid] = block_sum_step(s, tid);  // expect: sync
     }
 }
