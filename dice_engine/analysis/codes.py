@@ -51,6 +51,8 @@ CODES: dict[str, CodeInfo] = {
     "DICE-P005": CodeInfo("precision", "warning", "Float accumulator of double values in a loop", "static"),
     "DICE-P006": CodeInfo("precision", "warning", "One float total built by more than 2^24 atomicAdds",
                           "static"),
+    "DICE-P007": CodeInfo("precision", "warning", "One float sum of more than 2^24 serial terms",
+                          "static"),
     # overflow
     "DICE-O001": CodeInfo("overflow", "warning", "32-bit index for an extent that can exceed 2^31", "static"),
     "DICE-O002": CodeInfo("overflow", "warning", "Index product computed in 32 bits before widening",
@@ -70,6 +72,7 @@ CODES: dict[str, CodeInfo] = {
                           "compiler"),
     "DICE-M007": CodeInfo("resources", "error",
                           "Dynamic shared memory above the default limit without opting in", "static"),
+    "DICE-M008": CodeInfo("resources", "error", "Block larger than any GPU launches", "static"),
     # compile
     "DICE-E001": CodeInfo("compile", "error", "nvcc error", "compiler"),
     "DICE-E002": CodeInfo("compile", "warning", "nvcc warning", "compiler"),

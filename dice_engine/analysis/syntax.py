@@ -599,13 +599,28 @@ class LaunchSite:
     # (start, end) relative to its function until the analyzer places them in the file; None for
     # the other launches, so that edits around an ordinary launch change no kernel's facts.
     oversized: tuple[int, int, int] | None = None    # (dynamic bytes, start, end)
+    # A block no GPU launches (BLOCK_LIMITS) and the launch's bytes, placed the same way.
+    illegal_block: tuple[tuple[int, int, int], int, int] | None = None     # (block, start, end)
 
     def placed(self, base: int) -> LaunchSite:
-        """This site with its oversized launch's bytes counted from the file's start."""
-        if self.oversized is None:
-            return self
-        size, start, end = self.oversized
-        return replace(self, oversized=(size, start + base, end + base))
+        """This site with its oversized or illegal launch's bytes counted from the file's start."""
+        out = self
+        if self.oversized is not None:
+            size, start, end = self.oversized
+            out = replace(out, oversized=(size, start + base, end + base))
+        if self.illegal_block is not None:
+            block, start, end = self.illegal_block
+            out = replace(out, illegal_block=(block, start + base, end + base))
+        return out
+
+
+# Threads per block along x, y, z and in all, on every arch since sm_20
+BLOCK_LIMITS = (1024, 1024, 64, 1024)
+
+
+def block_over_limits(block: tuple[int, int, int]) -> bool:
+    return any(d > limit for d, limit in zip(block, BLOCK_LIMITS)) or \
+        block[0] * block[1] * block[2] > BLOCK_LIMITS[3]
 
 
 # Dynamic shared memory a launch may ask for unless the kernel raised its limit with
@@ -676,9 +691,11 @@ def launch_sites(found: dict[str, list[Node]], constants: dict[str, int], base: 
         shared = const_eval(text(cfg.named_children[2]), local) if len(cfg.named_children) > 2 else None
         oversized = (shared, node.start_byte - base, node.end_byte - base) \
             if shared is not None and shared > DEFAULT_DYNAMIC_SMEM else None
-        out.append(LaunchSite(kernel, _dims(cfg.named_children[1], dims, local),
-                              _dims(grid, dims, local), args, template_args, _ceiling_division(grid_text),
-                              oversized))
+        block = _dims(cfg.named_children[1], dims, local)
+        illegal = (block, node.start_byte - base, node.end_byte - base) \
+            if block is not None and block_over_limits(block) else None
+        out.append(LaunchSite(kernel, block, _dims(grid, dims, local), args, template_args,
+                              _ceiling_division(grid_text), oversized, illegal))
     return out
 
 
@@ -986,6 +1003,7 @@ class LaunchFacts:
     values: tuple[tuple[str, int], ...] = ()
     rounded_up: bool = False    # some launch rounds its grid up (`LaunchSite.rounded_up`)
     oversized: tuple[tuple[int, int, int], ...] = ()   # launches over DEFAULT_DYNAMIC_SMEM, placed
+    illegal_blocks: tuple[tuple[tuple[int, int, int], int, int], ...] = ()   # over BLOCK_LIMITS, placed
 
 
 NO_LAUNCH = LaunchFacts()
@@ -1020,4 +1038,5 @@ def launch_facts(fn: Function, sites: list[LaunchSite]) -> LaunchFacts:
             values[name] = max(known)
     return LaunchFacts(grid, tuple(sorted(values.items())),   # type: ignore[arg-type]
                        any(s.rounded_up for s in mine),
-                       tuple(sorted(s.oversized for s in mine if s.oversized is not None)))
+                       tuple(sorted(s.oversized for s in mine if s.oversized is not None)),
+                       tuple(sorted(s.illegal_block for s in mine if s.illegal_block is not None)))
