@@ -6,7 +6,8 @@ Two shapes, each needing evidence from the file that the extent really can be th
   2^31, or a product of run-time sizes in a file whose comments state more than 2^31 elements
   (`// 64 images of 8192 x 8192`, `a 2048^3 grid`, `~3.1e9 elements`);
 - DICE-O002: a 64-bit index whose initializer multiplies 32-bit grid quantities
-  (`size_t i = blockIdx.x * blockDim.x + …`): the product wraps at 2^32 before it is widened.
+  (`size_t i = blockIdx.x * blockDim.x + …`), or 32-bit values whose product can reach 2^31 by the
+  same bounds as DICE-O001 (`long long base = (n * C + c) * HW`): it wraps before it is widened.
 """
 from __future__ import annotations
 
@@ -45,8 +46,7 @@ def overflow_findings(ctx: Context) -> list[Finding]:
     sizes = _sizes(ctx)
     # a peak needs every variable of the index bounded: when no 32-bit index has one even with
     # all variables bounded, the constant bounds of the variables are not collected
-    boundable = any(type_name in NARROW_INTEGERS and _max_value(init, sizes, _any_bound) is not None
-                    for (_, _, type_name, init), _ in products) or \
+    boundable = any(_max_value(init, sizes, _any_bound) is not None for (_, _, _, init), _ in products) or \
         any(_max_value(index, sizes, _any_bound) is not None for index in indices)
     bounds, wide_compared = _comparisons(found, typer, sizes, boundable)
     if boundable:
@@ -73,12 +73,18 @@ def overflow_findings(ctx: Context) -> list[Finding]:
                    "the product wraps and the kernel reads and writes out of bounds. Declare it "
                    "`size_t` (or `long long`) and widen the first factor before multiplying.")
             out.append(finding(src, init, "DICE-O001", msg, fix=fix, data={"variable": name}))
-        elif type_name in WIDE_INTEGERS and _narrow_grid_product(product, typer):
+        elif type_name in WIDE_INTEGERS and _narrow_product(product, typer):
+            if _spans_grid(product):
+                why = "past 2^32 threads the product wraps"
+            elif boundable and (peak := _max_value(product, sizes, bounds.get)) is not None and peak >= LIMIT:
+                why = f"it can reach {peak:,} (> 2^31 − 1), so it wraps"
+            else:
+                continue
             fix = Fix(f"Widen before multiplying: `({type_name}){text(_first_factor(product))} * …`",
                       (_cast_edit(src, product, type_name),))
-            msg = (f"`{text(product)}` is computed in 32-bit unsigned arithmetic and only then widened to "
-                   f"`{type_name}`: past 2^32 threads the product wraps and `{name}` points at the wrong "
-                   f"element. Cast the first factor: `({type_name}){text(_first_factor(product))} * …`.")
+            msg = (f"`{text(product)}` is computed in 32-bit arithmetic and only then widened to "
+                   f"`{type_name}`: {why} and `{name}` points at the wrong element. Cast the first factor: "
+                   f"`({type_name}){text(_first_factor(product))} * …`.")
             out.append(finding(src, product, "DICE-O002", msg, fix=fix, data={"variable": name}))
     peaks: dict[str, int | None] = {}        # by spelling: `a[i * n + j]` recurs in a kernel
     for index in indices:
@@ -243,10 +249,20 @@ def _first_factor(product: Node) -> Node:
     return left if left is not None else product
 
 
-def _narrow_grid_product(product: Node, typer: Typer) -> bool:
-    """Every factor is 32-bit and the product spans the grid: a block index or grid extent is
-    among its factors or inside one (`(blockIdx.x * blockDim.x + threadIdx.x) * 4`); no widening
-    cast inside. Block-local products (`blockDim.x * threadIdx.x`) stay below 2^20."""
+def _narrow_product(product: Node, typer: Typer) -> bool:
+    """Every factor of `product` is 32-bit: no widening cast inside, so it is computed in 32 bits."""
+    return all(typer.type_of(f) in NARROW_INTEGERS for f in _factors(product))
+
+
+def _spans_grid(product: Node) -> bool:
+    """A block index or grid extent is among the factors or inside one (`(blockIdx.x *
+    blockDim.x + threadIdx.x) * 4`). Block-local products (`blockDim.x * threadIdx.x`) stay
+    below 2^20."""
+    return any(n.type == "field_expression" and text(n.child_by_field_id(FIELD.argument)) in
+               ("blockIdx", "gridDim") for f in _factors(product) for n in walk(f))
+
+
+def _factors(product: Node) -> list[Node]:
     factors = []
     stack = [product]
     while stack:
@@ -257,10 +273,7 @@ def _narrow_grid_product(product: Node, typer: Typer) -> bool:
             stack.append(n.named_children[-1])
         else:
             factors.append(n)
-    types = [typer.type_of(f) for f in factors]
-    grid = any(n.type == "field_expression" and text(n.child_by_field_id(FIELD.argument)) in
-               ("blockIdx", "gridDim") for f in factors for n in walk(f))
-    return grid and all(t in NARROW_INTEGERS for t in types)
+    return factors
 
 
 def _comparisons(found: dict[str, list[Node]], typer: Typer, sizes: _Sizes,
