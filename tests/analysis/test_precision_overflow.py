@@ -143,3 +143,28 @@ def test_one_float_total_of_more_than_2_24_atomic_adds_is_P006():
     assert "268,435,456 adds" in next(f.message for f in findings if f.code == "DICE-P006")
     # 2^22 elements: every total stays well inside float's 24 bits
     assert "DICE-P006" not in codes(check_source(ONE_TOTAL.replace("COUNT", "1 << 22")))
+
+
+SERIAL = """\
+__global__ void col_sum(const float* x, float* out, long long rows, int cols) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0.0f, d = 0.0f, kahan = 0.0f, comp = 0.0f;
+    for (long long r = 0; r < rows; ++r) {
+        s += x[r * cols + c];
+        d = fmaf(x[r * cols + c], 2.0f, d);
+        float y = x[r * cols + c] - comp;
+        float t = kahan + y;
+        comp = (t - kahan) - y;
+        kahan = t;
+    }
+    out[c] = s + d + kahan;
+}
+void run(const float* x, float* out) { col_sum<<<1, 64>>>(x, out, ROWS, 64); }
+"""
+
+
+def test_a_float_summed_serially_over_2_24_terms_is_P007_and_a_compensated_sum_is_not():
+    findings = [f for f in check_source(SERIAL.replace("ROWS", "1LL << 24")) if f.code == "DICE-P007"]
+    assert [f.line + 1 for f in findings] == [5, 6]
+    assert "16,777,216 terms" in findings[0].message
+    assert [f for f in check_source(SERIAL.replace("ROWS", "1LL << 23")) if f.code == "DICE-P007"] == []
