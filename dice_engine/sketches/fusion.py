@@ -236,6 +236,15 @@ def operand_value(problem: Problem, read: Reader, arg_index: int = 0, prefix: st
     return emit(root, _input_leaves(root, read, ctype), ctype, prefix)
 
 
+_ATOM = re.compile(r"[\w.\[\]]+")
+
+
+def atom(value: str) -> str:
+    """`value` as one operand wherever the epilogue puts it: an anchor value with a bias,
+    `acc[i][j] + (Acc)(b[c])`, must not lose its sum to a product around it (`w * acc + b`)."""
+    return value if _ATOM.fullmatch(value) else f"({value})"
+
+
 def epilogue_value(problem: Problem, anchor_value: str, read: Reader, prefix: str = "epi") -> Emitted:
     """The output given the anchor's value (the anchor dtype's compute type), the other inputs
     read through `read`. Every leaf enters in the expression's compute type: an integer anchor or
@@ -244,7 +253,7 @@ def epilogue_value(problem: Problem, anchor_value: str, read: Reader, prefix: st
     ctype = expression_ctype(root)
     leaves = _input_leaves(root, read, ctype)
     anchor_ctype = compute_type(problem.output.dtype if problem.anchor is None else problem.anchor.dtype)
-    value = anchor_value if anchor_ctype == ctype else f"(({ctype})({anchor_value}))"
+    value = atom(anchor_value) if anchor_ctype == ctype else f"(({ctype})({anchor_value}))"
     leaves.update({id(n): value for n in root.walk() if n.name == ANCHOR_LEAF})
     return emit(root, leaves, ctype, prefix)
 
@@ -427,7 +436,7 @@ def _indexed_epilogue(problem: Problem, root: Node, anchor_value: str, offset: s
     assert problem.anchor is not None
     ctype = expression_ctype(root)
     anchor_ctype = compute_type(problem.anchor.dtype)
-    value = anchor_value if anchor_ctype == ctype else f"(({ctype})({anchor_value}))"
+    value = atom(anchor_value) if anchor_ctype == ctype else f"(({ctype})({anchor_value}))"
     return indexed_value(root, offset, problem.output.shape, ctype, prefix, value)
 
 

@@ -2,6 +2,8 @@
 nvcc/ptxas builds."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from cpu_emulation import assert_matches_reference, needs_emulator
 from layout_sketch_checks import (compile_clean, needs_nvcc, private_compile_cache, problem, serving,
@@ -161,3 +163,23 @@ def test_tensor_core_text():
 ], ids=["f16-bias-relu", "bf16-strided-dilated"])
 def test_tensor_core_kernels_compute_the_reference_on_the_cpu_emulator(text, wmma_point, tmp_path):
     assert_matches_reference(WMMA, problem(text), wmma_point, tmp_path)
+
+
+@needs_emulator
+def test_a_slope_read_by_index_multiplies_the_whole_biased_value(tmp_path):
+    """KernelBench's conv + per-channel PReLU: the slope is read through a view of the weight (an
+    indexed epilogue), and the biased value `acc + b` is one operand of `slope * value` (an H100
+    run of cov_conv_prelu computed `slope * acc + b`: 0.126 off)."""
+    pytest.importorskip("torch")
+    from dice_engine.ir.graph import Program, TensorDecl
+    from dice_engine.ir.patterns import classify
+    from dice_engine.kernelbench.lower import lower
+    from dice_engine.kernelbench.task import load_task
+    from dice_engine.kernelbench.trace import trace_task
+
+    tasks = Path(__file__).resolve().parent.parent / "kernelbench" / "tasks"
+    plan = lower(trace_task(load_task(tasks / "cov_conv_prelu.py"))).plans[0]
+    decls = {n.name: TensorDecl(n.name, n.dtype, n.shape) for n in plan.leaves()}
+    p = classify(Program(decls, plan.out.name, plan.expr))
+    assert CONV.unsupported(p, SM90) is None
+    assert_matches_reference(CONV, p, CONV.default_point(p, SM90), tmp_path)
