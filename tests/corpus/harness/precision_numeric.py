@@ -1,5 +1,6 @@
 """Numeric checks for the corpus's `precision` kernels that leave no trace in PTX: accumulators
-in half or bfloat16, and float contributions added into an `int` by `atomicAdd`.
+in half or bfloat16, float contributions added into an `int` by `atomicAdd`, and one-float totals
+of too many terms (atomic or serial).
 
 Each check runs the corpus kernel and a fixed twin (the change the finding's message asks for:
 a float accumulator, a float atomic target) on the same random inputs, and compares both with a
@@ -175,11 +176,44 @@ _GRID_TOTALS = Check(   # 2^26 like-signed addends: the one-float totals stall n
     err_fixed = std::max(relative(out[2], squared), relative(out[3], absolute));
 """)
 
+_SERIAL_ROWS = Check(   # 2^25 terms in [1, 2) per thread: the float total stalls near 2^25
+    fixed="""
+__global__ void row_total_fixed(const float* __restrict__ x, float* __restrict__ out, int rows) {
+    const int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    const float* row = x + (size_t)r * kCols;
+    double total = 0.0;
+    for (long long c = 0; c < kCols; ++c) total += row[c];
+    out[r] = (float)total;
+}""",
+    body="""
+    const int rows = 2;
+    std::vector<float> x((size_t)rows * kCols);
+    for (auto& v : x) v = 1.0f + uniform();
+    float *d_x, *d_out;
+    cudaMalloc(&d_x, x.size() * sizeof(float));
+    cudaMalloc(&d_out, 2 * rows * sizeof(float));
+    cudaMemcpy(d_x, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice);
+    cudaMemset(d_out, 0xff, 2 * rows * sizeof(float));        // poison: NaN
+    row_total<<<1, rows>>>(d_x, d_out, rows);
+    row_total_fixed<<<1, rows>>>(d_x, d_out + rows, rows);
+    check_launches();
+    float out[2 * rows];
+    cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost);
+    for (int r = 0; r < rows; ++r) {
+        double want = 0;
+        for (long long c = 0; c < kCols; ++c) want += (double)x[(size_t)r * kCols + c];
+        err_kernel = std::max(err_kernel, relative(out[r], want));
+        err_fixed = std::max(err_fixed, relative(out[rows + r], want));
+    }
+""")
+
 CHECKS: dict[str, Check] = {
     "prec_atomic_grid_total.cu": _GRID_TOTALS,
     "prec_atomic_int_target.cu": _ATOMIC_INT,
     "prec_bf16_accumulator.cu": _BF16_ROWS,
     "prec_half_accumulator.cu": _HALF_DOT,
+    "prec_serial_row_total.cu": _SERIAL_ROWS,
 }
 
 
