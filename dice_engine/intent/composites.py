@@ -19,6 +19,22 @@ def m(op: str, *args: Node | float | int, **attrs) -> Node:
     return ops.make(op, nodes, **attrs)
 
 
+def matmul(a: Node, b: Node) -> Node:
+    """`a @ b` with PyTorch's vector rules: a vector on the right is a column and on the left a
+    row, whose dimension the result drops; two vectors give their dot product (0-d)."""
+    if a.rank == 1 and b.rank == 1:
+        if a.shape != b.shape:
+            raise OpError(f"a dot product needs vectors of one length, got {a.shape[0]} and {b.shape[0]}", 1)
+        return m("sum", m("mul", a, b))
+    if b.rank == 1:
+        y = m("matmul", a, m("reshape", b, shape=(b.shape[0], 1)))
+        return m("reshape", y, shape=y.shape[:-1])
+    if a.rank == 1:
+        y = m("matmul", m("reshape", a, shape=(1, a.shape[0])), b)
+        return m("reshape", y, shape=y.shape[:-2] + y.shape[-1:])
+    return m("matmul", a, b)
+
+
 def _channel_view(param: Node, x: Node, arg: int) -> Node:
     """A per-channel [C] parameter shaped to broadcast over an [N, C, ...] input."""
     if param.shape != (x.shape[1],):
@@ -284,6 +300,27 @@ def hardtanh(x: Node, low: float, high: float) -> Node:
 
 def hardsigmoid(x: Node) -> Node:
     return ops.make("clamp", [m("add", m("div", x, 6.0), 0.5)], min=0.0, max=1.0)
+
+
+def mish(x: Node) -> Node:
+    return m("mul", x, m("tanh", softplus(x, 1.0, 20.0)))
+
+
+def hardswish(x: Node) -> Node:
+    return m("mul", x, hardsigmoid(x))
+
+
+def variance(x: Node, dim: int | tuple[int, ...] | None, correction: float, keepdim: bool,
+             root: bool = False) -> Node:
+    """var (std with `root`) as PyTorch defines it: the summed squared deviation from the mean
+    over `dim` (every axis for None), divided by N - correction (two kernels: mean, then sum)."""
+    mean = m("mean", x, dim=dim, keepdim=True)
+    dev = m("sub", x, mean)
+    total = m("sum", m("mul", dev, dev), dim=dim, keepdim=keepdim)
+    dims = range(x.rank) if dim is None else (dim if isinstance(dim, tuple) else (dim,))
+    count = math.prod(int(x.shape[d]) for d in dims)
+    out = m("div", total, float(max(count - correction, 0)))
+    return m("sqrt", out) if root else out
 
 
 def softsign(x: Node) -> Node:

@@ -219,6 +219,14 @@ def _matmul(site: CallSite) -> Node:
     return build("matmul", site, ["input", "other"])
 
 
+def _matmul_any_rank(site: CallSite) -> Node:
+    """matmul / mv / dot: vectors as PyTorch treats them (`composites.matmul`)."""
+    try:
+        return composites.matmul(site.tensor("input"), site.tensor("other"))
+    except ops.OpError as e:
+        raise _locate(e, site, ["input", "other"], {}) from None
+
+
 def _conv(op: str) -> Callable[[CallSite], Node]:
     def handler(site: CallSite) -> Node:
         names = ["input", "weight"] + (["bias"] if site.get("bias") is not None else [])
@@ -259,6 +267,21 @@ def _composite(builder: Callable[..., Node], tensors: tuple[str, ...],
             return builder(*args, **options(site))
         except ops.OpError as e:
             raise _locate(e, site, list(tensors), {}) from None
+    return handler
+
+
+def _variance(root: bool) -> Callable[[CallSite], Node]:
+    """var / std(input, dim, unbiased, keepdim, correction): Bessel's correction unless
+    unbiased=False or correction= says otherwise."""
+    def handler(site: CallSite) -> Node:
+        unbiased = _flag(site, "unbiased", True)
+        correction = site.number("correction", 1 if unbiased else 0)
+        keepdim = _flag(site, "keepdim", False)
+        x = site.tensor("input")
+        try:
+            return composites.variance(x, site.ints("dim"), float(correction), keepdim, root)
+        except ops.OpError as e:
+            raise _locate(e, site, ["input"], {"dim": site.get("dim")}) from None
     return handler
 
 
@@ -387,7 +410,9 @@ FUNCTIONS: dict[str, Function] = {
     "transpose": Function(("input", "dim0", "dim1"), _transpose),
     "t": Function(_U, _t),
     "permute": Function(("input", "dims"), _permute, varargs=True),
-    "matmul": Function(_B, _matmul),
+    "matmul": Function(_B, _matmul_any_rank),
+    "mv": Function(_B, _matmul_any_rank),
+    "dot": Function(_B, _matmul_any_rank),
     "mm": Function(_B, _matmul),
     "bmm": Function(_B, _matmul),
     **{f"conv{d}d": Function(("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
@@ -478,6 +503,11 @@ FUNCTIONS: dict[str, Function] = {
         composites.hardtanh, ("input",), lambda site: {
             "low": float(site.number("min_val", -1.0)), "high": float(site.number("max_val", 1.0))})),
     "hardsigmoid": Function(_U, _composite(composites.hardsigmoid, ("input",))),
+    "hardswish": Function(_U, _composite(composites.hardswish, ("input",))),
+    "mish": Function(_U, _composite(composites.mish, ("input",))),
+    "relu6": Function(_U, _composite(lambda x: ops.make("clamp", [x], min=0.0, max=6.0), ("input",))),
+    **{name: Function(("input", "dim", "unbiased", "keepdim", "correction"), _variance(name == "std"))
+       for name in ("var", "std")},
     "to": Function(("input", "dtype"), _cast_to(None)),
     **{name: Function(_U, _cast_to(ALIASES[dt])) for name, dt in (
         ("float", "f32"), ("half", "f16"), ("bfloat16", "bf16"), ("double", "f64"),

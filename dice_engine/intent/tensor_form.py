@@ -12,6 +12,7 @@ from dataclasses import replace
 from ..ir import ops, torch_expr
 from ..ir.dtypes import ALIASES, DType, parse_dtype
 from ..ir.graph import Dim, Node, Program, TensorDecl
+from . import composites
 from .errors import IntentError, did_you_mean
 from .functions import FUNCTIONS, Arg, Value, bind
 from .options import merge_options, normalize_option
@@ -221,7 +222,7 @@ class _Builder:
         op = _BINARY_OPS[expr.op]
         args = [self.tensor(expr.left), self.tensor(expr.right)]
         try:
-            return ops.make(op, args)
+            return composites.matmul(*args) if op == "matmul" else ops.make(op, args)
         except ops.OpError as e:
             blamed = [expr.left, expr.right][e.arg] if e.arg is not None else expr
             raise IntentError(str(e), blamed.start, blamed.end) from None

@@ -273,7 +273,9 @@ class _Builder:
                                  f"{_name(other.kind)}); one kernel serves one — write two intents",
                                  other.span)
         if first.kind not in lx.GEMM_LIKE:
-            extra = (self.activations or self.binaries or ([self.bias] if self.bias else []))
+            # a layer norm's bias is its own learned shift (`_norm`), not an epilogue
+            bias = [self.bias] if self.bias and first.kind != "layer_norm" else []
+            extra = self.activations or self.binaries or bias
             if extra:
                 raise self.error(f"{_name(extra[0].kind)} cannot be fused with {_name(first.kind)} in words; "
                                  "write the tensor form", extra[0].span)
@@ -363,6 +365,11 @@ class _Builder:
         return self._make(kind, [x, *params], anchor.span, eps=eps)
 
     def _pool(self, anchor: Mention) -> Node:
+        adaptive = re.search(lx.w(r"adaptive|global") + r"|自适应|全局", self.scan.low)
+        if adaptive:    # a size there is the output's, not a window: pooling it as one is wrong
+            raise self.error("adaptive or global (output-sized) pooling is not understood in words; the "
+                             "words form pools with a window, e.g. 2x2 window",
+                             (adaptive.start(), adaptive.end()))
         kernel = self.scan.number(lx.w(r"(?:kernel|window|pool)(?: size)?\s*(?:of\s*)?[=:]?\s*(\d+)")
                                   + r"|(?:窗口|核)(?:大小)?\s*为?\s*(\d+)")
         stride = self.scan.number(lx.w(r"stride\s*[=:]?\s*(\d+)") + r"|步长\s*为?\s*(\d+)")

@@ -320,15 +320,7 @@ def _var(root: bool) -> Handler:
         if unbiased is not None:  # aten.var.dim(x, dim, unbiased, keepdim) passes them positionally
             correction = 1 if unbiased else 0
         keep = bool(k.get("keepdim", a[3] if len(a) > 3 else False))
-        mean = make("mean", [x], dim=dim, keepdim=True)
-        dev = make("sub", [x, mean])
-        total = make("sum", [make("mul", [dev, dev])], dim=dim, keepdim=keep)
-        dims = range(x.rank) if dim is None else (dim if isinstance(dim, tuple) else (dim,))
-        count = 1
-        for d in dims:
-            count *= int(x.shape[d])
-        out = make("div", [total, const(float(max(count - (correction or 0), 0)))])
-        return make("sqrt", [out]) if root else out
+        return composites.variance(x, dim, correction or 0, keep, root)
 
     return handler
 

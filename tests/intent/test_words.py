@@ -126,6 +126,11 @@ WORDS = [
      "conv2d(x:f32[2, 3, 16, 16], w:f32[32, 3, 5, 5], dilation=(1, 1), padding=(0, 0), stride=(1, 1))", {}),
     ("对 [8, 256, 4096] 的 bf16 张量做 RMS 归一化，eps=1e-6",
      "rms_norm(x:bf16[8, 256, 4096], weight:bf16[4096], eps=1e-06)", {}),
+    # "with weight and bias" names the layer norm's own parameters, not an epilogue
+    ("row-wise layer norm of a 2048x768 fp16 matrix x with weight and bias, eps 1e-5",
+     "layer_norm(x:f16[2048, 768], weight:f16[768], bias:f16[768], eps=1e-05)", {}),
+    ("对形状为[8, 1000, 768]的半精度张量按行做层归一化，带权重和偏置，eps=1e-5",
+     "layer_norm(x:f16[8, 1000, 768], weight:f16[768], bias:f16[768], eps=1e-05)", {}),
 ]
 
 
@@ -168,6 +173,10 @@ WORD_ERRORS = [
     ("subtract a 64x64 matrix from 2", "2", "a number as an operand"),     # 2 - x: not read
     ("mean squared error of two 30x40 tensors", "mean squared error", "mse_loss"),
     ("relu of a 64x64 matrix plus a bias", "bias", "a bias is added to a matrix product"),
+    # an output size is not a window: adaptive pooling is refused, never read as one
+    ("adaptive average pooling of a [32, 512, 13, 13] fp16 NCHW tensor down to a 7x7 output", "adaptive",
+     "adaptive or global (output-sized) pooling"),
+    ("对 [8, 64, 56, 56] 的张量做全局平均池化", "全局", "adaptive or global (output-sized) pooling"),
 ]
 
 

@@ -77,6 +77,18 @@ CASES = [
     ("y = elu(x, alpha=0.7) + selu(x) + softsign(x) + hardsigmoid(x) + hardtanh(x, -0.5, 0.5); x: f32[40]",
      lambda x: F.elu(x, 0.7) + F.selu(x) + F.softsign(x) + F.hardsigmoid(x) + F.hardtanh(x, -0.5, 0.5)),
     ("y = x.unsqueeze(1) * x.reshape(1, 3, 2); x: f32[3, 2]", lambda x: x.unsqueeze(1) * x.reshape(1, 3, 2)),
+    ("y = mish(x) + hardswish(x) + relu6(4 * x); x: f32[40]",
+     lambda x: F.mish(x) + F.hardswish(x) + F.relu6(4 * x)),
+    ("y = var(x, dim=1, unbiased=False) + std(x, dim=1); x: f32[5, 33]",
+     lambda x: torch.var(x, dim=1, unbiased=False) + torch.std(x, dim=1)),
+    ("y = var(x, dim=(0, 2), keepdim=True, correction=2); x: f32[4, 3, 6]",
+     lambda x: torch.var(x, dim=(0, 2), keepdim=True, correction=2)),
+    # vectors in products, as torch.matmul takes them
+    ("y = 0.5 * (A @ v) + c; A: f32[6, 5]; v: f32[5]; c: f32[6]", lambda A, v, c: 0.5 * (A @ v) + c),
+    ("y = v @ A; A: f32[5, 6]; v: f32[5]", lambda A, v: v @ A),
+    ("y = matmul(x, v); x: f32[3, 4, 5]; v: f32[5]", lambda x, v: torch.matmul(x, v)),
+    ("y = dot(a, b) + sum(mv(A, a)); a: f32[7]; b: f32[7]; A: f32[3, 7]",
+     lambda a, b, A: torch.dot(a, b) + torch.mv(A, a).sum()),
 ]
 
 
@@ -112,6 +124,8 @@ def test_reference_agrees_with_torch(intent: str, torch_fn) -> None:
      "x: f32[2, 3, 4]; w: f32[4, 3, 7]", "padded by 0 on each side is 4, the kernel spans 7"),
     ("y = max_pool2d(x, 3, padding=2); x: f32[1, 1, 8, 8]", "at most half the kernel size 3 (0..1)"),
     ("y = group_norm(x, 3); x: f32[2, 8, 5]", "num_groups=3 must divide the 8 channels"),
+    ("y = a @ b; a: f32[5]; b: f32[6]", "a dot product needs vectors of one length, got 5 and 6"),
+    ("y = A @ v; A: f32[4, 5]; v: f32[6]", "inner dimensions differ"),
     ("y = conv_transpose1d(x, w, stride=2, output_padding=2); x: f32[1, 2, 5]; w: f32[2, 2, 3]",
      "output_padding 2 must be smaller than stride or dilation (max 1)"),
     ("y = cross_entropy(x, t); x: f32[4, 5]; t: f32[4]", "target must be an integer tensor of shape [4]"),
