@@ -323,6 +323,15 @@ def variance(x: Node, dim: int | tuple[int, ...] | None, correction: float, keep
     return m("sqrt", out) if root else out
 
 
+def logsumexp(x: Node, dim: int | tuple[int, ...], keepdim: bool) -> Node:
+    """log(sum(exp(x))) over `dim`, shifted by the max so that exp never overflows."""
+    dims = tuple(ops.normalize_dim(int(d), x.rank) for d in (dim if isinstance(dim, tuple) else (dim,)))
+    top = m("max", x, dim=dims, keepdim=True)
+    out = m("add", m("log", m("sum", m("exp", m("sub", x, top)), dim=dims, keepdim=True)), top)
+    kept = tuple(s for i, s in enumerate(x.shape) if i not in dims)
+    return out if keepdim else m("reshape", out, shape=kept)
+
+
 def softsign(x: Node) -> Node:
     return m("div", x, m("add", m("abs", x), 1.0))
 

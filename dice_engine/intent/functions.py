@@ -285,6 +285,17 @@ def _variance(root: bool) -> Callable[[CallSite], Node]:
     return handler
 
 
+def _logsumexp(site: CallSite) -> Node:
+    dim = site.ints("dim")
+    if dim is None:
+        raise site.error("logsumexp needs dim=, e.g. logsumexp(x, dim=1)")
+    x = site.tensor("input")
+    try:
+        return composites.logsumexp(x, dim, _flag(site, "keepdim", False))
+    except ops.OpError as e:
+        raise _locate(e, site, ["input"], {"dim": dim}) from None
+
+
 def _flag(site: CallSite, name: str, default: bool) -> bool:
     value = site.get(name, default)
     if not isinstance(value, bool):
@@ -504,6 +515,7 @@ FUNCTIONS: dict[str, Function] = {
             "low": float(site.number("min_val", -1.0)), "high": float(site.number("max_val", 1.0))})),
     "hardsigmoid": Function(_U, _composite(composites.hardsigmoid, ("input",))),
     "hardswish": Function(_U, _composite(composites.hardswish, ("input",))),
+    "logsumexp": Function(_RED, _logsumexp),
     "mish": Function(_U, _composite(composites.mish, ("input",))),
     "relu6": Function(_U, _composite(lambda x: ops.make("clamp", [x], min=0.0, max=6.0), ("input",))),
     **{name: Function(("input", "dim", "unbiased", "keepdim", "correction"), _variance(name == "std"))

@@ -22,10 +22,12 @@ OPERATIONS: list[tuple[str, str]] = [
     ("conv2d", w(r"conv2d|2d convolution|convolution|convolve[sd]?|conv") + r"|二维卷积|卷积"),
     ("max_pool2d", w(r"max[ _-]?pool(?:ing|2d)?") + r"|最大池化"),
     ("avg_pool2d", w(r"(?:avg|average|mean)[ _-]?pool(?:ing|2d)?") + r"|平均池化"),
+    ("logsumexp", w(r"log[ _-]?sum[ _-]?exp") + r"|对数求和指数"),
     ("log_softmax", w(r"log[ _-]?softmax") + r"|对数softmax"),
     ("softmax", w("softmax")),
     ("instance_norm", w(r"instance[ _-]?norm(?:alization)?") + r"|实例归一化"),
     ("batch_norm", w(r"batch[ _-]?norm(?:alization)?") + r"|批归一化|批量归一化"),
+    ("group_norm", w(r"group[ _-]?norm(?:alization)?") + r"|组归一化|分组归一化"),
     ("layer_norm", w(r"layer[ _-]?norm(?:alization)?") + r"|层归一化|层标准化"),
     ("rms_norm", w(r"rms[ _-]?norm(?:alization)?") + r"|均方根\s*归一化|rms\s*(?:归一化|标准化)"),
     ("cumprod", w(r"cumprod|cumulative product|prefix[ -]product") + r"|累积乘积|前缀积"),
@@ -71,15 +73,16 @@ NUMBER = (r"(?<![a-z0-9_.\-])-?\d+(?:\.\d+)?(?:e-?\d+)?(?![a-z0-9_.])"
 
 GEMM_LIKE = {"matmul", "bmm", "conv2d"}
 ANCHORS = {"bmm", "matmul", "conv2d", "max_pool2d", "avg_pool2d", "log_softmax", "softmax", "layer_norm",
-           "rms_norm", "instance_norm", "batch_norm", "cumsum", "cumprod", "argmax", "argmin", "transpose",
-           "sum", "mean", "max", "min", "prod"}
+           "rms_norm", "instance_norm", "batch_norm", "group_norm", "cumsum", "cumprod", "argmax", "argmin",
+           "transpose", "sum", "mean", "max", "min", "prod", "logsumexp"}
 BINARY = {"add", "sub", "mul"}
 ACTIVATIONS = {"leaky_relu", "relu", "gelu", "silu", "sigmoid", "tanh", "rsqrt", "sqrt", "exp", "abs"}
 
 NAMES = {"bmm": "batched matrix multiplication", "matmul": "matrix multiplication", "conv2d": "convolution",
          "max_pool2d": "max pooling", "avg_pool2d": "average pooling", "layer_norm": "layer norm",
          "rms_norm": "RMS norm", "log_softmax": "log softmax", "cumsum": "prefix sum",
-         "cumprod": "prefix product", "instance_norm": "instance norm", "batch_norm": "batch norm"}
+         "cumprod": "prefix product", "instance_norm": "instance norm", "batch_norm": "batch norm",
+         "group_norm": "group norm", "logsumexp": "logsumexp"}
 
 DTYPES: list[tuple[str, str]] = [
     ("bf16", w(r"bf16|bfloat16|bfloat")),
@@ -129,6 +132,8 @@ COLUMN_WISE = (w(r"column[ -]?wise|per[ -]column|each column|every column|over r
 EXPLICIT_DIM = (w(r"(?:dim|axis|dimension)\s*[= ]?\s*(-?\d)")
                 + r"|(?:沿|在|按)?第\s*(-?\d)\s*(?:维|个维度|轴)|维度\s*(-?\d)")
 KEEPDIM = w(r"keep[ _-]?dims?") + r"|保持维度|保留维度"
+GROUPS = (w(r"(\d+)\s*groups|(?:num_)?groups\s*[=:]?\s*(\d+)")
+          + r"|分成?\s*(\d+)\s*组|(\d+)\s*组")
 # a layer or RMS norm without its learned scale (and shift), as F.layer_norm without weight
 NO_AFFINE = (w(r"without (?:(?:any|the|a) )?(?:learn(?:ed|able) |affine )?"
                r"(?:weights?|scale|gamma|parameters|affine)"

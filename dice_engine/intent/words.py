@@ -273,8 +273,8 @@ class _Builder:
                                  f"{_name(other.kind)}); one kernel serves one — write two intents",
                                  other.span)
         if first.kind not in lx.GEMM_LIKE:
-            # a layer norm's bias is its own learned shift (`_norm`), not an epilogue
-            bias = [self.bias] if self.bias and first.kind != "layer_norm" else []
+            # a layer or group norm's bias is its own learned shift, not an epilogue
+            bias = [self.bias] if self.bias and first.kind not in ("layer_norm", "group_norm") else []
             extra = self.activations or self.binaries or bias
             if extra:
                 raise self.error(f"{_name(extra[0].kind)} cannot be fused with {_name(first.kind)} in words; "
@@ -334,6 +334,14 @@ class _Builder:
                 raise self.error(str(e), where) from None
         if kind in ("layer_norm", "rms_norm"):
             return self._norm(kind, x, anchor)
+        if kind == "group_norm":
+            return self._group_norm(x, anchor, where)
+        if kind == "logsumexp":
+            try:
+                keepdim = self.scan.find([("keepdim", lx.KEEPDIM)]) != []
+                return composites.logsumexp(x, -1 if dim is None else dim, keepdim)
+            except ops.OpError as e:
+                raise self.error(str(e), where) from None
         keepdim = self.scan.find([("keepdim", lx.KEEPDIM)]) != []
         return self._make(kind, [x], anchor.span, dim=dim, keepdim=keepdim)
 
@@ -351,11 +359,12 @@ class _Builder:
             raise self.error("a vector has no columns", found[0].span)
         return -1 if found[0].kind == "last" else -2
 
-    def _norm(self, kind: str, x: Node, anchor: Mention) -> Node:
-        eps = None
+    def _eps(self) -> float | None:
         m = re.search(lx.w(r"(?:eps|epsilon)\s*[=:]?\s*(\d+(?:\.\d*)?(?:e-?\d+)?)"), self.scan.low)
-        if m:
-            eps = float(m.group(1))
+        return float(m.group(1)) if m else None
+
+    def _norm(self, kind: str, x: Node, anchor: Mention) -> Node:
+        eps = self._eps()
         width = (x.shape[-1],)
         params = []
         if not self.scan.find([("no_affine", lx.NO_AFFINE)]):   # nn.LayerNorm / nn.RMSNorm: learned
@@ -363,6 +372,20 @@ class _Builder:
             if kind == "layer_norm":
                 params.append(self._input("bias", width))
         return self._make(kind, [x, *params], anchor.span, eps=eps)
+
+    def _group_norm(self, x: Node, anchor: Mention, where: tuple[int, int]) -> Node:
+        """nn.GroupNorm: the number of groups from the words, a learned per-channel weight and
+        bias unless the words say not."""
+        groups = self.scan.number(lx.GROUPS)
+        if groups is None:
+            raise self.error("no group count given for the group norm: say e.g. 32 groups", anchor.span)
+        weight = bias = None
+        if not self.scan.find([("no_affine", lx.NO_AFFINE)]) and x.rank >= 2:
+            weight, bias = self._input("weight", (x.shape[1],)), self._input("bias", (x.shape[1],))
+        try:
+            return composites.group_norm(x, groups[0], weight, bias, self._eps() or 1e-5)
+        except ops.OpError as e:
+            raise self.error(str(e), where) from None
 
     def _pool(self, anchor: Mention) -> Node:
         adaptive = re.search(lx.w(r"adaptive|global") + r"|自适应|全局", self.scan.low)

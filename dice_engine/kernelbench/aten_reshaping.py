@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
+from ..intent import composites
 from ..ir.graph import Node
 from ..ir.ops import broadcast_shapes, const, index, make, normalize_dim
 from ..ir.statistics import normalize
@@ -166,9 +167,7 @@ def _logsumexp(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
     dims = _get(a, k, 1, "dim")
     dims = tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
     keep = bool(_get(a, k, 2, "keepdim", False))
-    top = make("max", [x], dim=dims, keepdim=True)
-    total = make("sum", [make("exp", [make("sub", [x, top])])], dim=dims, keepdim=True)
-    out = make("add", [make("log", [total]), top])
+    out = composites.logsumexp(x, dims, keepdim=True)
     if keep:
         return out
     reduced = {normalize_dim(int(d), x.rank) for d in dims}

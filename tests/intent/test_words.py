@@ -148,6 +148,22 @@ def test_words_and_tensor_form_give_the_same_program():
     assert words.inputs == tensor.inputs
 
 
+@pytest.mark.parametrize("words, tensor", [
+    # a group norm takes its group count from the words and is learned (nn.GroupNorm)
+    ("group norm with 4 groups over a [2, 8, 5, 3] fp32 tensor, weight and bias, eps 1e-5",
+     "y = group_norm(x, 4, weight, bias, eps=1e-5); x: f32[2, 8, 5, 3]; weight, bias: f32[8]"),
+    ("对[8, 64, 10, 10]的张量做组归一化，分成8组",
+     "y = group_norm(x, 8, weight, bias); x: f32[8, 64, 10, 10]; weight, bias: f32[64]"),
+    ("logsumexp of each row of a 4096x1000 fp32 matrix", "y = logsumexp(x, dim=-1); x: f32[4096, 1000]"),
+    ("logsumexp of a 30x40 matrix, column-wise, keepdim",
+     "y = logsumexp(x, dim=-2, keepdim=True); x: f32[30, 40]"),
+])
+def test_words_build_what_the_tensor_form_builds(words, tensor):
+    from_words, from_tensor = parse_intent(words), parse_intent(tensor)
+    assert repr(from_words.output) == repr(from_tensor.output)
+    assert from_words.inputs == from_tensor.inputs
+
+
 WORD_ERRORS = [
     ("make it fast", "make it fast", "could not tell which operation"),
     ("softmax then sum of a 4x4 matrix", "sum", "two operations"),
@@ -177,6 +193,8 @@ WORD_ERRORS = [
     ("adaptive average pooling of a [32, 512, 13, 13] fp16 NCHW tensor down to a 7x7 output", "adaptive",
      "adaptive or global (output-sized) pooling"),
     ("对 [8, 64, 56, 56] 的张量做全局平均池化", "全局", "adaptive or global (output-sized) pooling"),
+    ("group norm of a [2, 6, 5] tensor", "group norm", "no group count given"),
+    ("group norm, 4 groups, [2, 6, 5] f32", "[2, 6, 5]", "num_groups=4 must divide the 6 channels"),
 ]
 
 

@@ -83,6 +83,8 @@ CASES = [
      lambda x: torch.var(x, dim=1, unbiased=False) + torch.std(x, dim=1)),
     ("y = var(x, dim=(0, 2), keepdim=True, correction=2); x: f32[4, 3, 6]",
      lambda x: torch.var(x, dim=(0, 2), keepdim=True, correction=2)),
+    ("y = logsumexp(x, dim=(0, 2), keepdim=True) + sum(logsumexp(x, 1)); x: f32[4, 3, 6]",
+     lambda x: torch.logsumexp(x, (0, 2), keepdim=True) + torch.logsumexp(x, 1).sum()),
     # vectors in products, as torch.matmul takes them
     ("y = 0.5 * (A @ v) + c; A: f32[6, 5]; v: f32[5]; c: f32[6]", lambda A, v, c: 0.5 * (A @ v) + c),
     ("y = v @ A; A: f32[5, 6]; v: f32[5]", lambda A, v: v @ A),
