@@ -16,8 +16,8 @@ from tree_sitter import Node
 from .rule import Context, Rule
 from .findings import Finding, Fix
 from .report import finding, replace
-from .syntax import FIELD, LOW_PRECISION, NARROW_INTEGERS, WIDE_INTEGERS, Function, Source, \
-    float_literal_type, int_literal, operator, text, walk
+from .syntax import FIELD, LOW_PRECISION, LOW_PRECISION_PAIRS, NARROW_INTEGERS, WIDE_INTEGERS, Function, \
+    Source, float_literal_type, int_literal, operator, text, walk
 from .types import GENERIC_MATH, Typer, is_floating, is_integer
 
 ARITHMETIC = frozenset({"+", "-", "*", "/"})
@@ -40,7 +40,7 @@ def precision_findings(src: Source, fn: Function, typer: Typer,
     # only a variable declared half/bf16 can be a low-precision accumulator, and its type's name
     # is in the function's text
     low_precision_vars = (b"half" in fn.code or b"bfloat16" in fn.code) and \
-        any(t in LOW_PRECISION for t in typer.vars.values())
+        any(t in LOW_PRECISION or t in LOW_PRECISION_PAIRS for t in typer.vars.values())
     doubles = b"double" in fn.code     # a float accumulator of doubles needs a double in sight
     for node in found.get("assign", ()):
         if hints and _may_hold_floating_literal(node, hints):
@@ -242,7 +242,7 @@ def _low_precision_accumulator(src: Source, typer: Typer, node: Node, body: Node
     if left is None or left.type != "identifier" or right is None:
         return []
     target = typer.type_of(left)
-    if target not in LOW_PRECISION or not _in_loop(node, body):
+    if (target not in LOW_PRECISION and target not in LOW_PRECISION_PAIRS) or not _in_loop(node, body):
         return []
     name = text(left)
     accumulates = op in ("+=", "-=") or (

@@ -272,6 +272,8 @@ NARROW_INTEGERS = frozenset({"int", "unsigned", "unsigned int", "int32_t", "uint
                              "unsigned short", "char", "signed char", "unsigned char"})
 _INTEGER_TYPES = WIDE_INTEGERS | NARROW_INTEGERS | {"long long int", "unsigned long int"}
 LOW_PRECISION = frozenset({"half", "__half", "__nv_bfloat16", "nv_bfloat16"})
+# their two-lane vectors (`__hadd2`, `__hfma2`): as accumulators they round like their lanes
+LOW_PRECISION_PAIRS = frozenset({"half2", "__half2", "__nv_bfloat162", "nv_bfloat162"})
 
 
 @dataclass

@@ -168,3 +168,22 @@ def test_a_float_summed_serially_over_2_24_terms_is_P007_and_a_compensated_sum_i
     assert [f.line + 1 for f in findings] == [5, 6]
     assert "16,777,216 terms" in findings[0].message
     assert [f for f in check_source(SERIAL.replace("ROWS", "1LL << 23")) if f.code == "DICE-P007"] == []
+
+
+def test_a_half2_accumulator_in_a_loop_is_P003_like_a_half_one():
+    src = """#include <cuda_fp16.h>
+__global__ void row_sums(const __half* x, float* out, int cols) {
+    const __half2* row = reinterpret_cast<const __half2*>(x + (size_t)blockIdx.x * cols);
+    __half2 acc = __float2half2_rn(0.0f);
+    for (int c = threadIdx.x; c < cols / 2; c += 32) acc = __hadd2(acc, row[c]);
+    const float2 f = __half22float2(acc);
+    out[blockIdx.x] = f.x + f.y;
+}
+"""
+    findings = [f for f in check_source(src) if f.code == "DICE-P003"]
+    assert [f.line + 1 for f in findings] == [5] and "__half2 accumulator" in findings[0].message
+    fixed = src.replace("__half2 acc = __float2half2_rn(0.0f);", "float2 acc = make_float2(0.f, 0.f);")
+    fixed = fixed.replace("acc = __hadd2(acc, row[c]);", "{ float2 v = __half22float2(row[c]); acc.x += v.x; "
+                                                          "acc.y += v.y; }")
+    fixed = fixed.replace("const float2 f = __half22float2(acc);", "const float2 f = acc;")
+    assert [f for f in check_source(fixed) if f.code == "DICE-P003"] == []
