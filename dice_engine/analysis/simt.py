@@ -167,6 +167,7 @@ class Interpreter:
         self.loop_ids = 0
         self.sync_seen: set[tuple[str, int]] = set()
         self.call_sites: list[Node] = []     # the calls being inlined, outermost first
+        self.param_structs: dict[str, str] = {}   # a struct parameter passed by value → its type
         self.depth = 0
         self.groups = self._cg_groups(t)
         self.thread_idx = {"x": Val(self.tid["x"], LANE, exact=True),
@@ -212,6 +213,8 @@ class Interpreter:
     def run(self) -> Trace:
         for name, type_name, indirect in self.fn.params:
             self.env[name] = self._param_value(name, type_name, indirect)
+            if not indirect and type_name in self.facts.members and not _member_assigned(self.fn.code, name):
+                self.param_structs[name] = type_name
         # index arithmetic wraps as in C: numpy's overflow warnings are noise here, and one
         # errstate for the whole run is far cheaper than one per operation
         with np.errstate(all="ignore"):
@@ -581,11 +584,28 @@ class Interpreter:
             return builtin
         if arg is not None and arg.type == "subscript_expression":
             return self._subscript(arg, field_name=fld, field_node=node)
+        if arg is not None and arg.type == "identifier" and text(arg) in self.param_structs \
+                and self.frame.depth == 0:
+            member = self._struct_member(text(arg), fld)
+            if member is not None:
+                return member
         v = self._expr(arg)
         if arg is not None and arg.type == "identifier" and v.mem is not None and text(arg) in self.aliases:
             self._record(v.mem, "r", node, v, fld, None)
             return Val(None, v.level if v.mem.space != "local" else LANE)
         return Val(None, v.level)
+
+    def _struct_member(self, param: str, fld: str) -> Val | None:
+        """`p.x` of a parameter struct passed by value: a kernel parameter of its own (a global
+        pointer, a size, a scalar), as if the kernel took the members one by one (a struct the
+        kernel assigns members of is left alone: `_member_assigned`)."""
+        name = f"{param}.{fld}"
+        if name not in self.env:
+            found = next((m for m in self.facts.members[self.param_structs[param]] if m[0] == fld), None)
+            if found is None:
+                return None
+            self.env[name] = self._param_value(name, found[1], found[2])
+        return self.env[name]
 
     def _builtin_field(self, base: str, fld: str) -> Val | None:
         """A component of threadIdx, blockDim, blockIdx or gridDim; None for any other field."""
@@ -1185,6 +1205,13 @@ def _binds_element(target: Node | None, value: Node) -> bool:
 
 def _declared_name(d: Node | None) -> str:
     return declarator_name(d)[0]
+
+
+def _member_assigned(code: bytes, name: str) -> bool:
+    """Whether the function's text assigns a member of `name` (`p.n = …`, `p.x += …`, `++p.i`)."""
+    member = rb"\b" + re.escape(name.encode()) + rb"\s*\.\s*\w+"
+    return re.search(member + rb"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*" + member + rb"|" + member
+                     + rb"\s*(?:\+\+|--)", code) is not None
 
 
 def _enclosing_function(node: Node) -> Node | None:

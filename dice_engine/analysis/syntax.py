@@ -283,6 +283,9 @@ class FileFacts:
     source: bytes = field(repr=False, compare=False)     # the file's bytes, from offset 0
     constants: dict[str, int] = field(default_factory=dict)
     structs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)   # name → (field, type)
+    # every struct's scalar and pointer members, layout or not: name → (field, type, is pointer);
+    # a kernel's parameter struct passed by value (`Params p`) reads its members as parameters
+    members: dict[str, list[tuple[str, str, bool]]] = field(default_factory=dict)
     block_sizes: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # kernel → block
     # object-like macros whose whole value is an unsuffixed floating literal (`#define C 0.5`):
     # name → that literal; a use of one is a double literal to the precision analysis
@@ -576,15 +579,23 @@ def _record_struct(node: Node, facts: FileFacts) -> None:
     if not name:
         return
     fields: list[tuple[str, str]] = []
+    members: list[tuple[str, str, bool]] = []
+    layout = True
     for fd in body.named_children:
         if fd.type != "field_declaration":
             continue
         ft = base_type(fd)
         for d in fd.children_by_field_id(FIELD.declarator):
-            if d.type != "field_identifier":      # arrays, pointers, bitfields: layout unknown
-                return
+            if d.type == "pointer_declarator" and d.child_by_field_id(FIELD.declarator) is not None \
+                    and d.child_by_field_id(FIELD.declarator).type == "field_identifier":
+                members.append((text(d.child_by_field_id(FIELD.declarator)), ft, True))
+            elif d.type == "field_identifier":
+                members.append((text(d), ft, False))
+            layout = layout and d.type == "field_identifier"   # arrays, pointers, bitfields: unknown
             fields.append((text(d), ft))
-    facts.structs[name] = fields
+    facts.members[name] = members
+    if layout:
+        facts.structs[name] = fields
 
 
 @dataclass(frozen=True)

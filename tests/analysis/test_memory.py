@@ -215,3 +215,37 @@ def test_a_load_and_a_store_of_one_statement_are_one_c003_finding():
     (f,) = check_source(src)
     assert (f.code, f.line, f.column, f.end_column) == ("DICE-C003", 3, 4, 34)
     assert "`in`" in f.message and "`out`" in f.message
+
+
+PARAM_STRUCT = """\
+struct RowParams { const float* x; float* y; int rows; int dim; };
+__global__ void row_sums(RowParams p) {
+    const int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= p.rows) return;
+    float s = 0.f;
+    for (int c = 0; c < p.dim; ++c) s += p.x[row * p.dim + c];
+    p.y[row] = s;
+}
+__global__ void col_sums(RowParams p) {
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (col >= p.dim) return;
+    float s = 0.f;
+    for (int r = 0; r < p.rows; ++r) s += p.x[r * p.dim + col];
+    p.y[col] = s;
+}
+void run(const float* x, float* y) {
+    RowParams p{x, y, 4096, 256};
+    row_sums<<<16, 256>>>(p);
+    col_sums<<<1, 256>>>(p);
+}
+"""
+
+
+def test_members_of_a_parameter_struct_are_read_as_kernel_parameters():
+    # `p.x` is a global pointer as if the kernel took `const float* x`: one thread per row reads
+    # a row length apart (C003 on line 6); one thread per column reads along a row (coalesced)
+    findings = [f for f in check_source(PARAM_STRUCT) if f.category == "coalescing"]
+    assert [(f.code, f.line + 1) for f in findings] == [("DICE-C003", 6)] and "`p.x`" in findings[0].message
+    # a kernel that writes a member of its struct keeps it opaque
+    assigned = PARAM_STRUCT.replace("if (row >= p.rows) return;", "if (row >= p.rows) return;\n    p.x += 1;")
+    assert [f for f in check_source(assigned) if f.category == "coalescing"] == []
