@@ -226,24 +226,21 @@ __global__ void row_sums(RowParams p) {
     for (int c = 0; c < p.dim; ++c) s += p.x[row * p.dim + c];
     p.y[row] = s;
 }
-__global__ void col_sums(RowParams p) {
-    const int col = blockIdx.x * blockDim.x + threadIdx.x;
-    if (col >= p.dim) return;
-    float s = 0.f;
-    for (int r = 0; r < p.rows; ++r) s += p.x[r * p.dim + col];
-    p.y[col] = s;
+__global__ void scale(RowParams p) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < p.rows * p.dim) p.y[i] = 2.0f * p.x[i];
 }
 void run(const float* x, float* y) {
     RowParams p{x, y, 4096, 256};
     row_sums<<<16, 256>>>(p);
-    col_sums<<<1, 256>>>(p);
+    scale<<<4096, 256>>>(p);
 }
 """
 
 
 def test_members_of_a_parameter_struct_are_read_as_kernel_parameters():
     # `p.x` is a global pointer as if the kernel took `const float* x`: one thread per row reads
-    # a row length apart (C003 on line 6); one thread per column reads along a row (coalesced)
+    # a row length apart (C003 on line 6); one thread per element reads consecutive ones
     findings = [f for f in check_source(PARAM_STRUCT) if f.category == "coalescing"]
     assert [(f.code, f.line + 1) for f in findings] == [("DICE-C003", 6)] and "`p.x`" in findings[0].message
     # a kernel that writes a member of its struct keeps it opaque
