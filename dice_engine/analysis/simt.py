@@ -639,6 +639,8 @@ class Interpreter:
             if value is not None:
                 return Val(value, level, exact, positional=positional)
         result = fn(a.arr, b.arr)              # int64 arrays wrap silently, as C does
+        if isinstance(result, np.ndarray) and result.ndim == 0:     # a 0-d operand: one value
+            result = result[()]
         if isinstance(result, np.ndarray):
             result = result.astype(np.int64, copy=False)
             if level == LANE and (exact or positional) and self._warp_constant(result):

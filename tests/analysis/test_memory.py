@@ -246,3 +246,24 @@ def test_members_of_a_parameter_struct_are_read_as_kernel_parameters():
     # a kernel that writes a member of its struct keeps it opaque
     assigned = PARAM_STRUCT.replace("if (row >= p.rows) return;", "if (row >= p.rows) return;\n    p.x += 1;")
     assert [f for f in check_source(assigned) if f.category == "coalescing"] == []
+
+
+def test_a_subscript_of_a_reinterpreted_row_pointer_is_traced_without_failing(caplog):
+    # `reinterpret_cast<const float4*>(row)[c / 4]`: the index arithmetic met a 0-d array and the
+    # thread analysis of the kernel failed (logged, its findings lost)
+    src = """\
+__global__ void k(const float* x, float* y, int rows, int dim) {
+    const int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    float ss = 0.0f;
+    for (int c = 0; c < dim; c += 4) {
+        const float4 v = reinterpret_cast<const float4*>(x + (size_t)row * dim)[c / 4];
+        ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+    }
+    y[row] = ss;
+}
+void run(const float* x, float* y) { k<<<64, 128>>>(x, y, 8192, 256); }
+"""
+    with caplog.at_level("WARNING", logger="dice_engine.analysis"):
+        check_source(src)
+    assert not [r for r in caplog.records if "failed" in r.getMessage()]
