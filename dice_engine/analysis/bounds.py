@@ -163,16 +163,22 @@ def _declared_overruns(ctx: Context, loops: list[tuple[str, str, str, Node]]) ->
         if last is None:
             continue
         last -= op == "<"
-        for array, index, subscript in _subscripts(node.child_by_field_id(FIELD.body)):
-            if index != var or _tested_on_the_way(subscript, node, var):
-                continue
-            extent = _declared_extent(array, node, ctx.facts.constants)
-            if extent is not None and last >= extent:
-                condition = node.child_by_field_id(FIELD.condition)
-                out.append(finding(ctx.src, condition, "DICE-X002",
-                                   _declared_message(array, extent, var, op, bound, last)))
-                break
+        if (past := _past_extent(ctx, node, var, last)) is not None:
+            out.append(finding(ctx.src, node.child_by_field_id(FIELD.condition), "DICE-X002",
+                               _declared_message(past[0], past[1], var, op, bound, last)))
     return out
+
+
+def _past_extent(ctx: Context, loop: Node, var: str, largest: int) -> tuple[str, int] | None:
+    """(array, its declared extent) of the first `a[var]` in `loop`'s body, with no test of `var`
+    on the way, that `var`'s largest value `largest` takes past that extent; None if none does."""
+    for array, index, subscript in _subscripts(loop.child_by_field_id(FIELD.body)):
+        if index != var or _tested_on_the_way(subscript, loop, var):
+            continue
+        extent = _declared_extent(array, loop, ctx.facts.constants)
+        if extent is not None and largest >= extent:
+            return array, extent
+    return None
 
 
 def _descending_overruns(ctx: Context) -> list[Finding]:
@@ -184,16 +190,9 @@ def _descending_overruns(ctx: Context) -> list[Finding]:
             continue
         start_text = loop_start(node, var)
         start = const_eval(start_text, ctx.constants) if start_text is not None else None
-        if start is None:
-            continue
-        for array, index, subscript in _subscripts(node.child_by_field_id(FIELD.body)):
-            if index != var or _tested_on_the_way(subscript, node, var):
-                continue
-            extent = _declared_extent(array, node, ctx.facts.constants)
-            if extent is not None and start >= extent:
-                out.append(finding(ctx.src, node.child_by_field_id(FIELD.initializer), "DICE-X002",
-                                   _descending_message(array, extent, var, start_text, start)))
-                break
+        if start is not None and (past := _past_extent(ctx, node, var, start)) is not None:
+            out.append(finding(ctx.src, node.child_by_field_id(FIELD.initializer), "DICE-X002",
+                               _descending_message(past[0], past[1], var, start_text, start)))
     return out
 
 

@@ -586,9 +586,9 @@ def _record_struct(node: Node, facts: FileFacts) -> None:
             continue
         ft = base_type(fd)
         for d in fd.children_by_field_id(FIELD.declarator):
-            if d.type == "pointer_declarator" and d.child_by_field_id(FIELD.declarator) is not None \
-                    and d.child_by_field_id(FIELD.declarator).type == "field_identifier":
-                members.append((text(d.child_by_field_id(FIELD.declarator)), ft, True))
+            pointee = d.child_by_field_id(FIELD.declarator) if d.type == "pointer_declarator" else None
+            if pointee is not None and pointee.type == "field_identifier":
+                members.append((text(pointee), ft, True))
             elif d.type == "field_identifier":
                 members.append((text(d), ft, False))
             layout = layout and d.type == "field_identifier"   # arrays, pointers, bitfields: unknown
