@@ -282,8 +282,11 @@ def _diagonal(a: Node, offset: int) -> Node:
 
 
 def softplus(x: Node, beta: float, threshold: float) -> Node:
-    bx = m("mul", x, float(beta))
-    soft = m("div", m("log", m("add", m("exp", bx), 1.0)), float(beta))
+    """log(1 + exp(beta x)) / beta, x itself past the threshold; beta = 1 needs no scaling."""
+    bx = x if beta == 1 else m("mul", x, float(beta))
+    soft = m("log", m("add", m("exp", bx), 1.0))
+    if beta != 1:
+        soft = m("div", soft, float(beta))
     return m("where", m("gt", bx, float(threshold)), x, soft)
 
 

@@ -123,16 +123,8 @@ def _selu(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return make("mul", [_elu_core(a[0], 1.6732632423543772), const(1.0507009873554805)])
 
 
-def _softplus_of(x: Node, beta: float, threshold: float) -> Node:
-    bx = x if beta == 1 else make("mul", [x, const(beta)])
-    soft = make("log", [make("add", [const(1.0), make("exp", [bx])])])
-    if beta != 1:
-        soft = make("div", [soft, const(beta)])
-    return make("where", [make("gt", [bx, const(threshold)]), x, soft])
-
-
 def _softplus(a: Sequence[Any], k: dict[str, Any]) -> Node:
-    return _softplus_of(a[0], _get(a, k, 1, "beta", 1.0), _get(a, k, 2, "threshold", 20.0))
+    return composites.softplus(a[0], _get(a, k, 1, "beta", 1.0), _get(a, k, 2, "threshold", 20.0))
 
 
 def _hardsigmoid_of(x: Node) -> Node:
@@ -235,10 +227,6 @@ def _stat_mean(root: bool) -> Handler:
         return spread(a, k), make("mean", [a[0]], dim=dim, keepdim=keep)
 
     return handler
-
-
-def _mish(a: Sequence[Any], k: dict[str, Any]) -> Node:
-    return make("mul", [a[0], make("tanh", [_softplus_of(a[0], 1.0, 20.0)])])
 
 
 def _leaky_relu(a: Sequence[Any], k: dict[str, Any]) -> Node:
@@ -622,7 +610,7 @@ TABLE: dict[str, Handler] = {
     "aten.rrelu": _rrelu,
     "aten.selu": _selu,
     "aten.softplus": _softplus,
-    "aten.mish": _mish,
+    "aten.mish": lambda a, k: composites.mish(a[0]),
     "aten.hardsigmoid": lambda a, k: _hardsigmoid_of(a[0]),
     "aten.hardswish": lambda a, k: make("mul", [a[0], _hardsigmoid_of(a[0])]),
     "aten.reciprocal": lambda a, k: make("div", [const(1.0), a[0]]),
