@@ -4,7 +4,7 @@ does (inputs drawn as the runner draws them, output poisoned, error against PyTo
 CUDA-event medians with an L2-sized write before every run, PyTorch eager in the same child
 process: cuBLAS for the products, torch.cumsum for the scans).
 
-    python benchmarks/point_sweep.py [--sweep wgmma_tma|scan] [--cases sq_,bat_] [--time-budget 240]
+    python benchmarks/point_sweep.py [--sweep wgmma_tma|scan|simt] [--cases sq_,bat_] [--time-budget 240]
 
 Prints one line per case as it finishes (verdict, µs, PyTorch µs, ratio, errors, point). A case
 whose point is None takes the sketch's default point.
@@ -76,7 +76,50 @@ def _scan_sweep() -> list[tuple[str, str, str, dict[str, int] | None]]:
     return cases
 
 
-SWEEPS = {"wgmma_tma": _wgmma_tma_sweep, "scan": _scan_sweep}
+def _simt(bm: int, bn: int, bk: int, vector: int, buffering: int, k_splits: int = 1,
+          tm: int = 8, tn: int = 8) -> dict[str, int]:
+    return {"block_m": bm, "block_n": bn, "block_k": bk, "thread_m": tm, "thread_n": tn, "vector": vector,
+            "buffering": buffering, "k_splits": k_splits}
+
+
+def _simt_sweep() -> list[tuple[str, str, str, dict[str, int] | None]]:
+    """fp32 CUDA-core GEMMs at KernelBench's shapes: the default point, then register double
+    buffering against cp.async rings of 3 and 4 slices on the same tiles. `w128` is level 2's
+    Linear over 32768 features at batch 128 (the weight streams from DRAM once), `lin` its
+    1024 x 8192 x 8192 Linear."""
+    shapes = {
+        "sq": "C = A @ B; A: f32[4096, 4096]; B: f32[4096, 4096]",
+        "rect": "C = A @ B; A: f32[2048, 8192]; B: f32[8192, 4096]",
+        "bat": "C = A @ B; A: f32[128, 512, 1024]; B: f32[128, 1024, 2048]",
+        "irr": "C = A @ B; A: f32[8205, 2949]; B: f32[2949, 5921]",
+        "atb": "C = A.T @ B; A: f32[8192, 2048]; B: f32[8192, 4096]",
+        "abt": "C = A @ B.T; A: f32[2048, 8192]; B: f32[4096, 8192]",
+        "w128": "y = x @ W.T + b; x: f32[128, 32768]; W: f32[32768, 32768]; b: f32[32768]",
+        "lin": "y = x @ W.T + b; x: f32[1024, 8192]; W: f32[8192, 8192]; b: f32[8192]",
+        "bigk": "C = A @ B; A: f32[256, 524288]; B: f32[524288, 256]",
+    }
+    cases: list[tuple[str, str, str, dict[str, int] | None]] = []
+    for tag, intent in shapes.items():
+        cases.append((f"{tag}_default", intent, "gemm.simt_tiled", None))
+        if tag == "irr":   # 2949 and 5921 are odd: scalar loads only
+            vectors = (1,)
+        else:
+            vectors = (4,)
+        splits = 64 if tag == "bigk" else 1
+        for vector in vectors:
+            for buffering in (2, 3, 4):
+                cases.append((f"{tag}_128x128x8_v{vector}_b{buffering}", intent, "gemm.simt_tiled",
+                              _simt(128, 128, 8, vector, buffering, splits)))
+        if tag != "irr":   # 16-deep slices: the ring passes 48 KiB (dynamic shared memory)
+            for buffering in (2, 3, 4):
+                cases.append((f"{tag}_128x128x16_v4_b{buffering}", intent, "gemm.simt_tiled",
+                              _simt(128, 128, 16, 4, buffering, splits)))
+        if tag == "w128":
+            cases.append((f"{tag}_128x128x8_v1_b4", intent, "gemm.simt_tiled", _simt(128, 128, 8, 1, 4)))
+    return cases
+
+
+SWEEPS = {"wgmma_tma": _wgmma_tma_sweep, "scan": _scan_sweep, "simt": _simt_sweep}
 
 
 def _row(case: tuple[str, str, str, dict[str, int] | None], arch: str) -> gemm_parity.Row:

@@ -12,7 +12,7 @@
 #        repository's benchmarks/denoiser/data/measurements.jsonl when there is one (extra options go to
 #        collect.py).
 # sweep (not part of all): `sweep NAME [--cases a,b]`, benchmarks/point_sweep.py's forced design
-#        points of one sketch family beside PyTorch (NAME: wgmma_tma, scan) into $OUT/sweep.log,
+#        points of one sketch family beside PyTorch (NAME: wgmma_tma, scan, simt) into $OUT/sweep.log,
 #        for DICE_SWEEP_TIMEOUT seconds (default 300).
 # kernelbench (not part of all): `kernelbench DIR...`, the already translated tasks of
 #        scripts/kernelbench_results.py's work folder DICE_KB_WORK (default .kb/work, carried) built

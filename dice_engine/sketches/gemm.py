@@ -8,7 +8,12 @@ the thread grid, so each 16-byte shared-memory read of a warp touches 64 B of As
 (one wavefront each, on distinct banks). With double buffering the next slice is read from
 global memory into registers while the current one is multiplied, and written to the
 other shared-memory buffer afterwards (one barrier per slice); single-buffered, each slice
-goes straight to shared memory between two barriers. Edges and K tails are
+goes straight to shared memory between two barriers. With 3 or 4 buffers (sm_80+) the slices
+travel by cp.async through a ring, STAGES - 1 of them in flight while one is multiplied and
+no staging registers held: a transposed tile is copied element by element (4- or 8-byte
+copies), the others a vector at a time. Where an operand streams from DRAM with little reuse
+(a wide weight read once per row block) one register-staged slice in flight leaves the FMAs
+waiting on memory. Edges and K tails are
 zero-filled by predicated loads; vector (float4/double2) loads need a literal leading
 dimension that is a multiple of the vector width.
 
@@ -29,8 +34,9 @@ from ..arch import ArchSpec
 from ..ir.patterns import Problem
 from .base import DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame, launcher_params, \
     launcher_signature
-from .gemm_common import GemmProblem, Operand, batch_pointer, gemm_problem, kernel_args, kernel_params, \
-    read_problem, render_epilogue, size_guard, store, tiled_grid, tiled_launcher
+from .gemm_common import CP_ASYNC_ANY_HELPER, CP_ASYNC_HELPERS, PTX_BEGIN, PTX_END, GemmProblem, Operand, \
+    batch_pointer, gemm_problem, kernel_args, kernel_params, read_problem, render_epilogue, size_guard, \
+    smem_opt_in, store, tiled_grid, tiled_launcher
 
 _SUB = 4   # thread sub-tile edge: one 16-byte (float4) shared-memory read per sub-tile row
 _PAD = 4   # shared-memory row padding (elements): keeps transposed stores conflict-free, rows 16-B aligned
@@ -46,6 +52,7 @@ DEEP_SPLIT_MIN_K = 1024   # K per split from which the default split-K tile is 1
 FLUSH_K = 256
 _MAX_GRID_Y = 65535
 _MERGE_THREADS = 256
+_RING_MIN = 3   # buffering from which slices travel by cp.async through a ring
 
 
 class SimtGemm(Sketch):
@@ -73,7 +80,9 @@ class SimtGemm(Sketch):
             Token("thread_m", (4, 8), "rows of C per thread (TM, in 4-row sub-tiles)", (Role.WORK,)),
             Token("thread_n", (4, 8), "columns of C per thread (TN, in 4-column sub-tiles)", (Role.WORK,)),
             Token("vector", (1, widest), "elements per global load of A and B (16-byte vectors)", (Role.VECTOR,)),
-            Token("buffering", (1, 2), "shared-memory buffers: 2 overlaps the next slice's loads with math", (Role.PIPELINE,)),
+            Token("buffering", (1, 2) + ((3, 4) if arch.has_cp_async else ()),
+                  "shared-memory buffers: 2 stages the next slice in registers during the math, 3-4 are a "
+                  "cp.async ring with that many slices (sm_80+)", (Role.PIPELINE,)),
             Token("k_splits", (1, 2, 4, 8, 16, 32, 64, 128), "splits of K (split-K): blocks per output tile whose "
                   "partial tiles a second kernel adds in order", (Role.SPLIT,)),
         ]
@@ -118,8 +127,11 @@ class SimtGemm(Sketch):
 
         def shared_memory(p: Point) -> str | None:
             smem = _smem_bytes(p, size)
-            limit = arch.smem_per_block_default
-            return None if smem <= limit else f"{smem} B of shared memory (static limit {limit})"
+            if p["buffering"] >= _RING_MIN:   # dynamic shared memory, opted in past the default
+                limit, kind = arch.smem_per_block_optin, "opt-in"
+            else:
+                limit, kind = arch.smem_per_block_default, "static"
+            return None if smem <= limit else f"{smem} B of shared memory ({kind} limit {limit})"
 
         def splits_fit(p: Point) -> str | None:
             if p["k_splits"] == 1:
@@ -174,15 +186,17 @@ class SimtGemm(Sketch):
         splits = point["k_splits"]
         device = _device_code(gp, point, kernel, merge)
         params = launcher_params(problem)
-        # static shared memory only: the launch passes no dynamic bytes
+        # the ring's shared memory is dynamic (it may pass 48 KiB); the other buffers are static
+        dynamic_smem = _smem_bytes(point, gp.in_dtype.size) if point["buffering"] >= _RING_MIN else 0
         if splits == 1:
             launcher = tiled_launcher(gp, launcher_signature(name, params), f"dice_{name}::{kernel}", point,
-                                      threads, 0)
+                                      threads, dynamic_smem)
         else:
-            launcher = _split_launcher(gp, launcher_signature(name, params), name, kernel, merge, point, threads)
+            launcher = _split_launcher(gp, launcher_signature(name, params), name, kernel, merge, point, threads,
+                                       dynamic_smem)
         strategy = (f"{gp.in_dtype} GEMM on CUDA cores, {point['block_m']}x{point['block_n']}x{point['block_k']} "
                     f"block tiles, {point['thread_m']}x{point['thread_n']} per thread, "
-                    f"{'double-buffered' if point['buffering'] == 2 else 'single-buffered'} shared memory, "
+                    f"{_buffering_words(point['buffering'])} shared memory, "
                     f"{point['vector']}-wide loads, A {gp.a.layout}-major, B {gp.b.layout}-major"
                     f"{f', split-K over {splits} splits merged in order by a second kernel' if splits > 1 else ''}"
                     f"{', fused epilogue' if gp.has_epilogue else ''}")
@@ -199,9 +213,16 @@ class SimtGemm(Sketch):
             sketch=self.name, tokens=dict(point), source=source, kernel_names=kernel_names,
             launcher=launcher, params=params, launches=launches, k_splits=splits,
             workspace_bytes=splits * outputs * batch * gp.in_dtype.size if splits > 1 else 0,
+            async_slices=point["buffering"] - 1 if point["buffering"] >= _RING_MIN else 0,
             summary=f"simt {point['block_m']}x{point['block_n']}x{point['block_k']} "
                     f"t{point['thread_m']}x{point['thread_n']} v{point['vector']} buf{point['buffering']}"
                     f"{f' splitk{splits}' if splits > 1 else ''}")
+
+
+def _buffering_words(buffering: int) -> str:
+    if buffering >= _RING_MIN:
+        return f"{buffering}-slice cp.async ring in"
+    return "double-buffered" if buffering == 2 else "single-buffered"
 
 
 def _default_splits(gp: GemmProblem, arch: ArchSpec, block_m: int, block_n: int) -> int:
@@ -226,7 +247,7 @@ def _merge_blocks(outputs: int) -> int:
 
 
 def _split_launcher(gp: GemmProblem, signature: str, name: str, kernel: str, merge: str, point: Point,
-                    threads: int) -> str:
+                    threads: int, dynamic_smem: int) -> str:
     """Split-K: block rows repeat per split (grid y), partial tiles go to a stream-ordered
     workspace [batch][split][M][N], the merge kernel adds them in split order and frees nothing
     itself; the launcher frees the workspace on the stream after the merge."""
@@ -235,14 +256,14 @@ def _split_launcher(gp: GemmProblem, signature: str, name: str, kernel: str, mer
     merge_blocks = f"(unsigned)((outputs + {_MERGE_THREADS - 1}) / {_MERGE_THREADS} < {_MAX_GRID_Y} ? " \
                    f"(outputs + {_MERGE_THREADS - 1}) / {_MERGE_THREADS} : {_MAX_GRID_Y})"
     return (f"{signature} {{\n"
-            f"{size_guard(gp)}"
+            f"{size_guard(gp)}{smem_opt_in(f'dice_{name}::{kernel}', dynamic_smem)}"
             f"    const long long outputs = {outputs};\n"
             f"    {gp.acc_ctype}* partials = nullptr;   // [batch][split][M][N] raw partial tiles\n"
             f"    if (cudaMallocAsync((void**)&partials, (size_t){splits} * (size_t)({dim_c(gp.batch)}) * outputs * "
             f"sizeof({gp.acc_ctype}), stream) != cudaSuccess) return;\n"
             f"    const dim3 grid_dims(({dim_c(gp.N)} + {point['block_n']} - 1) / {point['block_n']}, "
             f"{splits} * (({dim_c(gp.M)} + {point['block_m']} - 1) / {point['block_m']}), {dim_c(gp.batch)});\n"
-            f"    dice_{name}::{kernel}<<<grid_dims, {threads}, 0, stream>>>({kernel_args(gp)}, partials);\n"
+            f"    dice_{name}::{kernel}<<<grid_dims, {threads}, {dynamic_smem}, stream>>>({kernel_args(gp)}, partials);\n"
             f"    const dim3 merge_dims({merge_blocks}, 1, {dim_c(gp.batch)});\n"
             f"    dice_{name}::{merge}<<<merge_dims, {_MERGE_THREADS}, 0, stream>>>({kernel_args(gp)}, partials);\n"
             f"    cudaFreeAsync(partials, stream);\n}}\n")
@@ -283,10 +304,12 @@ _LANES = ("x", "y", "z", "w")
 @dataclass(frozen=True)
 class TileMoves:
     """Loop bodies moving one operand tile: global → registers (`load`), registers → shared
-    memory (`store`), and both at once for single buffering (`direct`)."""
+    memory (`store`), both at once for single buffering (`direct`), and global → shared memory
+    by cp.async for the ring (`copy`)."""
     load: str
     store: str
     direct: str
+    copy: str
 
 
 def _tile_moves(which: str, op: Operand, vector: int, ctype: str) -> TileMoves:
@@ -322,13 +345,33 @@ def _tile_moves(which: str, op: Operand, vector: int, ctype: str) -> TileMoves:
         return "".join(f"            {smem.replace('[k]', f'[k + {j}]')} = {src}.{_LANES[j]};\n"   # transposed
                        for j in range(vector))
 
+    def copy() -> str:
+        size = {"float": 4, "double": 8}[ctype]
+        head = (f"            const int g{outer} = {origin[outer]} + {outer}, g{inner} = {origin[inner]} + {inner};\n"
+                f"            const bool valid = g{outer} < {limit[outer]} && g{inner} < {limit[inner]};\n"
+                f"            const {ctype}* src = valid ? {which}_b + (long long)g{outer} * {ld} + g{inner} : {which}_b;\n")
+        if vector == 1 or (which == "A" and inner == "m") or (which == "B" and inner == "n"):
+            return head + f"            cp_async_to<{vector * size}>(&{smem}, src, valid);\n"
+        return head + "".join(f"            cp_async_to<{size}>(&{smem.replace('[k]', f'[k + {j}]')}, src + {j}, valid);\n"
+                              for j in range(vector))   # transposed: one element per copy
+
     def loop(body: str) -> str:
         return (f"        #pragma unroll\n"
                 f"        for (int i = 0; i < {which}_LOADS; ++i) {{\n{coords}{body}        }}\n")
 
     stage = f"{which.lower()}_stage[i]"
     return TileMoves(load=loop(fetch(stage)), store=loop(put(stage)),
-                     direct=loop(f"            {vt} v;\n" + fetch("v") + put("v")))
+                     direct=loop(f"            {vt} v;\n" + fetch("v") + put("v")), copy=loop(copy()))
+
+
+def _tile_arrays(p: Point, ctype: str) -> str:
+    """Declarations of the shared-memory slices As[STAGES][BK][BM + PAD] and Bs[STAGES][BK][BN + PAD]."""
+    if p["buffering"] < _RING_MIN:
+        return (f"    __shared__ __align__(16) {ctype} As[STAGES][BK][BM + PAD];   // A slice, transposed: As[k][m]\n"
+                f"    __shared__ __align__(16) {ctype} Bs[STAGES][BK][BN + PAD];   // B slice: Bs[k][n]\n")
+    return (f"    extern __shared__ __align__(16) {ctype} ring[];   // STAGES slices of A, then STAGES of B\n"
+            f"    auto As = reinterpret_cast<{ctype} (*)[BK][BM + PAD]>(ring);   // A slice, transposed: As[buf][k][m]\n"
+            f"    auto Bs = reinterpret_cast<{ctype} (*)[BK][BN + PAD]>(ring + STAGES * BK * (BM + PAD));   // Bs[buf][k][n]\n")
 
 
 def _fragment_reads(ctype: str) -> str:
@@ -376,7 +419,25 @@ def _device_code(gp: GemmProblem, p: Point, kernel: str, merge: str) -> str:
                f"                #pragma unroll\n"
                f"                for (int j = 0; j < TN; ++j) acc[i][j] = {fma}(a_frag[i], b_frag[j], acc[i][j]);\n"
                f"        }}\n")
-    if p["buffering"] == 2:
+    helpers = ""
+    if p["buffering"] >= _RING_MIN:
+        helpers = f"\n{PTX_BEGIN}{CP_ASYNC_HELPERS}{CP_ASYNC_ANY_HELPER}{PTX_END}\n"
+        movers = (f"    auto copy_tiles = [&](int k0, int buf) {{   // global -> shared memory by cp.async, zero-filled outside the matrices\n"
+                  f"{a.copy}{b.copy}    }};\n")
+        main_loop = ("    #pragma unroll\n"
+                     "    for (int s = 0; s < STAGES - 1; ++s) {   // the ring's first slices\n"
+                     "        if (kt_begin + s < kt_end) copy_tiles((kt_begin + s) * BK, s);\n"
+                     "        cp_async_commit();   // one group per slice, empty past the end: the wait count stays fixed\n"
+                     "    }\n"
+                     "    for (int kt = kt_begin; kt < kt_end; ++kt) {\n"
+                     "        const int buf = (kt - kt_begin) % STAGES;\n"
+                     "        cp_async_wait<STAGES - 2>();   // this thread's copies of slice kt have landed\n"
+                     "        __syncthreads();   // everyone's have, and slice kt - 1's buffer is read by all\n"
+                     "        if (kt + STAGES - 1 < kt_end) copy_tiles((kt + STAGES - 1) * BK, (buf + STAGES - 1) % STAGES);\n"
+                     "        cp_async_commit();\n"
+                     "        multiply(buf);\n"
+                     "    }\n")
+    elif p["buffering"] == 2:
         movers = (f"    {vt} a_stage[A_LOADS], b_stage[B_LOADS];   // the next slice, on its way to shared memory\n"
                   f"    auto load_tiles = [&](int k0) {{   // global -> registers, zero-filled outside the matrices\n"
                   f"{a.load}{b.load}    }};\n"
@@ -457,13 +518,11 @@ __global__ void __launch_bounds__({_MERGE_THREADS}) {merge}({kernel_params(gp)},
         {store(gp, "sum", "row", "col")}
     }}
 }}"""
-    return f"""{consts}
+    return f"""{consts}{helpers}
 {epilogue}
 // {_min_blocks_comment(p, ctype)}
 __global__ void __launch_bounds__(THREADS, {_min_blocks(p, ctype)}) {kernel}({kernel_params(gp)}{partials_param}) {{
-    __shared__ __align__(16) {ctype} As[STAGES][BK][BM + PAD];   // A slice, transposed: As[k][m]
-    __shared__ __align__(16) {ctype} Bs[STAGES][BK][BN + PAD];   // B slice: Bs[k][n]
-    // A warp is 4 x 8 threads of the THREADS_Y x THREADS_X grid: its 16-byte fragment reads span
+{_tile_arrays(p, ctype)}    // A warp is 4 x 8 threads of the THREADS_Y x THREADS_X grid: its 16-byte fragment reads span
     // 64 B of As and 128 B of Bs per sub-tile (one wavefront each) rather than a 2 x 16 strip's 32 B and 256 B.
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int tx = (warp % WARPS_X) * 8 + lane % 8, ty = (warp / WARPS_X) * 4 + lane / 8;

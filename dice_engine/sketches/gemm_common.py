@@ -264,6 +264,18 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory"); }
 """  # noqa: E501 (one generated line per source line)
 
+# The CUDA-core GEMM's ring copies single elements too (a transposed tile: 4 or 8 bytes each).
+CP_ASYNC_ANY_HELPER = r"""
+// BYTES (4, 8 or 16) global->shared, asynchronously; reads nothing and zero-fills when !valid.
+template <int BYTES>
+__device__ __forceinline__ void cp_async_to(void* dst, const void* src, bool valid) {
+    static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n"
+                 :: "r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))), "l"(src), "n"(BYTES),
+                    "r"(valid ? BYTES : 0) : "memory");
+}
+"""
+
 
 # ---------------------------------------------------------------------------------------------
 # Epilogue

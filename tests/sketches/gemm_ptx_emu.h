@@ -6,7 +6,7 @@
 // is a byte offset into it. ldmatrix and mma are warp-collective: every lane publishes its
 // operands in a per-warp table, the warp meets at a barrier, each lane computes its own
 // result from the table, and the warp meets again before the table is reused.
-// cp.async copies synchronously (commit/wait are no-ops); wgmma runs synchronously too, each
+// cp.async copies land at the wait that completes their group; wgmma runs synchronously, each
 // thread computing its own accumulator fragment from shared memory through the descriptors.
 #pragma once
 #include <vector_functions.h>
@@ -15,6 +15,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "cuda_emu.h"
 
@@ -69,13 +70,42 @@ inline void ldmatrix(uint32_t (&r)[4], uint32_t address, bool trans) {
 inline void ldmatrix_x4(uint32_t (&r)[4], uint32_t address) { ldmatrix(r, address, false); }
 inline void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t address) { ldmatrix(r, address, true); }
 
-inline void cp_async_16(uint32_t dst, const void* src, bool valid) {
-    if (valid) std::memcpy(shared_bytes + dst, src, 16);
-    else std::memset(shared_bytes + dst, 0, 16);
+// cp.async: a thread's copies wait in its queue, grouped by commit, and land when a
+// cp.async.wait_group lets their group complete. A kernel that reads a slice before waiting
+// for it, or that refills a buffer it has not waited on, sees stale data here too.
+struct PendingCopy {
+    unsigned char* dst;
+    const void* src;   // nullptr: zero-fill
+    int bytes;
+    int group;
+};
+inline thread_local std::vector<PendingCopy> pending_copies;
+inline thread_local int open_group = 0;
+
+inline void queue_copy(unsigned char* dst, const void* src, int bytes, bool valid) {
+    pending_copies.push_back({dst, valid ? src : nullptr, bytes, open_group});
 }
-inline void cp_async_commit() {}
+inline void cp_async_16(uint32_t dst, const void* src, bool valid) { queue_copy(shared_bytes + dst, src, 16, valid); }
+template <int BYTES>
+void cp_async_to(void* dst, const void* src, bool valid) {
+    queue_copy(static_cast<unsigned char*>(dst), src, BYTES, valid);
+}
+inline void cp_async_commit() { ++open_group; }
+// Lands every copy of the groups committed before the newest N (and drops the queue's
+// completed entries); copies not yet committed stay pending, as in PTX.
 template <int N>
-void cp_async_wait() {}
+void cp_async_wait() {
+    std::vector<PendingCopy> still;
+    for (const PendingCopy& c : pending_copies) {
+        if (c.group < open_group - N) {
+            if (c.src) std::memcpy(c.dst, c.src, c.bytes);
+            else std::memset(c.dst, 0, c.bytes);
+        } else {
+            still.push_back(c);
+        }
+    }
+    pending_copies.swap(still);
+}
 
 inline float to_float(uint16_t bits, __half) { return __half2float(__ushort_as_half(bits)); }
 inline float to_float(uint16_t bits, __nv_bfloat16) { return __bfloat162float(__ushort_as_bfloat16(bits)); }

@@ -20,6 +20,7 @@ _EMULATED_PTX = """using gemm_emu::smem_addr;
 using gemm_emu::ldmatrix_x4;
 using gemm_emu::ldmatrix_x4_trans;
 using gemm_emu::cp_async_16;
+using gemm_emu::cp_async_to;
 using gemm_emu::cp_async_commit;
 using gemm_emu::cp_async_wait;
 inline void mma_16x8x16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
@@ -39,8 +40,8 @@ def emulable(rendered: RenderedKernel) -> RenderedKernel:
         element = "__nv_bfloat16" if ".bf16.bf16." in source else "__half"
         start, end = source.index(PTX_BEGIN), source.index(PTX_END) + len(PTX_END)
         source = source[:start] + _EMULATED_PTX.replace("ELEMENT", element) + source[end:]
-        source = source.replace("extern __shared__ __align__(16) uint16_t smem[];",
-                                "uint16_t* smem = gemm_emu::dynamic_smem();")
+        source = re.sub(r"extern __shared__ __align__\(16\) (\w+) (\w+)\[\];",
+                        r"\1* \2 = reinterpret_cast<\1*>(gemm_emu::dynamic_smem());", source)
         source = ' #include "gemm_ptx_emu.h"\n' + source
     return dataclasses.replace(rendered, source=source)
 
@@ -101,6 +102,14 @@ CASES = [
     # triangular masks of a product read the output position in the epilogue (tasks 14, 15)
     (gemm, "C = triu(A @ B, diagonal=1); A: f32[70, 37]; B: f32[37, 90]", None),
     (gemm_tc, "C = tril(A @ B); A: f16[2, 40, 32]; B: f16[32, 72]", None),
+    # the cp.async ring (copies land only at the wait that completes their group): a transposed
+    # A tile copied element by element with edges and an uneven last slice, float4 copies of
+    # col-major operands, scalar copies at odd sizes, and a split-K f64 epilogue
+    (gemm, "C = A @ B; A: f32[70, 300]; B: f32[300, 92]", simt(64, 64, 16, 4, 4, 4, 3)),
+    (gemm, "C = A.T @ W.T; A: f32[36, 100]; W: f32[68, 36]", simt(64, 64, 16, 4, 4, 4, 4)),
+    (gemm, "C = A @ B; A: f32[70, 37]; B: f32[37, 90]", simt(64, 64, 8, 4, 4, 1, 4)),
+    (gemm, "y = relu(A @ B) + R; A: f64[2, 33, 200]; B: f64[2, 200, 17]; R: f64[33, 17]",
+     simt(64, 64, 8, 4, 4, 1, 3, k_splits=2)),
 ]
 
 
@@ -110,7 +119,8 @@ CASES = [
     "tc-4-stage-64x64-warps", "tc-symbols-residual", "simt-odd", "simt-col-col-float4",
     "simt-f64-batched-residual", "simt-single-buffer-symbol", "simt-split-k-uneven",
     "simt-split-k-f64-batched-epilogue", "simt-4d-at-2d-bias", "tc-4d-at-2d",
-    "simt-triu", "tc-batched-tril"])
+    "simt-triu", "tc-batched-tril", "simt-ring3-transposed-a-tails", "simt-ring4-col-col-float4",
+    "simt-ring4-scalar-odd", "simt-ring3-split-k-f64-epilogue"])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(module, text, point, tmp_path):
     problem = classify(parse_intent(text))
     sketch = module.SKETCHES[0]
