@@ -302,7 +302,8 @@ def hardtanh(x: Node, low: float, high: float) -> Node:
 
 
 def hardsigmoid(x: Node) -> Node:
-    return ops.make("clamp", [m("add", m("div", x, 6.0), 0.5)], min=0.0, max=1.0)
+    """relu6(x + 3) / 6, in PyTorch's order of operations (x / 6 + 0.5 rounds differently)."""
+    return m("div", ops.make("clamp", [m("add", x, 3.0)], min=0.0, max=6.0), 6.0)
 
 
 def mish(x: Node) -> Node:

@@ -127,10 +127,6 @@ def _softplus(a: Sequence[Any], k: dict[str, Any]) -> Node:
     return composites.softplus(a[0], _get(a, k, 1, "beta", 1.0), _get(a, k, 2, "threshold", 20.0))
 
 
-def _hardsigmoid_of(x: Node) -> Node:
-    return make("div", [make("clamp", [make("add", [x, const(3.0)])], min=0.0, max=6.0), const(6.0)])
-
-
 def _threshold(a: Sequence[Any], k: dict[str, Any]) -> Node:
     x, threshold, value = a[0], _get(a, k, 1, "threshold"), _get(a, k, 2, "value")
     return make("where", [make("gt", [x, const(threshold)]), x, const(value)])
@@ -611,8 +607,8 @@ TABLE: dict[str, Handler] = {
     "aten.selu": _selu,
     "aten.softplus": _softplus,
     "aten.mish": lambda a, k: composites.mish(a[0]),
-    "aten.hardsigmoid": lambda a, k: _hardsigmoid_of(a[0]),
-    "aten.hardswish": lambda a, k: make("mul", [a[0], _hardsigmoid_of(a[0])]),
+    "aten.hardsigmoid": lambda a, k: composites.hardsigmoid(a[0]),
+    "aten.hardswish": lambda a, k: composites.hardswish(a[0]),
     "aten.reciprocal": lambda a, k: make("div", [const(1.0), a[0]]),
     "aten.square": lambda a, k: make("mul", [a[0], a[0]]),
     "aten.pow": _pow,
