@@ -152,7 +152,8 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
         if simt is not None and gp is not None and not isinstance(gp, str):
             compute_eff = simt_occupancy_efficiency(simt, active)
             compute_eff *= simt_issue_efficiency(simt, a_transposed_store=gp.a.layout == "row",
-                                                 b_transposed_store=gp.b.layout != "row")
+                                                 b_transposed_store=gp.b.layout != "row",
+                                                 ring=rendered.async_slices > 0)
         elif not tensor:
             compute_eff *= micro_tile_issue_efficiency(outputs_per_thread)
         if tile < 64:

@@ -36,8 +36,10 @@ def simt_gemm_tokens(rendered: RenderedKernel) -> dict[str, int] | None:
     return {n: int(rendered.tokens[n]) for n in names}
 
 
-def simt_issue_efficiency(t: dict[str, int], a_transposed_store: bool, b_transposed_store: bool) -> float:
-    """The FMA share of the main loop's issue slots, slowed by shared-read queueing."""
+def simt_issue_efficiency(t: dict[str, int], a_transposed_store: bool, b_transposed_store: bool,
+                          ring: bool = False) -> float:
+    """The FMA share of the main loop's issue slots, slowed by shared-read queueing. With the
+    cp.async `ring` a load and its store are one copy (element by element into a transposed tile)."""
     threads = (t["block_m"] // t["thread_m"]) * (t["block_n"] // t["thread_n"])
     fmas = t["thread_m"] * t["thread_n"]
     shared_reads = (t["thread_m"] + t["thread_n"]) / 4
@@ -46,7 +48,8 @@ def simt_issue_efficiency(t: dict[str, int], a_transposed_store: bool, b_transpo
     stores = a_loads * (t["vector"] if a_transposed_store else 1) + b_loads * (
         t["vector"] if b_transposed_store else 1
     )
-    per_k = fmas + shared_reads + (a_loads + b_loads + stores + SLICE_OVERHEAD) / t["block_k"]
+    moves = stores if ring else a_loads + b_loads + stores
+    per_k = fmas + shared_reads + (moves + SLICE_OVERHEAD) / t["block_k"]
     queueing = 1 + max(0.0, (t["thread_m"] + t["thread_n"]) / fmas - SMEM_READ_FREE_RATIO)
     return fmas / per_k / queueing
 

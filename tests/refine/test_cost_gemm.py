@@ -58,6 +58,15 @@ def test_an_8x8_register_tile_issues_a_larger_share_of_fmas_than_a_4x4_one():
     assert 0.85 < big < 1.0 and small < 0.75 * big
 
 
+def test_the_cp_async_ring_issues_copies_instead_of_loads_and_stores():
+    """Per 16-deep slice of a transposed A tile, register staging issues a load and four scalar
+    stores per float4; the ring four 4-byte copies: fewer issue slots away from the FMAs."""
+    tile = {**BIG_TILE, "block_k": 16}
+    staged = simt_issue_efficiency(tile, a_transposed_store=True, b_transposed_store=False)
+    ring = simt_issue_efficiency(tile, a_transposed_store=True, b_transposed_store=False, ring=True)
+    assert staged < ring < 1.0
+
+
 @pytest.mark.parametrize("intent", [SQUARE, BATCHED], ids=["square_4096", "batched_128x512x1024x2048"])
 def test_big_register_tiles_beat_small_ones_on_big_f32_products(intent):
     assert _cost(SimtGemm(), intent, BIG_TILE).time_us < 0.9 * _cost(SimtGemm(), intent, SMALL_TILE).time_us
