@@ -20,7 +20,7 @@ from tree_sitter import Node
 from .findings import Finding
 from .report import finding
 from .rule import Context, Rule
-from .syntax import FIELD, const_eval, loop_bound, loop_start, operator, text
+from .syntax import FIELD, operator, text, trip_count
 
 LIMIT = 1 << 24          # float's significand: a total of this many like terms has no bit left for one more
 _FMA = re.compile(r"(?:__)?fmaf?(?:_r[nzud])?$")
@@ -73,7 +73,7 @@ def _terms(node: Node, acc: str, constants: dict[str, int]) -> int:
         if scope.type == "compound_statement" and _declares(scope, acc):
             break
         if scope.type == "for_statement":
-            count *= _trips(scope, constants) or 1
+            count *= trip_count(scope, constants, unit_step=False, start_if_unknown=0) or 1
         scope = scope.parent
     return count
 
@@ -84,29 +84,6 @@ def _declares(block: Node, name: str) -> bool:
                                                      text(child).split("=")[0]):
             return True
     return False
-
-
-def _trips(loop: Node, constants: dict[str, int]) -> int | None:
-    """Iterations of `for (v = a; v < n; v += s)` with constant n and s (a start that is not
-    constant, as `threadIdx.x`, counts from 0); None when the header says less."""
-    header = loop_bound(loop)
-    update = loop.child_by_field_id(FIELD.update)
-    if header is None or update is None:
-        return None
-    var, op, bound_text = header
-    step_text = text(update).replace(" ", "")
-    if step_text in (f"++{var}", f"{var}++"):
-        step: int | None = 1
-    else:
-        m = re.fullmatch(rf"{re.escape(var)}\+=(.+)", step_text)
-        step = const_eval(m.group(1), constants) if m else None
-    bound = const_eval(bound_text, constants)
-    if step is None or step <= 0 or bound is None:
-        return None
-    start_text = loop_start(loop, var)
-    start = const_eval(start_text, constants) if start_text is not None else None
-    span = bound - (start or 0) + (op == "<=")
-    return max(0, -(-span // step))
 
 
 def _message(acc: str, count: int) -> str:

@@ -975,23 +975,37 @@ def counts_down(loop: Node) -> str | None:
     return var if step in (f"--{var}", f"{var}--") or step.startswith(f"{var}-=") else None
 
 
-def trip_count(loop: Node, constants: dict[str, int]) -> int | None:
-    """The iterations of `for (v = a; v < b; ++v)` (or `v <= b`, `v++`, `v += 1`) with constant
-    a and b; None for any other loop."""
-    update, header = loop.child_by_field_id(FIELD.update), loop_bound(loop)
-    if update is None or header is None:
+def loop_step(loop: Node, var: str, constants: dict[str, int]) -> int | None:
+    """The constant step of a loop's update `++v`, `v++` or `v += s`; None for any other."""
+    update = loop.child_by_field_id(FIELD.update)
+    if update is None:
+        return None
+    step_text = text(update).replace(" ", "")
+    if step_text in (f"++{var}", f"{var}++"):
+        return 1
+    m = re.fullmatch(rf"{re.escape(var)}\+=(.+)", step_text)
+    return const_eval(m.group(1), constants) if m else None
+
+
+def trip_count(loop: Node, constants: dict[str, int], *, unit_step: bool = True,
+               start_if_unknown: int | None = None) -> int | None:
+    """The iterations of `for (v = a; v < b; v += s)` (or `v <= b`, `++v`, `v++`) with constant
+    a, b and s; None for any other loop. `unit_step`: only s = 1 counts; `start_if_unknown`:
+    the start assumed where a is not constant (as `threadIdx.x`)."""
+    header = loop_bound(loop)
+    if header is None:
         return None
     var, op, bound_text = header
-    if text(update).replace(" ", "") not in (f"++{var}", f"{var}++", f"{var}+=1"):
+    step = loop_step(loop, var, constants)
+    if step is None or step <= 0 or (unit_step and step != 1):
         return None
     first = loop_start(loop, var)
-    if first is None:
-        return None
-    start = const_eval(first, constants)
+    start = const_eval(first, constants) if first is not None else None
+    start = start_if_unknown if start is None else start
     bound = const_eval(bound_text, constants)
     if start is None or bound is None:
         return None
-    return max(0, bound - start + (op == "<="))
+    return max(0, -(-(bound - start + (op == "<=")) // step))
 
 
 def _apply(op: str, a: int, b: int) -> int | None:
