@@ -26,7 +26,7 @@ from ..ir.work import Work, work
 from ..sketches.base import Launch, RenderedKernel
 from ..sketches.gemm_common import read_problem
 from .cost_gemm import (gemv_bytes_in_flight_efficiency, micro_tile_issue_efficiency, simt_gemm_tokens,
-                        simt_issue_efficiency, simt_occupancy_efficiency)
+                        simt_issue_efficiency, simt_load_path_efficiency, simt_occupancy_efficiency)
 
 LAUNCH_OVERHEAD_US = 2.0        # per kernel launch, host + device
 L2_BANDWIDTH_FACTOR = 3.0       # L2 bandwidth as a multiple of DRAM bandwidth (A100/H100 class)
@@ -154,6 +154,7 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
             compute_eff *= simt_issue_efficiency(simt, a_transposed_store=gp.a.layout == "row",
                                                  b_transposed_store=gp.b.layout != "row",
                                                  ring=rendered.async_slices > 0)
+            compute_eff *= simt_load_path_efficiency(simt["vector"], ring=rendered.async_slices > 0)
         elif not tensor:
             compute_eff *= micro_tile_issue_efficiency(outputs_per_thread)
         if tile < 64:

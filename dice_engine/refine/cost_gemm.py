@@ -54,6 +54,19 @@ def simt_issue_efficiency(t: dict[str, int], a_transposed_store: bool, b_transpo
     return fmas / per_k / queueing
 
 
+# How fast each way of moving the operand tiles ran, relative to float4 loads staged in registers
+# (measured on an H100 at KernelBench's fp32 shapes, same tiles: benchmarks/GEMM_SWEEP_H100.md).
+# Scalar loads staged in registers keep many small loads in flight per thread and stall on them;
+# a cp.async ring hides that (8205x2949x5921: 69% -> 81% of cuBLAS) but with float4 loads it lost
+# everywhere to register staging (0.67-0.97 of its speed, about 0.8 typical).
+LOAD_PATH_EFFICIENCY = {(False, False): 0.74, (False, True): 0.85, (True, False): 1.0, (True, True): 0.8}
+
+
+def simt_load_path_efficiency(vector: int, ring: bool) -> float:
+    """The measured speed of the tile-moving path (vector loads or not, cp.async ring or not)."""
+    return LOAD_PATH_EFFICIENCY[(vector > 1, ring)]
+
+
 def simt_occupancy_efficiency(t: dict[str, int], active: float) -> float:
     """The share of the FMA pipe this register tile keeps busy with `active` of the SM's warp
     slots resident: full from the saturating fraction on, 0.8 at half of it (measured), 0.6 with

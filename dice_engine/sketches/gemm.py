@@ -157,7 +157,10 @@ class SimtGemm(Sketch):
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
         gp = gemm_problem(problem)
         space = self.space(problem, arch)
-        small = gp.hint(gp.M) * gp.hint(gp.N) * gp.hint(gp.batch) < 128 * 128 * 2 * arch.sms
+        # Fewer 128x128 tiles than SMs: small tiles (and split-K). From one tile per SM on, the big
+        # tiles win: 128x32768 (256 tiles, K = 32768, B = W.T) ran at 86% of cuBLAS with 128x128x8
+        # tiles and 53% with 64x64x16 (H100).
+        small = _tiles(gp, 128, 128) < arch.sms
         big_tiles = [(128, 128, 8, 8, 8), (128, 128, 16, 8, 8)]
         small_tiles = [(64, 64, 16, 4, 4), (64, 64, 8, 4, 4)]
         # A long split-K keeps each block's registers (one 256-thread block per SM), so a block
@@ -171,7 +174,7 @@ class SimtGemm(Sketch):
         tiles += small_tiles if small else big_tiles + small_tiles
         return space.first_legal(
             {"block_m": bm, "block_n": bn, "block_k": bk, "thread_m": tm, "thread_n": tn, "vector": vector,
-             "buffering": 2, "k_splits": splits}
+             "buffering": _default_buffering(gp, arch, vector), "k_splits": splits}
             for bm, bn, bk, tm, tn in tiles
             for splits in (_default_splits(gp, arch, bm, bn), 1)
             for vector in sorted(space.token("vector").choices, reverse=True))
@@ -217,6 +220,15 @@ class SimtGemm(Sketch):
             summary=f"simt {point['block_m']}x{point['block_n']}x{point['block_k']} "
                     f"t{point['thread_m']}x{point['thread_n']} v{point['vector']} buf{point['buffering']}"
                     f"{f' splitk{splits}' if splits > 1 else ''}")
+
+
+def _default_buffering(gp: GemmProblem, arch: ArchSpec, vector: int) -> int:
+    """Scalar f32 loads (a leading dimension that is no multiple of 4) go through a 4-slice cp.async
+    ring on sm_80+: 8205x2949 @ 2949x5921 ran at 81% of cuBLAS with it and 69% staged in registers,
+    and 128x32768 @ W.T at 72% against 64%. With float4 loads register staging won at every
+    KernelBench shape measured (the ring at 0.67-0.97 of its speed: H100, benchmarks/GEMM_SWEEP_H100.md)."""
+    ring = vector == 1 and gp.in_dtype.name == "f32" and arch.has_cp_async
+    return 4 if ring else 2
 
 
 def _buffering_words(buffering: int) -> str:
