@@ -87,7 +87,8 @@ CASES: list[Case] = [
     Case("kb17_A_Bt", "KB 17", _mm("f32[2048, 8192]", "f32[4096, 8192]", "C = A @ B.T")),
     Case("kb18_At_Bt", "KB 18", _mm("f32[8192, 2048]", "f32[4096, 8192]", "C = A.T @ B.T")),
     # KernelBench level 2's 55, 56 and 59: a Linear over 32768 features at batch 128 (W streams once)
-    Case("l2_linear_128x32768", "KB2 55", "y = x @ W.T + b; x: f32[128, 32768]; W: f32[32768, 32768]; b: f32[32768]"),
+    Case("l2_linear_128x32768", "KB2 55",
+         "y = x @ W.T + b; x: f32[128, 32768]; W: f32[32768, 32768]; b: f32[32768]"),
     Case("f16_square", "extra", _mm("f16[4096, 4096]", "f16[4096, 4096]")),
     Case("bf16_square", "extra", _mm("bf16[4096, 4096]", "bf16[4096, 4096]")),
     Case("f16_rect", "extra", _mm("f16[8192, 2048]", "f16[2048, 4096]")),
