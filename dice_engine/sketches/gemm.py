@@ -224,8 +224,8 @@ class SimtGemm(Sketch):
 
 def _default_buffering(gp: GemmProblem, arch: ArchSpec, vector: int) -> int:
     """Scalar f32 loads (a leading dimension that is no multiple of 4) go through a 4-slice cp.async
-    ring on sm_80+: 8205x2949 @ 2949x5921 ran at 81% of cuBLAS with it and 69% staged in registers,
-    and 128x32768 @ W.T at 72% against 64%. With float4 loads register staging won at every
+    ring on sm_80+: 8205x2949 @ 2949x5921 ran at 81% of cuBLAS with it and 69% staged in registers
+    (and 128x32768 @ W.T at 72%, where KernelBench's run G had 64% staged). With float4 loads register staging won at every
     KernelBench shape measured (the ring at 0.67-0.97 of its speed: H100, benchmarks/GEMM_SWEEP_H100.md)."""
     ring = vector == 1 and gp.in_dtype.name == "f32" and arch.has_cp_async
     return 4 if ring else 2
