@@ -110,6 +110,8 @@ CASES = [
     (gemm, "C = A @ B; A: f32[70, 37]; B: f32[37, 90]", simt(64, 64, 8, 4, 4, 1, 4)),
     (gemm, "y = relu(A @ B) + R; A: f64[2, 33, 200]; B: f64[2, 200, 17]; R: f64[33, 17]",
      simt(64, 64, 8, 4, 4, 1, 3, k_splits=2)),
+    # double2 copies: 16 bytes into a k-major tile (A.T), 8 bytes an element into a transposed one (B.T)
+    (gemm, "C = A.T @ B.T; A: f64[40, 70]; B: f64[50, 40]", simt(64, 64, 16, 4, 4, 2, 4)),
 ]
 
 
@@ -120,7 +122,7 @@ CASES = [
     "simt-f64-batched-residual", "simt-single-buffer-symbol", "simt-split-k-uneven",
     "simt-split-k-f64-batched-epilogue", "simt-4d-at-2d-bias", "tc-4d-at-2d",
     "simt-triu", "tc-batched-tril", "simt-ring3-transposed-a-tails", "simt-ring4-col-col-float4",
-    "simt-ring4-scalar-odd", "simt-ring3-split-k-f64-epilogue"])
+    "simt-ring4-scalar-odd", "simt-ring3-split-k-f64-epilogue", "simt-ring4-f64-double2"])
 def test_kernels_compute_the_reference_on_the_cpu_emulator(module, text, point, tmp_path):
     problem = classify(parse_intent(text))
     sketch = module.SKETCHES[0]
