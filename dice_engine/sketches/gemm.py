@@ -11,9 +11,9 @@ other shared-memory buffer afterwards (one barrier per slice); single-buffered, 
 goes straight to shared memory between two barriers. With 3 or 4 buffers (sm_80+) the slices
 travel by cp.async through a ring, STAGES - 1 of them in flight while one is multiplied and
 no staging registers held: a transposed tile is copied element by element (4- or 8-byte
-copies), the others a vector at a time. Where an operand streams from DRAM with little reuse
-(a wide weight read once per row block) one register-staged slice in flight leaves the FMAs
-waiting on memory. Edges and K tails are
+copies), the others a vector at a time. Measured on an H100, the ring pays where the loads are
+scalar (odd leading dimensions) and loses to register staging where they are float4
+(`_default_buffering`). Edges and K tails are
 zero-filled by predicated loads; vector (float4/double2) loads need a literal leading
 dimension that is a multiple of the vector width.
 
@@ -35,8 +35,8 @@ from ..ir.patterns import Problem
 from .base import DesignSpace, Launch, Point, RenderedKernel, Role, Sketch, Token, dim_c, frame, launcher_params, \
     launcher_signature
 from .gemm_common import CP_ASYNC_ANY_HELPER, CP_ASYNC_HELPERS, PTX_BEGIN, PTX_END, GemmProblem, Operand, \
-    batch_pointer, gemm_problem, kernel_args, kernel_params, read_problem, render_epilogue, size_guard, \
-    smem_opt_in, store, tiled_grid, tiled_launcher
+    batch_pointer, gemm_problem, kernel_args, kernel_params, operand_geometry, read_problem, render_epilogue, \
+    size_guard, smem_opt_in, store, tiled_grid, tiled_launcher
 
 _SUB = 4   # thread sub-tile edge: one 16-byte (float4) shared-memory read per sub-tile row
 _PAD = 4   # shared-memory row padding (elements): keeps transposed stores conflict-free, rows 16-B aligned
@@ -329,43 +329,40 @@ def _tile_moves(which: str, op: Operand, vector: int, ctype: str) -> TileMoves:
     other (`outer`) by rows. Shared memory is k-major for both operands, so a tile whose
     contiguous index is k is stored transposed, element by element."""
     vt = _vec_type(ctype, vector)
-    if which == "A":   # logical M×K; smem As[k][m]
-        outer, inner = ("m", "k") if op.layout == "row" else ("k", "m")
-        extent, limit, origin = {"m": "BM", "k": "BK"}, {"m": "M", "k": "K"}, {"m": "m0", "k": "k0"}
-        smem = "As[buf][k][m]"
-        ld = "K" if op.layout == "row" else "M"
-    else:              # logical K×N; smem Bs[k][n]
-        outer, inner = ("k", "n") if op.layout == "row" else ("n", "k")
-        extent, limit, origin = {"k": "BK", "n": "BN"}, {"k": "K", "n": "N"}, {"k": "k0", "n": "n0"}
-        smem = "Bs[buf][k][n]"
-        ld = "N" if op.layout == "row" else "K"
-    per_row = f"({extent[inner]} / {vector})"
+    g = operand_geometry(which, op)
+    outer, inner, ld = g["outer"], g["inner"], g["ld"]
+    smem = "As[buf][k][m]" if which == "A" else "Bs[buf][k][n]"
+    transposed = inner == "k"
+    per_row = f"({g['inner_extent']} / {vector})"
     coords = (f"            const int idx = threadIdx.x + i * THREADS;\n"
               f"            const int {outer} = idx / {per_row}, {inner} = (idx % {per_row}) * {vector};\n")
+    at = (f"            const int g{outer} = {g['outer_origin']} + {outer}, g{inner} = {g['inner_origin']} + {inner};\n")
+    inside = f"g{outer} < {g['outer_limit']} && g{inner} < {g['inner_limit']}"
+    address = f"{which}_b + (long long)g{outer} * {ld} + g{inner}"
 
     def fetch(dest: str) -> str:
-        return (f"            const int g{outer} = {origin[outer]} + {outer}, g{inner} = {origin[inner]} + {inner};\n"
+        return (f"{at}"
                 f"            {dest} = {vt}{{}};\n"
-                f"            if (g{outer} < {limit[outer]} && g{inner} < {limit[inner]})\n"
-                f"                {dest} = *reinterpret_cast<const {vt}*>({which}_b + (long long)g{outer} * {ld} + g{inner});\n")
+                f"            if ({inside})\n"
+                f"                {dest} = *reinterpret_cast<const {vt}*>({address});\n")
 
     def put(src: str) -> str:
         if vector == 1:
             return f"            {smem} = {src};\n"
-        if (which == "A" and inner == "m") or (which == "B" and inner == "n"):
+        if not transposed:
             return f"            *reinterpret_cast<{vt}*>(&{smem}) = {src};\n"
-        return "".join(f"            {smem.replace('[k]', f'[k + {j}]')} = {src}.{_LANES[j]};\n"   # transposed
+        return "".join(f"            {smem.replace('[k]', f'[k + {j}]')} = {src}.{_LANES[j]};\n"
                        for j in range(vector))
 
     def copy() -> str:
         size = {"float": 4, "double": 8}[ctype]
-        head = (f"            const int g{outer} = {origin[outer]} + {outer}, g{inner} = {origin[inner]} + {inner};\n"
-                f"            const bool valid = g{outer} < {limit[outer]} && g{inner} < {limit[inner]};\n"
-                f"            const {ctype}* src = valid ? {which}_b + (long long)g{outer} * {ld} + g{inner} : {which}_b;\n")
-        if vector == 1 or (which == "A" and inner == "m") or (which == "B" and inner == "n"):
+        head = (f"{at}"
+                f"            const bool valid = {inside};\n"
+                f"            const {ctype}* src = valid ? {address} : {which}_b;\n")
+        if vector == 1 or not transposed:
             return head + f"            cp_async_to<{vector * size}>(&{smem}, src, valid);\n"
         return head + "".join(f"            cp_async_to<{size}>(&{smem.replace('[k]', f'[k + {j}]')}, src + {j}, valid);\n"
-                              for j in range(vector))   # transposed: one element per copy
+                              for j in range(vector))   # one element per copy
 
     def loop(body: str) -> str:
         return (f"        #pragma unroll\n"
