@@ -101,15 +101,11 @@ def _simt_sweep() -> list[tuple[str, str, str, dict[str, int] | None]]:
     cases: list[tuple[str, str, str, dict[str, int] | None]] = []
     for tag, intent in shapes.items():
         cases.append((f"{tag}_default", intent, "gemm.simt_tiled", None))
-        if tag == "irr":   # 2949 and 5921 are odd: scalar loads only
-            vectors = (1,)
-        else:
-            vectors = (4,)
+        vector = 1 if tag == "irr" else 4   # 2949 and 5921 are odd: scalar loads only
         splits = 64 if tag == "bigk" else 1
-        for vector in vectors:
-            for buffering in (2, 3, 4):
-                cases.append((f"{tag}_128x128x8_v{vector}_b{buffering}", intent, "gemm.simt_tiled",
-                              _simt(128, 128, 8, vector, buffering, splits)))
+        for buffering in (2, 3, 4):
+            cases.append((f"{tag}_128x128x8_v{vector}_b{buffering}", intent, "gemm.simt_tiled",
+                          _simt(128, 128, 8, vector, buffering, splits)))
         if tag != "irr":   # 16-deep slices: the ring passes 48 KiB (dynamic shared memory)
             for buffering in (2, 3, 4):
                 cases.append((f"{tag}_128x128x16_v4_b{buffering}", intent, "gemm.simt_tiled",

@@ -150,11 +150,11 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
         simt = None if tensor else simt_gemm_tokens(rendered)
         gp = read_problem(problem) if simt is not None else None
         if simt is not None and gp is not None and not isinstance(gp, str):
+            ring = rendered.async_slices > 0
             compute_eff = simt_occupancy_efficiency(simt, active)
             compute_eff *= simt_issue_efficiency(simt, a_transposed_store=gp.a.layout == "row",
-                                                 b_transposed_store=gp.b.layout != "row",
-                                                 ring=rendered.async_slices > 0)
-            compute_eff *= simt_load_path_efficiency(simt["vector"], ring=rendered.async_slices > 0)
+                                                 b_transposed_store=gp.b.layout != "row", ring=ring)
+            compute_eff *= simt_load_path_efficiency(simt["vector"], ring=ring)
         elif not tensor:
             compute_eff *= micro_tile_issue_efficiency(outputs_per_thread)
         if tile < 64:
