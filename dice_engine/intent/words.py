@@ -336,13 +336,12 @@ class _Builder:
             return self._norm(kind, x, anchor)
         if kind == "group_norm":
             return self._group_norm(x, anchor, where)
+        keepdim = self.scan.find([("keepdim", lx.KEEPDIM)]) != []
         if kind == "logsumexp":
             try:
-                keepdim = self.scan.find([("keepdim", lx.KEEPDIM)]) != []
                 return composites.logsumexp(x, -1 if dim is None else dim, keepdim)
             except ops.OpError as e:
                 raise self.error(str(e), where) from None
-        keepdim = self.scan.find([("keepdim", lx.KEEPDIM)]) != []
         return self._make(kind, [x], anchor.span, dim=dim, keepdim=keepdim)
 
     def _direction(self, rank: int) -> int | None:
