@@ -33,7 +33,7 @@ def _number(text: str) -> float | None:
         return None
 
 
-def _csv_rows(text: str, first_cell: str) -> list[list[str]]:
+def csv_rows(text: str, first_cell: str) -> list[list[str]]:
     """The CSV part of ncu's output: from the first row starting with `first_cell`."""
     lines = text.splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.startswith(f'"{first_cell}"')), None)
@@ -42,14 +42,19 @@ def _csv_rows(text: str, first_cell: str) -> list[list[str]]:
 
 def parse_metrics(text: str) -> dict[str, dict[str, float]]:
     """{kernel name (as ncu prints it, with the launch index when repeated): {metric: value}}."""
-    rows = _csv_rows(text, "ID")
+    rows = csv_rows(text, "ID")
     if not rows:
         return {}
     header = rows[0]
     col = {name: i for i, name in enumerate(header)}
+    if not {"Kernel Name", "Metric Name", "Metric Value"} <= col.keys():
+        return {}
+    # rows may carry fewer trailing cells than the header (rule columns); anything else is the
+    # profiled program's own output mixed into ncu's
+    needed = max(col["Kernel Name"], col["Metric Name"], col["Metric Value"]) + 1
     kernels: dict[str, dict[str, float]] = {}
     for row in rows[1:]:
-        if len(row) != len(header):
+        if not needed <= len(row) <= len(header) or not row[0].isdigit():
             continue
         value = _number(row[col["Metric Value"]])
         if value is not None:
@@ -70,7 +75,7 @@ def parse_source_page(text: str) -> list[SourceLine]:
     lines: list[SourceLine] = []
     file = function = ""
     header: list[str] = []
-    for row in _csv_rows(text, "File Path"):
+    for row in csv_rows(text, "File Path"):
         if not row:
             continue
         if row[0] == "File Path":
