@@ -85,6 +85,8 @@ def compute_rate_tflops(problem: Problem, arch: ArchSpec, source: str) -> float:
 
 
 def _main_launch(rendered: RenderedKernel) -> Launch:
+    if rendered.main_launch is not None:
+        return rendered.launches[rendered.main_launch]
     if rendered.k_splits > 1:   # the split stage comes first; its merge has more threads, less work
         return rendered.launches[0]
     return max(rendered.launches, key=lambda launch: launch.blocks * launch.threads)
@@ -92,7 +94,7 @@ def _main_launch(rendered: RenderedKernel) -> Launch:
 
 def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compiled: CompileResult,
              problem_work: Work | None = None) -> CostEstimate:
-    w = problem_work or work(problem)
+    w = rendered.work or problem_work or work(problem)
     launch = _main_launch(rendered)
     res = compiled.kernel(launch.kernel)
     registers = res.registers if res else 0
@@ -146,6 +148,13 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
         assert problem.anchor is not None        # a gemm shape comes from the anchor
         operand_bytes = 2.0 * g.batch * g.m * g.n * g.k * problem.anchor.args[0].dtype.size / tile
         l2_us = operand_bytes / (L2_BANDWIDTH_FACTOR * arch.dram_gbps * 1e3)
+        block_m, block_n = rendered.tokens.get("block_m"), rendered.tokens.get("block_n")
+        if rendered.work is None and isinstance(block_m, int) and isinstance(block_n, int):
+            # a block multiplies its whole tile: rows and columns past the edges cost as much as the rest
+            padded = math.ceil(g.m / block_m) * block_m * math.ceil(g.n / block_n) * block_n / (g.m * g.n)
+            compute_us *= padded
+            if padded >= 1.5:
+                notes.append(f"edge tiles multiply {padded:.1f}x the useful products")
         outputs_per_thread = g.batch * g.m * g.n * rendered.k_splits / (launch.blocks * launch.threads)
         simt = None if tensor else simt_gemm_tokens(rendered)
         gp = read_problem(problem) if simt is not None else None

@@ -18,6 +18,7 @@ from ..arch import ArchSpec
 from ..ir.dtypes import DType
 from ..ir.graph import Dim, Shape
 from ..ir.patterns import Problem
+from ..ir.work import Work
 
 Point = dict[str, Any]
 Constraint = Callable[[Point], "str | None"]   # returns why the point is illegal, or None
@@ -158,6 +159,11 @@ class RenderedKernel:
     # blocks of the main launch that hand a value down one after another through global memory
     # (a chained scan's tiles along a row): the number of such chains, 0 when blocks are independent
     chains: int = 0
+    # the arithmetic and GEMM shape the kernels run where they differ from the problem's (Winograd's
+    # transformed products); None: the problem's own
+    work: Work | None = None
+    # the launch whose grid and occupancy pace the whole; None: the largest
+    main_launch: int | None = None
 
     def compile_arch(self, arch: str) -> str:
         """The target to compile this kernel for on `arch` ("sm_90" → "sm_90a" when it needs it)."""

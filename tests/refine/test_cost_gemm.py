@@ -89,6 +89,19 @@ def test_gemv_wide_loads_keep_enough_bytes_in_flight():
     assert any("loads in flight" in note for note in narrow.notes)
 
 
+def test_a_tile_past_the_matrix_edge_costs_its_whole_area():
+    """A 64x64 tile over a one-column B multiplies 64 columns, 63 of them padding, as long as over
+    64 real ones; the GEMV sketch must stay cheaper (the tiled kernel was the no-GPU pick for
+    KernelBench's GEMV while padding cost nothing, at 27% of cuBLAS on an H100)."""
+    point = {**SMALL_TILE, "k_splits": 128, "buffering": 4}
+    one_column = _cost(SimtGemm(), GEMV, point)
+    full_tile = _cost(SimtGemm(), GEMV.replace("f32[1048576, 1]", "f32[1048576, 64]"), point)
+    assert one_column.compute_us == pytest.approx(full_tile.compute_us, rel=0.01)
+    assert any("edge tiles" in note for note in one_column.notes)
+    gemv = _cost(WarpPerRowGemv(), GEMV, {"warps_per_block": 4, "unroll": 2, "k_splits": 32, "vector": 4})
+    assert gemv.time_us < one_column.time_us
+
+
 def test_dice_generate_without_a_gpu_picks_the_big_vectorized_tile_for_4096_squared():
     result = CUDAGenerator("sm_90", default_shape=None).generate(SQUARE)
     tokens = result.tokens
