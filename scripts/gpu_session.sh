@@ -17,7 +17,7 @@
 # kernelbench (not part of all): `kernelbench DIR...`, the already translated tasks of
 #        scripts/kernelbench_results.py's work folder DICE_KB_WORK (default .kb/work, carried) built
 #        and evaluated for DICE_KB_TIMEOUT seconds (default 540), resuming where the last call on
-#        this machine stopped (its rows.json is kept in /tmp/dice-kb-state while the machine stays
+#        this machine stopped (its rows.json is kept in /tmp/dice-kb-state/<work> while the machine stays
 #        warm); $OUT gets KERNELBENCH_RESULTS.md/.json, rows.json and kernelbench.log.
 # Everything lands in $OUT (at most 8 files): doctor.txt, gpu-tests.log, gpu-tests.xml, bench.log,
 # RESULTS.md, results.json. Stages stop themselves before the tool's 10-minute limit; tune with
@@ -72,7 +72,7 @@ fi
 
 if [[ $stage == kernelbench ]]; then
   work=${DICE_KB_WORK:-.kb/work}
-  state=/tmp/dice-kb-state
+  state=/tmp/dice-kb-state/${work//\//_}  # one per work folder: two folders never swap rows
   # a later call on the same warm machine goes on from what the last one measured
   if [[ -s $state/rows.json && $state/rows.json -nt $work/rows.json ]]; then cp "$state/rows.json" "$work/rows.json"; fi
   budget=${DICE_KB_TIMEOUT:-540}
