@@ -48,6 +48,7 @@ INTENTS = [
     "w: f32[32, 16, 3, 3, 3]",
     "y = conv2d(x, w, padding=1, groups=64); x: f32[8, 64, 56, 56]; w: f32[64, 1, 3, 3]",
     "y = cross_entropy(x, t, reduction='none'); x: f32[4096, 1000]; t: i64[4096]",
+    "y = conv_transpose2d(x, w, padding=1); x: f32[8, 64, 32, 32]; w: f32[64, 32, 3, 3]",
 ]
 WGMMA = {"gemm.wgmma", "gemm.wgmma_tma"}   # the sm_90a-only sketches
 
