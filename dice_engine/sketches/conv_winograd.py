@@ -197,6 +197,13 @@ constexpr int kTilesW = {sh.tiles_w}, kTilesPerImage = {sh.tiles_h} * kTilesW;
 constexpr long long kTiles = {sh.tiles}LL;
 constexpr int kChunk = {sh.chunk};                      // tiles per pass
 
+struct TilePlace {{ long long image; int row0, col0; }};   // a tile's image and first output row and column
+
+__device__ __forceinline__ TilePlace tile_place(long long tile) {{
+    const int place = (int)(tile % kTilesPerImage);
+    return {{tile / kTilesPerImage, place / kTilesW * kMH, place % kTilesW * kMW}};
+}}
+
 // U[e][k][c] = (G_h g G_w^T)[e]: one thread per (output channel, input channel)
 __global__ void __launch_bounds__({THREADS})
 {name}_filter(const float* __restrict__ {w.name}, float* __restrict__ U) {{
@@ -218,11 +225,9 @@ __global__ void __launch_bounds__({THREADS})
     const long long idx = (long long)blockIdx.x * {THREADS} + threadIdx.x;
     if (idx >= (long long)kC * tiles) return;
     const int ic = (int)(idx / tiles), t = (int)(idx % tiles);
-    const long long tile = tile0 + t;
-    const long long image = tile / kTilesPerImage;
-    const int place = (int)(tile % kTilesPerImage);
-    const int row0 = place / kTilesW * kMH - kPadH, col0 = place % kTilesW * kMW - kPadW;
-    const float* plane = {x.name} + (image * kC + ic) * (long long)(kInH * kInW);
+    const TilePlace at = tile_place(tile0 + t);
+    const int row0 = at.row0 - kPadH, col0 = at.col0 - kPadW;   // the window starts in the padding
+    const float* plane = {x.name} + (at.image * kC + ic) * (long long)(kInH * kInW);
     float win[kAH][kAW];
     #pragma unroll
     for (int i = 0; i < kAH; ++i)
@@ -241,10 +246,7 @@ __global__ void __launch_bounds__({THREADS})
     const long long idx = (long long)blockIdx.x * {THREADS} + threadIdx.x;
     if (idx >= (long long)kK * tiles) return;
     const int oc = (int)(idx / tiles), t = (int)(idx % tiles);
-    const long long tile = tile0 + t;
-    const long long image = tile / kTilesPerImage;
-    const int place = (int)(tile % kTilesPerImage);
-    const int oh0 = place / kTilesW * kMH, ow0 = place % kTilesW * kMW;
+    const TilePlace at = tile_place(tile0 + t);
     float prod[kAH][kAW];
     #pragma unroll
     for (int e = 0; e < kAH * kAW; ++e) prod[e / kAW][e % kAW] = Mt[((long long)e * kK + oc) * tiles + t];
@@ -252,9 +254,9 @@ __global__ void __launch_bounds__({THREADS})
     for (int i = 0; i < kMH; ++i) {{
         #pragma unroll
         for (int j = 0; j < kMW; ++j) {{
-            const int oh = oh0 + i, ow = ow0 + j;
+            const int oh = at.row0 + i, ow = at.col0 + j;
             if (oh < kOutH && ow < kOutW) {{
-                const long long out_offset = ((image * kK + oc) * kOutH + oh) * kOutW + ow;
+                const long long out_offset = ((at.image * kK + oc) * kOutH + oh) * kOutW + ow;
 {store}            }}
         }}
     }}
