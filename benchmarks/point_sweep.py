@@ -4,8 +4,7 @@ does (inputs drawn as the runner draws them, output poisoned, error against PyTo
 CUDA-event medians with an L2-sized write before every run, PyTorch eager in the same child
 process: cuBLAS for the products, torch.cumsum for the scans).
 
-    python benchmarks/point_sweep.py [--sweep wgmma_tma|scan|simt|simt_wide] [--cases sq_,bat_]
-                                     [--time-budget 240]
+    python benchmarks/point_sweep.py [--sweep wgmma_tma|scan|simt] [--cases sq_,bat_] [--time-budget 240]
 
 Prints one line per case as it finishes (verdict, µs, PyTorch µs, ratio, errors, point). A case
 whose point is None takes the sketch's default point.
@@ -116,30 +115,7 @@ def _simt_sweep() -> list[tuple[str, str, str, dict[str, int] | None]]:
     return cases
 
 
-def _simt_wide_sweep() -> list[tuple[str, str, str, dict[str, int] | None]]:
-    """fp32 CUDA-core GEMMs with 128 accumulators per thread (16 x 8 and 8 x 16 thread tiles, one
-    block per SM) beside the 8 x 8 default: cuBLAS's fp32 kernels on an H100 run 256x128x8 tiles
-    of 256 threads and 128x128x8 tiles of 128 threads, 3 stages, 8 warps per SM (Nsight, 2026-12-07)."""
-    shapes = {
-        "sq": "C = A @ B; A: f32[4096, 4096]; B: f32[4096, 4096]",
-        "bat": "C = A @ B; A: f32[128, 512, 1024]; B: f32[128, 1024, 2048]",
-        "abt": "C = A @ B.T; A: f32[2048, 8192]; B: f32[4096, 8192]",
-        "lin": "y = x @ W.T + b; x: f32[1024, 8192]; W: f32[8192, 8192]; b: f32[8192]",
-    }
-    cases: list[tuple[str, str, str, dict[str, int] | None]] = []
-    for tag, intent in shapes.items():
-        cases.append((f"{tag}_default", intent, "gemm.simt_tiled", None))
-        tiles = ((256, 128, 16, 8), (128, 256, 8, 16), (128, 128, 16, 8), (128, 128, 8, 16))
-        for buffering in (2, 3):   # float4 loads: scalar ones would be 12-16 per thread and slice
-            for bm, bn, tm, tn in tiles:
-                name = f"{tag}_{bm}x{bn}x8_t{tm}x{tn}_v4_b{buffering}"
-                point = _simt(bm, bn, 8, 4, buffering, tm=tm, tn=tn)
-                cases.append((name, intent, "gemm.simt_tiled", point))
-    return cases
-
-
-SWEEPS = {"wgmma_tma": _wgmma_tma_sweep, "scan": _scan_sweep, "simt": _simt_sweep,
-          "simt_wide": _simt_wide_sweep}
+SWEEPS = {"wgmma_tma": _wgmma_tma_sweep, "scan": _scan_sweep, "simt": _simt_sweep}
 
 
 def _row(case: tuple[str, str, str, dict[str, int] | None], arch: str) -> gemm_parity.Row:

@@ -74,11 +74,11 @@ class SimtGemm(Sketch):
         size = gp.in_dtype.size
         widest = 16 // size   # float4 / double2
         tokens = [
-            Token("block_m", (64, 128, 256), "rows of C per block (BM)", (Role.TILE,)),
-            Token("block_n", (64, 128, 256), "columns of C per block (BN)", (Role.TILE,)),
+            Token("block_m", (64, 128), "rows of C per block (BM)", (Role.TILE,)),
+            Token("block_n", (64, 128), "columns of C per block (BN)", (Role.TILE,)),
             Token("block_k", (8, 16), "K slice staged in shared memory per step (BK)", (Role.TILE,)),
-            Token("thread_m", (4, 8, 16), "rows of C per thread (TM, in 4-row sub-tiles)", (Role.WORK,)),
-            Token("thread_n", (4, 8, 16), "columns of C per thread (TN, in 4-column sub-tiles)", (Role.WORK,)),
+            Token("thread_m", (4, 8), "rows of C per thread (TM, in 4-row sub-tiles)", (Role.WORK,)),
+            Token("thread_n", (4, 8), "columns of C per thread (TN, in 4-column sub-tiles)", (Role.WORK,)),
             Token("vector", (1, widest), "elements per global load of A and B (16-byte vectors)", (Role.VECTOR,)),
             Token("buffering", (1, 2) + ((3, 4) if arch.has_cp_async else ()),
                   "shared-memory buffers: 2 stages the next slice in registers during the math, 3-4 are a "
@@ -94,13 +94,6 @@ class SimtGemm(Sketch):
             t = threads(p)
             if t < 64 or t > min(arch.max_threads_per_block, 512):
                 return f"{t} threads per block (64..512 wanted)"
-            return None
-
-        def warp_shape(p: Point) -> str | None:
-            # a warp is 4 x 8 threads of the thread grid (fragment reads of one wavefront each)
-            rows, cols = p["block_m"] // p["thread_m"], p["block_n"] // p["thread_n"]
-            if rows % 4 or cols % 8:
-                return f"a {rows} x {cols} thread grid does not split into 4 x 8-thread warps"
             return None
 
         def tile_loads(p: Point) -> str | None:
@@ -158,7 +151,7 @@ class SimtGemm(Sketch):
                         f"needs at most {MAX_SERIAL_K} for library-level fp32 accuracy")
             return None
 
-        return DesignSpace(tokens, [thread_count, warp_shape, tile_loads, loads_per_thread, alignment, registers, shared_memory,
+        return DesignSpace(tokens, [thread_count, tile_loads, loads_per_thread, alignment, registers, shared_memory,
                                     splits_fit, accurate])
 
     def default_point(self, problem: Problem, arch: ArchSpec) -> Point:
@@ -295,10 +288,9 @@ def _min_blocks(p: Point, ctype: str) -> int:
     do not hide the shared-memory and FMA latencies of an 8x8 tile. Bigger blocks keep one
     (two would leave 64 registers for a 4x8 tile's 32 accumulators and its fragments), and so
     does split-K, whose folded totals double the accumulators, and so do doubles (two registers
-    each), and so do tiles of more than 64 accumulators (128 registers would not hold them)."""
+    each)."""
     threads = (p["block_m"] // p["thread_m"]) * (p["block_n"] // p["thread_n"])
-    small_tile = p["thread_m"] * p["thread_n"] <= 64
-    return 2 if threads <= 256 and p["k_splits"] == 1 and ctype == "float" and small_tile else 1
+    return 2 if threads <= 256 and p["k_splits"] == 1 and ctype == "float" else 1
 
 
 def _min_blocks_comment(p: Point, ctype: str) -> str:

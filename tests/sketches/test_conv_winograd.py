@@ -1,7 +1,8 @@
-"""Stride-1 convolutions by Winograd (`conv.winograd`, `conv.winograd_nd`): the transforms exactly (rationals), their
-f32 rounding against a float64 truth, which problems the sketch takes and why it refuses the
-others, emulated results against the float64 reference (every tile size, several passes with a
-short last one, bias, epilogue, transposed and 1-D forms) and clean nvcc builds."""
+"""Stride-1 convolutions by Winograd (`conv.winograd`, `conv.winograd_nd`): the transforms
+exactly (rationals), their f32 rounding against a float64 truth, which problems the sketch takes
+and why it refuses the others, emulated results against the float64 reference (every tile size,
+several passes with a short last one, bias, epilogue, transposed and 1-D forms) and clean nvcc
+builds."""
 from __future__ import annotations
 
 from fractions import Fraction
