@@ -52,7 +52,8 @@ class _Shape:
     def __init__(self, problem: Problem, point: Point):
         geo = ConvGeometry(problem)
         self.geo = geo
-        self.batch = geo.batch if isinstance(geo.batch, int) else None
+        assert isinstance(geo.batch, int)   # `unsupported` refuses a symbolic batch
+        self.batch = geo.batch
         self.channels, self.out_channels = geo.channels, geo.out_channels
         _, self.in_h, self.in_w = geo.in_size
         _, self.out_h, self.out_w = geo.out_size
@@ -67,7 +68,7 @@ class _Shape:
         self.a_h, self.a_w = self.m_h + self.r - 1, self.m_w + self.s - 1
         self.elements = self.a_h * self.a_w
         self.tiles_h, self.tiles_w = -(-self.out_h // self.m_h), -(-self.out_w // self.m_w)
-        self.tiles = (self.batch or 1) * self.tiles_h * self.tiles_w
+        self.tiles = self.batch * self.tiles_h * self.tiles_w
         per_tile = self.elements * (self.channels + self.out_channels) * 4   # V and M bytes per tile
         wanted = point["chunk_mib"] * CHUNK_UNIT // per_tile
         chunk = max(CHUNK_TILE_MULTIPLE, wanted // CHUNK_TILE_MULTIPLE * CHUNK_TILE_MULTIPLE)
@@ -300,7 +301,7 @@ __global__ void __launch_bounds__({THREADS})
                     *[Launch(f"{name}_{stage}", (-(-rows * sh.tiles // THREADS), 1, 1), (THREADS, 1, 1), 0)
                       for stage, rows in (("input", c_in), ("output", k_out))]]
         transformed = sh.elements * (c_in + k_out) * sh.tiles * 4 * 2   # V and M, each written and read
-        dram = 4 * ((sh.batch or 1) * (c_in * sh.in_h * sh.in_w + k_out * sh.out_h * sh.out_w)
+        dram = 4 * (sh.batch * (c_in * sh.in_h * sh.in_w + k_out * sh.out_h * sh.out_w)
                     + k_out * c_in * sh.r * sh.s) + transformed
         work = Work(2.0 * sh.elements * k_out * c_in * sh.tiles, float(dram),
                     GemmShape(sh.elements, k_out, sh.tiles, c_in))

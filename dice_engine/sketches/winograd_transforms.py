@@ -96,7 +96,7 @@ def _literal(value: Fraction) -> str:
     return text + ("f" if "e" in text or "." in text else ".0f")
 
 
-def apply_code(matrix: Matrix, source: str, target: str, *, declare: str = "") -> list[str]:
+def apply_code(matrix: Matrix, source: str, target: str) -> list[str]:
     """Statements `target(i) = sum_j matrix[i][j] * source(j)` with `{i}`/`{j}` placeholders filled,
     zero terms left out and unit coefficients as additions or subtractions (exact either way)."""
     lines = []
@@ -115,5 +115,5 @@ def apply_code(matrix: Matrix, source: str, target: str, *, declare: str = "") -
         else:
             expr = ("-" if terms[0][0] == "-" else "") + terms[0][1]
             expr += "".join(f" {sign} {value}" for sign, value in terms[1:])
-        lines.append(f"{declare}{target.format(i=i)} = {expr};")
+        lines.append(f"{target.format(i=i)} = {expr};")
     return lines

@@ -38,8 +38,9 @@ def emulable(rendered: RenderedKernel) -> RenderedKernel:
     source = re.sub(r"([\w:]+)<<<(.+?)>>>\((.*?)\);", launch, rendered.source)
     if PTX_BEGIN in source:
         element = "__nv_bfloat16" if ".bf16.bf16." in source else "__half"
-        start, end = source.index(PTX_BEGIN), source.index(PTX_END) + len(PTX_END)
-        source = source[:start] + _EMULATED_PTX.replace("ELEMENT", element) + source[end:]
+        while PTX_BEGIN in source:   # one block per embedded GEMM (Winograd's embeds one or two)
+            start, end = source.index(PTX_BEGIN), source.index(PTX_END) + len(PTX_END)
+            source = source[:start] + _EMULATED_PTX.replace("ELEMENT", element) + source[end:]
         source = re.sub(r"extern __shared__ __align__\(16\) (\w+) (\w+)\[\];",
                         r"\1* \2 = reinterpret_cast<\1*>(gemm_emu::dynamic_smem());", source)
         source = ' #include "gemm_ptx_emu.h"\n' + source
