@@ -192,6 +192,20 @@ def _relative_error(out: Any, truth: Any, chunk: int = 1 << 26) -> float:
     return math.sqrt(diff / norm) if norm else math.inf
 
 
+def child_job(row: Row) -> dict[str, Any]:
+    """What a child process needs to load and launch a compiled pick."""
+    return {"case": row.case, "intent": row.intent, "library": row.library, "symbol": row.symbol,
+            "roles": row.roles, "names": row.names}
+
+
+def launch_args(job: dict[str, Any], inputs: dict[str, Any], out: Any, bindings: dict[str, int]) -> list[int]:
+    """The launcher's arguments: tensors' device pointers and symbol values in its parameters'
+    order, then the legacy default stream (the one torch's events record on)."""
+    args = [inputs[name].data_ptr() if role == "input" else out.data_ptr() if role == "output"
+            else bindings[name] for role, name in zip(job["roles"], job["names"])]
+    return args + [0]
+
+
 def measure(job: dict[str, Any], seed: int) -> dict[str, Any]:
     """Check and time one compiled pick beside PyTorch (runs in the child)."""
     import torch
@@ -212,16 +226,7 @@ def measure(job: dict[str, Any], seed: int) -> dict[str, Any]:
     out = torch.full_like(ours, math.nan)
     del ours
     launcher = Launcher(job["library"], job["symbol"], job["roles"])
-    args: list[int] = []
-    for role, name in zip(job["roles"], job["names"]):
-        args.append(
-            inputs[name].data_ptr()
-            if role == "input"
-            else out.data_ptr()
-            if role == "output"
-            else intent_bindings(program)[name]
-        )
-    args.append(0)  # the legacy default stream, the one torch's events record on
+    args = launch_args(job, inputs, out, intent_bindings(program))
     try:
         launcher.fn(*args)
         launcher.check(launcher.last_error(), "at launch")
@@ -321,21 +326,7 @@ def run_cases(
     pending = [r for r in rows if r.library]
     while pending and time.monotonic() < ends_at:
         path = workdir / f"jobs_{pending[0].case}.json"
-        path.write_text(
-            json.dumps(
-                [
-                    {
-                        "case": r.case,
-                        "intent": r.intent,
-                        "library": r.library,
-                        "symbol": r.symbol,
-                        "roles": r.roles,
-                        "names": r.names,
-                    }
-                    for r in pending
-                ]
-            )
-        )
+        path.write_text(json.dumps([child_job(r) for r in pending]))
         if not _serve(ChildRun(command(path)), pending, case_timeout, ends_at, on_row):
             return
     for r in pending:

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import gemm_parity  # noqa: E402
 
-from dice_engine.runner.profiler import csv_rows, parse_metrics, run_ncu  # noqa: E402
+from dice_engine.runner.profiler import metric_rows, parse_metrics, run_ncu  # noqa: E402
 
 PROG = "gemm_profile.py"
 SECTIONS = (
@@ -99,10 +99,7 @@ def child_main(jobs_path: str, seed: int) -> int:
         fn = torch_function(program)
         out = torch.empty_like(fn(inputs))
         launcher = Launcher(job["library"], job["symbol"], job["roles"])
-        args = [
-            inputs[n].data_ptr() if r == "input" else out.data_ptr() if r == "output" else bindings[n]
-            for r, n in zip(job["roles"], job["names"])
-        ] + [0]
+        args = gemm_parity.launch_args(job, inputs, out, bindings)
         launcher.fn(*args)
         fn(inputs)
         torch.cuda.synchronize()
@@ -127,15 +124,7 @@ def _duration_us(metrics: dict[str, float], unit_hint: str) -> float | None:
 
 def _duration_units(text: str) -> dict[str, str]:
     """{kernel: the unit ncu printed its Duration in}: it switches between ns, us and ms."""
-    rows = csv_rows(text, "ID")
-    if not rows:
-        return {}
-    col = {name: i for i, name in enumerate(rows[0])}
-    return {
-        r[col["Kernel Name"]]: r[col["Metric Unit"]]
-        for r in rows[1:]
-        if len(r) == len(rows[0]) and r[col["Metric Name"]] == "Duration"
-    }
+    return {kernel: unit for kernel, name, unit, _ in metric_rows(text) if name == "Duration"}
 
 
 def summarise(kernel: str, m: dict[str, float], unit: str) -> dict[str, Any]:
@@ -243,20 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not row.library:
                 continue
             jobs = Path(tmp) / f"{row.case}.json"
-            jobs.write_text(
-                json.dumps(
-                    [
-                        {
-                            "case": row.case,
-                            "intent": row.intent,
-                            "library": row.library,
-                            "symbol": row.symbol,
-                            "roles": row.roles,
-                            "names": row.names,
-                        }
-                    ]
-                )
-            )
+            jobs.write_text(json.dumps([gemm_parity.child_job(row)]))
             child = [
                 sys.executable,
                 str(Path(__file__).resolve()),

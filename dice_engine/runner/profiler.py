@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from ..analysis.codes import CODES
 from ..analysis.findings import Finding
@@ -40,25 +40,34 @@ def csv_rows(text: str, first_cell: str) -> list[list[str]]:
     return [] if start is None else list(csv.reader(io.StringIO("\n".join(lines[start:]))))
 
 
-def parse_metrics(text: str) -> dict[str, dict[str, float]]:
-    """{kernel name (as ncu prints it, with the launch index when repeated): {metric: value}}."""
+_METRIC_COLUMNS = ("Kernel Name", "Metric Name", "Metric Unit", "Metric Value")
+
+
+def metric_rows(text: str) -> Iterator[tuple[str, str, str, str]]:
+    """(kernel name, metric name, unit, value text) per metric row of ncu's CSV table."""
     rows = csv_rows(text, "ID")
     if not rows:
-        return {}
+        return
     header = rows[0]
     col = {name: i for i, name in enumerate(header)}
-    if not {"Kernel Name", "Metric Name", "Metric Value"} <= col.keys():
-        return {}
+    if not set(_METRIC_COLUMNS) <= col.keys():
+        return
     # rows may carry fewer trailing cells than the header (rule columns); anything else is the
     # profiled program's own output mixed into ncu's
-    needed = max(col["Kernel Name"], col["Metric Name"], col["Metric Value"]) + 1
-    kernels: dict[str, dict[str, float]] = {}
+    needed = max(col[c] for c in _METRIC_COLUMNS) + 1
     for row in rows[1:]:
-        if not needed <= len(row) <= len(header) or not row[0].isdigit():
-            continue
-        value = _number(row[col["Metric Value"]])
+        if needed <= len(row) <= len(header) and row[0].isdigit():
+            kernel, name, unit, value = (row[col[c]] for c in _METRIC_COLUMNS)
+            yield kernel, name, unit, value
+
+
+def parse_metrics(text: str) -> dict[str, dict[str, float]]:
+    """{kernel name (as ncu prints it, with the launch index when repeated): {metric: value}}."""
+    kernels: dict[str, dict[str, float]] = {}
+    for kernel, name, _, value_text in metric_rows(text):
+        value = _number(value_text)
         if value is not None:
-            kernels.setdefault(row[col["Kernel Name"]], {})[row[col["Metric Name"]]] = value
+            kernels.setdefault(kernel, {})[name] = value
     return kernels
 
 

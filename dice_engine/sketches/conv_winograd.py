@@ -100,7 +100,8 @@ def _gemm_point(problem: Problem, arch: ArchSpec, rows: int) -> Point:
 
 
 def _embedded(rendered: RenderedKernel) -> str:
-    """A rendered GEMM's namespace and launcher, without the includes the frame already has."""
+    """A rendered GEMM's namespace and launcher, without the includes the frame already has and its
+    token line (the convolution's strategy line names the GEMM's tokens)."""
     lines = rendered.source.splitlines()
     kept = [ln for ln in lines if not ln.startswith("#include") and not ln.startswith("// design tokens")]
     return "\n".join(kept)
@@ -316,7 +317,7 @@ __global__ void __launch_bounds__({THREADS})
         kernel_names += [k for g in rendered_gemms.values() for k in g.kernel_names]
         return RenderedKernel(self.name, dict(point), source, kernel_names, launcher, params, launches,
                               f"Winograd F({sh.m_h}x{sh.m_w}, {sh.r}x{sh.s}), {sh.chunks} pass(es)",
-                              dram_bytes=float(dram), work=work, main_launch=0)
+                              work=work, main_launch=0)
 
 
 class WinogradConvNd(WinogradConv):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dice_engine.runner.profiler import parse_metrics, parse_source_page
+from dice_engine.runner.profiler import metric_rows, parse_metrics, parse_source_page
 from dice_engine.runner.profiler import to_findings as profiler_findings
 from dice_engine.runner.sanitizer import parse_records
 from dice_engine.runner.sanitizer import to_findings as sanitizer_findings
@@ -59,6 +59,26 @@ def test_ncu_metrics_with_thousands_separators():
     assert strided["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 131072
     assert strided["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] == 4096
     assert metrics["bank(float *)"]["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == 1984
+
+
+# `--section` output (as ncu 2025.3 printed it on an H100, 2026-12-07, cut to two rows): the header
+# has rule columns, a metric row stops after its value, a rule row has no metric; the profiled
+# program's own stdout lands in between.
+SECTIONS_CSV = (
+    '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+    '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value","Rule Name",'
+    '"Rule Type","Rule Description","Estimated Speedup Type","Estimated Speedup"\n'
+    '"0","1943","python3.12","127.0.0.1","gemm(const float *)","1","7","(256, 1, 1)","(16, 32, 1)","0",'
+    '"9.0","GPU Speed Of Light Throughput","Duration","nsecond","3,303,872",\n'
+    '{"case": "kb1_square"}\n'
+    '"0","1943","python3.12","127.0.0.1","gemm(const float *)","1","7","(256, 1, 1)","(16, 32, 1)","0",'
+    '"9.0","Occupancy","","","","TheoreticalOccupancy","OPT","limited by registers","local","87.5"\n'
+)
+
+
+def test_section_output_rows_shorter_than_the_header_are_read():
+    assert parse_metrics(SECTIONS_CSV) == {"gemm(const float *)": {"Duration": 3303872}}
+    assert list(metric_rows(SECTIONS_CSV))[0] == ("gemm(const float *)", "Duration", "nsecond", "3,303,872")
 
 
 def test_strided_line_is_an_uncoalesced_finding_and_the_kernel_gets_a_summary():
