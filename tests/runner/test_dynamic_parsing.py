@@ -61,9 +61,9 @@ def test_ncu_metrics_with_thousands_separators():
     assert metrics["bank(float *)"]["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == 1984
 
 
-# `--section` output (as ncu 2025.3 printed it on an H100, 2026-12-07, cut to two rows): the header
-# has rule columns, a metric row stops after its value, a rule row has no metric; the profiled
-# program's own stdout lands in between.
+# `--section` output in the shape ncu 2025.3 printed on an H100 (2026-12-07; rebuilt from that run's
+# output, cut to two rows): the header has rule columns, a metric row stops after its value, a rule
+# row has no metric; the profiled program's own stdout lands in between.
 SECTIONS_CSV = (
     '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
     '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value","Rule Name",'
