@@ -101,8 +101,11 @@ def _gemm_point(problem: Problem, arch: ArchSpec, rows: int) -> Point:
 
 def _embedded(rendered: RenderedKernel) -> str:
     """A rendered GEMM's namespace and launcher, without the includes the frame already has and its
-    token line (the convolution's strategy line names the GEMM's tokens)."""
-    lines = rendered.source.splitlines()
+    token line (the convolution's strategy line names the GEMM's tokens). Its launcher becomes
+    `static`: the file exports one host function, the convolution's."""
+    assert rendered.launcher.startswith('extern "C" ') and rendered.launcher in rendered.source
+    internal = rendered.launcher.replace('extern "C" ', "static ", 1)
+    lines = rendered.source.replace(rendered.launcher, internal).splitlines()
     kept = [ln for ln in lines if not ln.startswith("#include") and not ln.startswith("// design tokens")]
     return "\n".join(kept)
 

@@ -146,11 +146,14 @@ def test_several_passes_with_a_short_last_one_match_the_reference(tmp_path, monk
 
 
 def test_the_exported_launcher_is_the_convolution_not_the_embedded_gemm():
-    """The runner calls the first `extern "C" ..._launch` of `launcher`: it must be the conv's."""
+    """The runner calls the first `extern "C" ..._launch` of `launcher`: it must be the conv's,
+    and the file exports nothing else (the embedded GEMMs' launchers are static)."""
     p = problem("y = conv2d(x, w, padding=1); x: f32[2, 8, 20, 20]; w: f32[8, 8, 3, 3]")
     rendered = WinogradConv().render(p, SM90, {"tile": 2, "chunk_mib": 64}, "conv")
     assert launcher_symbol(rendered) == "conv_launch"
     assert "conv_gemm" in rendered.source and "conv_gemm" not in rendered.launcher.split("{")[0]
+    assert rendered.source.count('extern "C"') == 1
+    assert "static void conv_gemm" in rendered.source
 
 
 def test_the_cost_model_sees_the_winograd_work():
