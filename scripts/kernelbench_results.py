@@ -15,7 +15,9 @@ rewritten after every evaluation, so a run that is stopped keeps what it measure
 
 1. `dice kernelbench` on every task (CPU, `--jobs` at a time);
 2. each ModelNew's CUDA compiled into its cached library (CPU, `--jobs` at a time), so that
-   compile time never lands in a GPU's queue;
+   compile time never lands in a GPU's queue; with `--compile`, each task's Model also compiled
+   once by torch.compile (`--warm-processes` at a time) to fill Inductor's caches, for the same
+   reason;
 3. KernelBench's protocol (`dice kernelbench --eval`'s) on every ModelNew, one per GPU at a time
    (`--gpus`, pinned with CUDA_VISIBLE_DEVICES), each with a timeout (`--case-timeout`), in as
    few evaluation processes as is safe (`evaluate_many`);
@@ -31,6 +33,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -83,6 +86,32 @@ def build(row: dict) -> None:
     if done.returncode != 0:
         row["translated"] = False
         row["message"] = "build: " + (done.stderr.strip().splitlines() or ["failed"])[-1]
+
+
+WARM_MARK = Path(tempfile.gettempdir()) / "dice-inductor-warm.json"  # gone with the machine, as the caches
+
+
+def warm_inductor(tasks: list[Path], processes: int) -> None:
+    """Inductor's caches filled for the tasks (`inductor_warm`), `processes` children at a time, so
+    that the timed run's torch.compile only looks its code up; tasks warmed on this machine are
+    skipped."""
+    done = set(json.loads(WARM_MARK.read_text())) if WARM_MARK.exists() else set()
+    todo = [str(t) for t in tasks if str(t) not in done]
+    groups = [todo[i::processes] for i in range(processes) if todo[i::processes]]
+
+    def run_group(group: list[str]) -> list[dict]:
+        out = _run([sys.executable, "-m", "dice_engine.kernelbench.inductor_warm", *group], 120 * len(group))
+        return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+    with ThreadPoolExecutor(max(1, len(groups))) as pool:
+        lines = [line for group in pool.map(run_group, groups) for line in group]
+    warmed = [line for line in lines if "seconds" in line]
+    for line in lines:
+        if "error" in line:
+            print(f"inductor warm-up: {line['task']}: {line['error']}", flush=True)
+    total = sum(line["seconds"] for line in warmed)
+    print(f"inductor warm-up: {len(warmed)} of {len(todo)} tasks, {total:.0f} s of compiling", flush=True)
+    WARM_MARK.write_text(json.dumps(sorted(done | {line["task"] for line in warmed})))
 
 
 def evaluate_on_gpu(
@@ -142,8 +171,9 @@ def table(rows: list[dict], trials: int) -> str:
         "float64: the solution's error against a float64 truth (max |o - t| / (1 + |t|)), PyTorch fp32's "
         "own in brackets; ✗ where it is above max(tolerance, 2x PyTorch's).",
         "",
-        "| level | task | outcome | new ms | eager ms | speedup | float64 error (PyTorch) | note |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| level | task | outcome | new ms | eager ms | torch.compile ms | speedup | vs torch.compile "
+        "| float64 error (PyTorch) | note |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         ev = r.get("eval", {})
@@ -157,14 +187,17 @@ def table(rows: list[dict], trials: int) -> str:
             outcome = ("fast_1" if ev.get("fast_1") else "correct") if ev.get("correct") else "wrong"
         new_ms = f"{ev['time_new']['mean_ms']:.4f}" if "time_new" in ev else ""
         eager_ms = f"{ev['time_eager']['mean_ms']:.4f}" if "time_eager" in ev else ""
+        compile_ms = f"{ev['time_compile']['mean_ms']:.4f}" if "time_compile" in ev else ""
         speed = f"{ev['speedup_eager']:.2f}" if "speedup_eager" in ev else ""
+        vs_compile = f"{ev['speedup_compile']:.2f}" if "speedup_compile" in ev else ""
         note = (r.get("message") or ev.get("message") or "").replace("|", "/")[:160]
         f64 = ev.get("float64", {})
         if "err_new" in f64:
             accuracy = f"{f64['err_new']:.2g} ({f64['err_torch']:.2g})" + ("" if f64["ok"] else " ✗")
         else:
             accuracy = "n/a" if "unavailable" in f64 else ""
-        cells = [r["level"], r["task"], outcome, new_ms, eager_ms, speed, accuracy, note]
+        cells = [r["level"], r["task"], outcome, new_ms, eager_ms, compile_ms, speed, vs_compile, accuracy]
+        cells.append(note)
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
@@ -177,7 +210,9 @@ def main() -> int:
     parser.add_argument("--gpus", type=int, default=1)
     parser.add_argument("--budget", type=int, default=4)
     parser.add_argument("--trials", type=int, default=100)
-    parser.add_argument("--compile", action="store_true")
+    parser.add_argument("--compile", action="store_true", help="also time torch.compile (Inductor)")
+    parser.add_argument("--warm-processes", type=int, default=4,
+                        help="--compile: Inductor warm-up children at a time in the build stage")
     parser.add_argument("--out", default="benchmarks/KERNELBENCH_RESULTS.md")
     parser.add_argument("--stage", choices=("all", "translate", "build", "eval"), default="all")
     parser.add_argument("--skip-build", action="store_true", help="translate only; --stage build later")
@@ -203,6 +238,8 @@ def main() -> int:
         with ThreadPoolExecutor(args.jobs) as pool:
             list(pool.map(build, mine))
         saved.write_text(json.dumps(rows, indent=1))
+        if args.compile:
+            warm_inductor([by_name[(r["level"], r["task"])] for r in mine], args.warm_processes)
     if args.stage in ("translate", "build"):
         return 0
     # only the tasks of the directories given (the others keep the results they have)

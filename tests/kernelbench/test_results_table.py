@@ -30,6 +30,7 @@ def test_outcomes_and_summary():
         speedup_compile=0.5,
         time_new={"mean_ms": 1.0},
         time_eager={"mean_ms": 2.0},
+        time_compile={"mean_ms": 0.5},
         float64={"err_new": 1e-6, "err_torch": 2e-6, "ok": True},
         device="GPU X",
     )
@@ -54,6 +55,9 @@ def test_outcomes_and_summary():
     text = results.table([fast, slow, wrong, pending, refused], trials=100)
     lines = {line.split(" | ")[1]: line for line in text.splitlines() if line.startswith("| level1 | ")}
     assert "| fast_1 |" in lines["1_fast.py"] and "1e-06 (2e-06)" in lines["1_fast.py"]
+    # new, eager and torch.compile times, then the speedups over each
+    assert "| 1.0000 | 2.0000 | 0.5000 | 2.00 | 0.50 |" in lines["1_fast.py"]
+    assert "| 4.0000 | 2.0000 |  | 0.50 |  |" in lines["2_slow.py"]
     assert "| correct |" in lines["2_slow.py"] and "✗" in lines["2_slow.py"]
     assert "| wrong |" in lines["3_wrong.py"]
     assert "| not evaluated |" in lines["4_pending.py"]
