@@ -307,6 +307,15 @@ def load_compiler() -> None:
     import torch._dynamo  # noqa: F401
 
 
+def process_state(config: dict[str, Any]) -> tuple[PatchGuard, tuple[Any, ...]]:
+    """What a reused evaluation process must still have after each pair: its callables (Dynamo
+    loaded first where torch.compile will run, else every pair would read as a patch and cost a
+    fresh process) and its numeric flags."""
+    if config.get("compile"):
+        load_compiler()
+    return PatchGuard(), _numeric_flags()
+
+
 def _exact_fp32() -> None:
     """PyTorch's baselines compute in the task's own precision: cuDNN's convolutions default to
     TF32 on Ampere and later, which rounds fp32 operands to 10 mantissa bits (an fp32 reference
@@ -345,7 +354,7 @@ def main(argv: list[str]) -> int:
             out.write(json.dumps({"index": 0, "error": "no CUDA GPU visible to torch"}) + "\n")
             return 0
         _exact_fp32()
-        process_guard, flags = PatchGuard(), _numeric_flags()
+        process_guard, flags = process_state(config)
         for index, (task_path, new_path) in enumerate(jobs):
             if config.get("deadline") and time.time() > config["deadline"]:
                 return 0

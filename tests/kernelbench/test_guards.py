@@ -50,6 +50,22 @@ print(repr(late.patched()), repr(early.patched()))
     assert early == "None"
 
 
+def test_an_evaluation_process_timing_torch_compile_can_serve_the_next_pair():
+    """The process-wide guard, too, is taken after Dynamo is loaded: before, every pair timed
+    beside torch.compile ended its process (a fresh one per task: 10 tasks took 320 s on an H100)."""
+    code = """
+import torch
+from dice_engine.kernelbench.eval_child import process_state
+guard, flags = process_state({"compile": True})
+torch.compile(torch.nn.ReLU())(torch.ones(4))
+print(repr(guard.patched()))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).parents[2])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "None"
+
+
 def test_aliased_output_sees_views_and_parameters():
     x = torch.randn(64, 64)
     weight = torch.nn.Parameter(torch.randn(8))
