@@ -4,7 +4,9 @@ A roofline (DRAM bytes and flops of the problem against the GPU's peak rates) co
 the compiled kernel and its launch say:
 - occupancy from ptxas registers and shared memory: too few resident warps cannot hide memory
   latency (DRAM needs roughly half the warps resident, the FMA pipes about a quarter);
-- waves: a grid that does not fill every SM, or whose last wave is partial, idles SMs;
+- waves: a grid that does not fill every SM, or whose last wave is partial, idles SMs (their
+  arithmetic: a busy SM still pulls several times its even share of DRAM bandwidth);
+- every launched warp costs a fixed time to start and retire, whatever it does;
 - GEMM/conv operand reuse: a block computing a t×t output tile re-reads its A and B panels
   K/t times from L2, and a thread computing few outputs spends its time loading operands;
 - register spills add local-memory traffic;
@@ -40,6 +42,16 @@ MAX_SPILL_PENALTY = 3.0
 # One hand-off between chained blocks: a value and a flag written past a fence, seen by a block
 # polling the flag through L2 (about a microsecond on A100/H100-class parts).
 HANDOFF_US = 1.0
+# SM time every launched warp costs however little it does (start, index arithmetic, retire): a
+# grid of millions of near-empty warps is paced by this, not by its bytes. Measured: a map of one
+# element per thread over 1.6e9 floats (50 M warps) ran at 78-85% of PyTorch's copy-rate map on an
+# H200, about 10 ns per warp per SM; on an H100, row reductions split into 2-8 M blocks of a few
+# elements each took 12-17 ns per warp (a block-wide combine included).
+WARP_OVERHEAD_NS = 12.0
+# A grid that leaves SMs idle is paced by its busy SMs' arithmetic, but each of those can pull
+# several times its even share of DRAM bandwidth (through its L1's path to L2): about 6x, chosen
+# over the denoiser dataset's training problems (H100 measurements), where 4-12x did alike.
+SM_BANDWIDTH_SHARE = 6.0
 _TENSOR_CORE_CODE = re.compile(r"\bwmma::|\bmma_sync\b|\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
 _WARPGROUP_MMA = re.compile(r"\bwgmma\b")
 _TF32_MMA = re.compile(r"\.tf32\.tf32\.")
@@ -169,7 +181,13 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
         if tile < 64:
             notes.append(f"small output tile per block (~{tile:.0f}×{tile:.0f}): operands re-read from L2")
 
-    time_us = max(dram_us / memory_eff, l2_us / memory_eff, compute_us / compute_eff) / coverage / tail
+    memory_share = min(1.0, coverage * SM_BANDWIDTH_SHARE)
+    time_us = max(max(dram_us, l2_us) / memory_eff / memory_share, compute_us / compute_eff / coverage) / tail
+    warps_us = launch.blocks * warps_per_block * WARP_OVERHEAD_NS * 1e-3 / arch.sms
+    if warps_us > time_us:
+        time_us = warps_us
+        notes.insert(0, f"{launch.blocks * warps_per_block} warps launched: about {warps_us:.0f} us "
+                        "of starting and retiring them")
     if rendered.chains:
         # Each chain advances one block per hand-off, and only chains holding a resident block advance.
         advancing = min(rendered.chains, occ.blocks_per_sm * arch.sms)

@@ -20,6 +20,7 @@ from dice_engine.ir.ops import input_tensor, make
 from dice_engine.ir.patterns import classify
 from dice_engine.ir.work import work
 from dice_engine.refine import estimate
+from dice_engine.refine.cost import SM_BANDWIDTH_SHARE, WARP_OVERHEAD_NS
 from dice_engine.refine.loop import compile_rendered
 from dice_engine.sketches.base import Launch, RenderedKernel
 from dice_engine.sketches.registry import candidates
@@ -106,6 +107,31 @@ def test_memory_bound_kernel_and_occupancy():
     full, starved = run(32), run(200)
     assert full.bound == "memory" and floor <= full.time_us < 1.2 * floor + 5
     assert starved.occupancy.limiter == "registers" and starved.time_us > 1.5 * full.time_us
+
+
+def _scale_launch(blocks: int, threads: int):
+    problem = scale_problem()
+    launch = Launch("k", (blocks, 1, 1), (threads, 1, 1), 0)
+    rendered = RenderedKernel("t", {}, "", ["k"], "", [], [launch], "")
+    resources = {"k": KernelResources(32, 0, 0, 0, 0, 0)}
+    return problem, estimate(problem, A100, rendered, CompileResult(True, resources=resources))
+
+
+def test_a_grid_of_few_blocks_streams_faster_than_its_share_of_sms():
+    """Eight busy SMs of 108 pull more than 8/108 of DRAM bandwidth, but not all of it."""
+    problem, few = _scale_launch(8, 1024)
+    floor = work(problem).dram_bytes / (A100.dram_gbps * 1e3)
+    coverage = 8 / A100.sms
+    assert floor / coverage / SM_BANDWIDTH_SHARE <= few.time_us < floor / coverage
+    assert few.notes[0] == f"8 blocks leave {A100.sms - 8} of {A100.sms} SMs idle"
+
+
+def test_millions_of_near_empty_warps_are_paced_by_starting_them():
+    problem, tiny = _scale_launch(1 << 26, 32)     # one warp a block, one element a warp
+    assert tiny.time_us >= (1 << 26) * WARP_OVERHEAD_NS * 1e-3 / A100.sms
+    assert tiny.notes[0].startswith(f"{1 << 26} warps launched")
+    _, full = _scale_launch(1 << 18, 256)           # 2^21 warps of 32 elements each
+    assert "warps launched" not in " ".join(full.notes) and full.time_us < tiny.time_us / 3
 
 
 def test_a_kernel_that_cannot_launch_costs_infinity():
