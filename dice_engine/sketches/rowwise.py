@@ -341,6 +341,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 }}"""
     cap = wave_grid_cap(arch, threads, ROW_GRID_WAVES)
     cache_bytes = row_cache_bytes(p, point) if cached else 0
+    partials_bytes = (threads // 32) * partial_words * (4 if p.ctype == "float" else 8) if group > 32 else 0
     args = ", ".join([q.name for q in params] + ["packed"])
     launcher = f"""\
 {launcher_opening(name, params, {"rows": p.view.outer}, "rows == 0")}
@@ -348,15 +349,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const long long blocks = (rows + kn::kRowsPerBlock - 1) / kn::kRowsPerBlock;
     // Past {ROW_GRID_WAVES} waves of resident blocks, the blocks stride over the rows.
     const unsigned grid = (unsigned)(blocks < {cap} ? blocks : {cap});
-{dynamic_smem_lines(arch, kernel, cache_bytes)}
+{dynamic_smem_lines(arch, kernel, cache_bytes, partials_bytes)}
     kn::{kernel}<<<grid, kn::kThreads, smem_bytes, stream>>>({args});
 }}"""
     who = "sub-warp" if group < 32 else "one warp" if group == 32 else f"{group // 32} warps"
     strategy = f"{p.anchor.op} over rows, {group} threads per row ({who}), {how}, {vec}-element accesses"
     rows_hint = hint_int(p.problem.program, p.view.outer_dims)
     blocks = min(-(-rows_hint // (threads // group)), cap)
-    smem = (threads // 32) * partial_words * (4 if p.ctype == "float" else 8) if group > 32 else 0
-    launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), smem + cache_bytes)
+    launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), partials_bytes + cache_bytes)
     return rendered_kernel(sketch, point, name, strategy, device, launcher, params, [launch])
 
 

@@ -164,10 +164,11 @@ def wave_grid_cap(arch: ArchSpec, threads: int, waves: int) -> int:
     """A grid of `waves` full waves of resident blocks over all SMs (for grid-stride loops)."""
     return arch.sms * resident_blocks(arch, threads) * waves
 
-def dynamic_smem_lines(arch: ArchSpec, kernel: str, smem_bytes: int) -> str:
-    """Launcher lines defining `smem_bytes`; past the default per-block limit, the kernel opts
-    in (once) to the larger dynamic shared memory size."""
-    if smem_bytes <= arch.smem_per_block_default:
+def dynamic_smem_lines(arch: ArchSpec, kernel: str, smem_bytes: int, static_bytes: int = 0) -> str:
+    """Launcher lines defining `smem_bytes` of dynamic shared memory; where it and the kernel's
+    `static_bytes` pass the default per-block limit together, the kernel opts in (once) to the
+    larger dynamic size (without it the launch fails with "invalid argument")."""
+    if smem_bytes + static_bytes <= arch.smem_per_block_default:
         return f"    const size_t smem_bytes = {smem_bytes};"
     return (f"    const size_t smem_bytes = {smem_bytes};   // the row cache, past the default limit\n"
             f"    static const bool opted_in = cudaFuncSetAttribute(kn::{kernel}, "

@@ -59,6 +59,18 @@ def test_block_wide_rows_are_cached_in_shared_memory():
     assert rendered.launches[0].smem_bytes >= 65536
 
 
+def test_a_row_cache_of_exactly_48_kib_with_block_partials_opts_in():
+    """12288 floats fill the default 48 KiB of dynamic shared memory; the block's warp partials
+    (static) take it past the limit together, where the launch needs the opt-in (measured on an
+    H100 without it: "invalid argument" at launch)."""
+    p = problem("y = layer_norm(x, [12288], w, b); x: f32[1024, 12288]; w: f32[12288]; b: f32[12288]")
+    point = {"group": 512, "threads": 512, "vec": 4, "cache": "shared", "unroll": 2}
+    rendered = SKETCH.render(p, SM90, point, "ln48")
+    assert "const size_t smem_bytes = 49152;" in rendered.launcher
+    assert "cudaFuncAttributeMaxDynamicSharedMemorySize" in rendered.launcher
+    assert rendered.launches[0].smem_bytes > 49152
+
+
 @needs_nvcc
 def test_shared_memory_caches_compile_clean():
     rendered = []
