@@ -22,6 +22,9 @@ INTENT_FILE = f"""#include <cuda_runtime.h>
 int main() {{ return 0; }}
 """
 INTENT_LINE = 3
+# Without a GPU, a design must beat the prior's design for its sketch by a clear margin: for a few
+# long rows several sketches improve on each other, so a generation streams several edits.
+STREAM_INTENT = "// @dice: s = sum(x, dim=1); x: f32[32, 262144]"
 
 STATIC_FILE = """#include <cuda_runtime.h>
 
@@ -139,8 +142,9 @@ async def test_words_intents_never_get_a_guessed_size(session):
 @needs_nvcc
 async def test_generate_streams_edits_with_progress(session, tmp_path: Path):
     editor = await session(settings={"budget": 8, "streamEdits": True})
-    uri = editor.open("fused.cu", INTENT_FILE)
-    before, after = outside_region(INTENT_FILE)
+    stream_file = INTENT_FILE.replace(INTENT, STREAM_INTENT)
+    uri = editor.open("rows.cu", stream_file)
+    before, after = outside_region(stream_file)
 
     result = await editor.execute(await generate_command(editor, uri))
 
@@ -163,7 +167,7 @@ async def test_generate_streams_edits_with_progress(session, tmp_path: Path):
     assert len(reports) >= 2 and all(r.message.startswith("round ") for r in reports)
     assert values[-1].message.startswith("done:")
     log = (tmp_path / "dice-lsp.log").read_text()       # the log tells the generation's story too
-    assert f"generation started in {uri} (arch sm_90): y = relu(" in log
+    assert f"generation started in {uri} (arch sm_90): s = sum(" in log
     assert f"generation ended in {uri} after" in log and "s: done: round" in log
 
 
