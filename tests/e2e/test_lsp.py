@@ -25,6 +25,7 @@ INTENT_LINE = 3
 # Without a GPU, a design must beat the prior's design for its sketch by a clear margin: for a few
 # long rows several sketches improve on each other, so a generation streams several edits.
 STREAM_INTENT = "// @dice: s = sum(x, dim=1); x: f32[32, 262144]"
+STREAM_FILE = INTENT_FILE.replace(INTENT, STREAM_INTENT)
 
 STATIC_FILE = """#include <cuda_runtime.h>
 
@@ -142,9 +143,8 @@ async def test_words_intents_never_get_a_guessed_size(session):
 @needs_nvcc
 async def test_generate_streams_edits_with_progress(session, tmp_path: Path):
     editor = await session(settings={"budget": 8, "streamEdits": True})
-    stream_file = INTENT_FILE.replace(INTENT, STREAM_INTENT)
-    uri = editor.open("rows.cu", stream_file)
-    before, after = outside_region(stream_file)
+    uri = editor.open("rows.cu", STREAM_FILE)
+    before, after = outside_region(STREAM_FILE)
 
     result = await editor.execute(await generate_command(editor, uri))
 

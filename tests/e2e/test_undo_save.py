@@ -9,8 +9,8 @@ import asyncio
 from lsprotocol import types
 
 from .editor import HeldCompiler, needs_nvcc
-from .test_lsp import (INTENT_FILE, INTENT_LINE, change_settings, ended, generate_command, only_site,
-                       outside_region, progress_of)
+from .test_lsp import (INTENT_FILE, INTENT_LINE, STREAM_FILE, change_settings, ended, generate_command,
+                       only_site, outside_region, progress_of)
 
 ROUND_REPORTS = lambda editor: [v for values in progress_of(editor) for v in values  # noqa: E731
                                 if isinstance(v, types.WorkDoneProgressReport)
@@ -20,8 +20,8 @@ ROUND_REPORTS = lambda editor: [v for values in progress_of(editor) for v in val
 @needs_nvcc
 async def test_one_generation_is_one_edit_and_its_rounds_are_progress(session):
     editor = await session(settings={"budget": 8})
-    uri = editor.open("fused.cu", INTENT_FILE)
-    before, after = outside_region(INTENT_FILE)
+    uri = editor.open("rows.cu", STREAM_FILE)
+    before, after = outside_region(STREAM_FILE)
 
     result = await editor.execute(await generate_command(editor, uri))
 
