@@ -14,11 +14,12 @@
 # sweep (not part of all): `sweep NAME [--cases a,b]`, benchmarks/point_sweep.py's forced design
 #        points of one sketch family beside PyTorch (NAME: wgmma_tma, scan, simt) into $OUT/sweep.log,
 #        for DICE_SWEEP_TIMEOUT seconds (default 300).
-# kernelbench (not part of all): `kernelbench DIR...`, the already translated tasks of
+# kernelbench (not part of all): `kernelbench DIR... [--compile]`, the already translated tasks of
 #        scripts/kernelbench_results.py's work folder DICE_KB_WORK (default .kb/work, carried) built
 #        and evaluated for DICE_KB_TIMEOUT seconds (default 540), resuming where the last call on
 #        this machine stopped (its rows.json is kept in /tmp/dice-kb-state/<work> while the machine stays
-#        warm); $OUT gets KERNELBENCH_RESULTS.md/.json, rows.json and kernelbench.log.
+#        warm); $OUT gets KERNELBENCH_RESULTS.md/.json, rows.json and kernelbench.log. --compile times
+#        torch.compile too, its Inductor caches filled in the build stage.
 # Everything lands in $OUT (at most 8 files): doctor.txt, gpu-tests.log, gpu-tests.xml, bench.log,
 # RESULTS.md, results.json. Stages stop themselves before the tool's 10-minute limit; tune with
 # DICE_TESTS_TIMEOUT / DICE_BENCH_TIMEOUT (seconds), DICE_SPOTCHECK_BUDGET_S, DICE_SPOTCHECK_CORNERS,
