@@ -96,7 +96,8 @@ def compute_rate_tflops(problem: Problem, arch: ArchSpec, source: str) -> float:
     return arch.fp32_tflops
 
 
-def _main_launch(rendered: RenderedKernel) -> Launch:
+def main_launch(rendered: RenderedKernel) -> Launch:
+    """The launch whose grid and occupancy pace the whole kernel."""
     if rendered.main_launch is not None:
         return rendered.launches[rendered.main_launch]
     if rendered.k_splits > 1:   # the split stage comes first; its merge has more threads, less work
@@ -107,7 +108,7 @@ def _main_launch(rendered: RenderedKernel) -> Launch:
 def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compiled: CompileResult,
              problem_work: Work | None = None) -> CostEstimate:
     w = rendered.work or problem_work or work(problem)
-    launch = _main_launch(rendered)
+    launch = main_launch(rendered)
     res = compiled.kernel(launch.kernel)
     registers = res.registers if res else 0
     smem = max(launch.smem_bytes, res.smem_bytes if res else 0)

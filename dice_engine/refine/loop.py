@@ -28,7 +28,7 @@ from ..ir.work import work
 from ..runner.report import RunReport
 from ..sketches.base import DesignSpace, Point, RenderedKernel, Sketch
 from .blame import Blame, blame_estimate, blame_everything
-from .cost import CostEstimate, estimate
+from .cost import CostEstimate, estimate, main_launch
 from .denoiser import MASK, DenoiseRequest, Denoiser, HeuristicPrior
 
 MAX_FILL_ATTEMPTS = 24
@@ -107,7 +107,7 @@ def _key(point: Point) -> tuple[tuple[str, Any], ...]:
 
 
 def _resources(est: CostEstimate, compiled: CompileResult, rendered: RenderedKernel) -> dict[str, Any]:
-    main = max(rendered.launches, key=lambda launch: launch.blocks * launch.threads)
+    main = main_launch(rendered)     # the launch the estimate's occupancy is of
     res = compiled.kernel(main.kernel)
     occ = est.occupancy
     return {"registers": res.registers if res else None, "spill_bytes": est.spill_bytes,
