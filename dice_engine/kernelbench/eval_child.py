@@ -270,8 +270,6 @@ def run(task_path: str, new_path: str, config: dict[str, Any]) -> dict[str, Any]
         "device": torch.cuda.get_device_name(0),
         "process": os.getpid(),  # which evaluation process served it
     }
-    if config.get("compile"):
-        load_compiler()
     try:
         ev = Evaluation(task_path, new_path, config)
         result["weights_equal"] = ev.weights_equal
