@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..ir.dtypes import DTYPES, DType
-from ..ir.graph import Node
+from ..ir.graph import Node, Program
 from ..ir.ops import ELEMENTWISE, HEAVY, REDUCTIONS, OpError, const, input_tensor, make
+from ..lowering.sketch import reads_once_fused
 from ..sketches.attention import match as match_attention
 from .aten_composed import COMPOSED, COMPOSED_RESHAPING
 from .aten_lookups import LOOKUPS
@@ -145,10 +146,13 @@ class Lowering:
         A heavy operator whose value is broadcast back to a larger shape (x - mean(x)) is no
         kernel's epilogue: it is written first too. A whole attention stays one expression
         (the fused attention sketch serves it), and so do scalar totals of one domain joined
-        elementwise (`_joined_totals`)."""
+        elementwise (`_joined_totals`) and a normalisation whose one-kernel form reads its input
+        once (`reads_once_fused`: RMS over the channels of NCHW)."""
         if not isinstance(match_attention(expr), str):
             return expr
         while True:
+            if reads_once_fused(Program({}, "out", expr)):
+                break
             several = len(heavy_in(expr)) > 1 and not _joined_totals(expr)
             first = _broadcast_back(expr) or (_split_point(expr) if several else [])
             if not first:

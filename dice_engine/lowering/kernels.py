@@ -9,6 +9,7 @@ shared memory), `scan` (a thread per line, in order along the scanned dimension)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..ir.graph import Program
 from ..sketches.base import Param, launcher_signature, numel_c, store_from_compute
@@ -434,61 +435,107 @@ def _block_combine(stage: Stage, acc_t: str, ctype: str) -> list[str]:
     ] + _butterfly(stage)
 
 
+def _bound_statistics(ctx: Context, prefix: str, upto: int, group: list[str],
+                      place: Callable[[int], str]) -> Body:
+    """A body in which the first `upto` statistics read as `place(j)` at the group's index."""
+    b = Body(ctx.ctype, ctx.sources, prefix=prefix)
+    for j in range(upto):
+        b.bind(ctx.plan.stages[j].node, tuple(group), place(j))
+    return b
+
+
+def _group_parts(ctx: Context) -> tuple:
+    """(statistics stages, group index names, group shape, reduction index names, the input's
+    full index, reduction extents) of the one-kernel normalisation."""
+    stats = ctx.plan.stages[:-1]
+    x = stats[0].node.args[0]
+    dims = stats[0].node.attr("dim")
+    group = [f"dz_i{k}" for k in range(x.rank)]
+    ridx = tuple(f"dz_r{k}" for k in range(len(dims)))
+    full = tuple(ridx[dims.index(d)] if d in dims else group[d] for d in range(x.rank))
+    return stats, group, stats[0].node.shape, ridx, full, tuple(x.shape[d] for d in dims)
+
+
+def _output_lines(ctx: Context, group: list[str], ridx: tuple, full: tuple, extents: tuple,
+                  place: Callable[[int], str]) -> list[str]:
+    """One output element at reduction position dz_r of the group, the statistics bound."""
+    m = _bound_statistics(ctx, "m", len(ctx.plan.stages) - 1, group, place)
+    value = m.value(ctx.plan.root, full)
+    inner = decompose("dz_r", list(ridx), extents, "dz_rr") + m.lines
+    stored = store_from_compute(ctx.plan.root.dtype, value)
+    return inner + [f"{ctx.program.output_name}[{linear(full, ctx.plan.root.shape)}] = {stored};"]
+
+
 def fused_block_text(ctx: Context, kernel: str, schedule: Schedule) -> str:
     """The whole normalisation in one kernel: a block per group (the kept-dims index of the
     reductions) computes each statistic in turn into shared memory, then writes the group's
     outputs; the group's elements are re-read from cache, not from a workspace."""
-    *stats, last = ctx.plan.stages
-    x = stats[0].node.args[0]
+    stats, group, group_shape, ridx, full, extents = _group_parts(ctx)
     dims = stats[0].node.attr("dim")
-    rank = x.rank
-    group_names = [f"dz_i{k}" for k in range(rank)]
-    group_shape = stats[0].node.shape
-    ridx = tuple(f"dz_r{k}" for k in range(len(dims)))
-    full = tuple(ridx[dims.index(d)] if d in dims else group_names[d] for d in range(rank))
-    extents = tuple(x.shape[d] for d in dims)
     lines = [f"__global__ void __launch_bounds__({schedule.threads}) {kernel}({ctx.signature}) {{",
              f"    __shared__ {ctx.ctype} dz_part[32];", f"    __shared__ {ctx.ctype} dz_stat[{len(stats)}];",
              "    const int dz_lane = threadIdx.x & 31, dz_warp = threadIdx.x >> 5;",
              f"    const long long dz_total = {numel_c(group_shape)};",
              "    for (long long dz_o = blockIdx.x; dz_o < dz_total; dz_o += gridDim.x) {"]
-    body = decompose("dz_o", group_names, group_shape, "dz_ro")
-
-    def bound(prefix: str, upto: int) -> Body:
-        b = Body(ctx.ctype, ctx.sources, prefix=prefix)
-        for j in range(upto):
-            b.bind(stats[j].node, tuple(group_names), f"dz_stat[{j}]")
-        return b
-
+    body = decompose("dz_o", group, group_shape, "dz_ro")
+    shared = "dz_stat[{}]".format
     loop = f"for (long long dz_r = threadIdx.x; dz_r < {numel_c(extents)}; dz_r += blockDim.x) {{"
     for j, stage in enumerate(stats):
         body += [f"{{   // statistic {j}: {stage.node.op} over dims {list(dims)}",
                  f"    {ctx.ctype} dz_acc = {_init(stage, ctx.ctype)};", "    long long dz_acci = 0;",
                  "    " + loop]
-        t = bound("t", j)
-        value = stage.term(t, tuple(group_names), ridx)
+        t = _bound_statistics(ctx, "t", j, group, shared)
+        value = stage.term(t, tuple(group), ridx)
         inner = decompose("dz_r", list(ridx), extents, "dz_rr") + t.lines
         inner.append(_combine(stage.combine or "sum", "dz_acc", "dz_acci", value, "dz_r"))
         body += indent(inner, 2) + ["    }"]
         body += indent(_block_combine(stage, ctx.ctype, ctx.ctype), 1)
         f = Body(ctx.ctype, ctx.sources, prefix="f")
         body += indent(["if (threadIdx.x == 0) {", *indent(f.lines, 1),
-                         f"    dz_stat[{j}] = {stage.finish(f, tuple(group_names), 'dz_acc')};", "}",
+                         f"    dz_stat[{j}] = {stage.finish(f, tuple(group), 'dz_acc')};", "}",
                          "__syncthreads();"], 1) + ["}"]
-    m = bound("m", len(stats))
-    value = m.value(ctx.plan.root, full)
-    root = ctx.plan.root
-    inner = decompose("dz_r", list(ridx), extents, "dz_rr") + m.lines
-    stored = store_from_compute(root.dtype, value)
-    inner.append(f"{ctx.program.output_name}[{linear(full, root.shape)}] = {stored};")
-    body += [loop] + indent(inner, 1) + ["}", "__syncthreads();"]
+    body += [loop] + indent(_output_lines(ctx, group, ridx, full, extents, shared), 1)
+    body += ["}", "__syncthreads();"]
     lines += indent(body, 2) + ["    }", "}"]
     return "\n".join(lines)
 
 
-def fused_launcher_text(ctx: Context, params: list[Param], kernel: str, schedule: Schedule) -> str:
+def fused_thread_text(ctx: Context, kernel: str, schedule: Schedule) -> str:
+    """The whole normalisation in one kernel with a thread per group (`plan.thread_fusable`: the
+    contiguous axis is kept): consecutive threads take consecutive groups, so each pass is a
+    coalesced sweep of the block's groups; a thread keeps its statistics in registers and
+    re-reads its group from cache for the next pass, never from a workspace."""
+    stats, group, group_shape, ridx, full, extents = _group_parts(ctx)
+    dims = stats[0].node.attr("dim")
+    unroll = [f"#pragma unroll {schedule.unroll}"] if schedule.unroll > 1 else []
+    loop = unroll + [f"for (long long dz_r = 0; dz_r < {numel_c(extents)}; ++dz_r) {{"]
+    register = "dz_stat{}".format
+    body = decompose("dz_o", group, group_shape, "dz_ro")
+    for j, stage in enumerate(stats):
+        t = _bound_statistics(ctx, "t", j, group, register)
+        value = stage.term(t, tuple(group), ridx)
+        inner = decompose("dz_r", list(ridx), extents, "dz_rr") + t.lines
+        inner.append(_combine(stage.combine or "sum", "dz_acc", "dz_acci", value, "dz_r"))
+        f = Body(ctx.ctype, ctx.sources, prefix="f")
+        finish = stage.finish(f, tuple(group), "dz_acc")
+        body += [f"{ctx.ctype} dz_stat{j};", f"{{   // statistic {j}: {stage.node.op} over dims {list(dims)}",
+                 f"    {ctx.ctype} dz_acc = {_init(stage, ctx.ctype)};", "    long long dz_acci = 0;",
+                 *indent(loop, 1), *indent(inner, 2), "    }", *indent(f.lines, 1),
+                 f"    dz_stat{j} = {finish};", "}"]
+    body += loop + indent(_output_lines(ctx, group, ridx, full, extents, register), 1) + ["}"]
+    lines = [f"__global__ void __launch_bounds__({schedule.threads}) {kernel}({ctx.signature}) {{",
+             f"    const long long dz_total = {numel_c(group_shape)};",
+             "    for (long long dz_o = blockIdx.x * (long long)blockDim.x + threadIdx.x; dz_o < dz_total;",
+             "         dz_o += (long long)gridDim.x * blockDim.x) {", *indent(body, 2), "    }", "}"]
+    return "\n".join(lines)
+
+
+def fused_launcher_text(ctx: Context, params: list[Param], kernel: str, schedule: Schedule,
+                        per_block: int) -> str:
+    """The launch of the one-kernel normalisation: `per_block` groups per block (1: a block per
+    group; the block's threads: a thread per group)."""
     groups = numel_c(ctx.plan.stages[0].node.shape)
     return "\n".join([launcher_signature(ctx.name, params) + " {",
                       f"    dice_{ctx.name}::{kernel}<<<"
-                      f"dim3((unsigned)dice_{ctx.name}::dz_blocks({groups}, 1)), "
+                      f"dim3((unsigned)dice_{ctx.name}::dz_blocks({groups}, {per_block})), "
                       f"dim3({schedule.threads}), 0, stream>>>({ctx.arguments});", "}"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir.graph import Node
+from ..ir.graph import Node, Program
 from ..ir.ops import ELEMENTWISE, STATISTICS, VIEWS
 from .expand import COMPOSITE, expand, two_pass
 from .stages import MATERIALISED, Stage, stage_for
@@ -109,3 +109,20 @@ def fused_plan(output: Node) -> Plan | None:
     """The plan of the one-kernel normalisation, or None where `output` is not one."""
     plan = make_plan(output, statistics_in_turn=True)
     return plan if block_fusable(plan) else None
+
+
+MAX_THREAD_GROUP = 4096     # longest group a thread reduces alone (serial fp32 sums stay short)
+
+
+def thread_fusable(plan: Plan, program: Program) -> bool:
+    """Whether the one-kernel normalisation can give each group to one thread: the argument's
+    last (contiguous) axis is kept, so consecutive threads take consecutive groups and every
+    pass over the groups is a coalesced sweep (RMS over the channels of NCHW), and the groups
+    are short enough for a serial sum."""
+    first = plan.stages[0].node
+    if first.args[0].rank - 1 in first.attr("dim"):
+        return False
+    extent = 1
+    for d in program.concrete_shape(tuple(first.args[0].shape[k] for k in first.attr("dim"))):
+        extent *= d
+    return extent <= MAX_THREAD_GROUP

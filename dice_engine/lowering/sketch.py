@@ -10,10 +10,10 @@ from ..sketches.base import (DesignSpace, Launch, Point, RenderedKernel, Role, S
                              launcher_params, numel_c)
 from ..sketches.body import Source
 from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Buffer, Context, Schedule, fused_block_text,
-                      fused_launcher_text, hint_extent, launcher_text, plan_kernels, split_chunks,
-                      stage_schedule, tileable)
+                      fused_launcher_text, fused_thread_text, hint_extent, launcher_text, plan_kernels,
+                      split_chunks, stage_schedule, tileable)
 from .moments import merge_helper, slices_for
-from .plan import Plan, fused_plan, make_plan, unlowerable
+from .plan import MAX_THREAD_GROUP, Plan, fused_plan, make_plan, thread_fusable, unlowerable
 from .tiled import micro
 from .traffic import fused_bytes, gemm_extents, group_fits_l1, plan_bytes
 
@@ -42,6 +42,24 @@ def _default_tile(plan: Plan, program: Program) -> int:
     return next((t for t in sorted(TILES, reverse=True) if t and sizes and max(sizes) >= t), 0)
 
 
+def _fusions(program: Program) -> tuple[str, ...]:
+    """The `fuse` choices: a kernel per stage always; one kernel for a normalisation, with a
+    block per group, and with a thread per group where the contiguous axis is kept."""
+    fused = fused_plan(program.output)
+    if fused is None:
+        return ("kernels",)
+    return ("kernels", "block", "thread") if thread_fusable(fused, program) else ("kernels", "block")
+
+
+def reads_once_fused(program: Program) -> bool:
+    """Whether `program` is a normalisation whose one-kernel form (with a thread per group where
+    it can, else a block) re-reads its groups from L1, so it reads its input from DRAM once; a
+    kernel per statistic reads it once per statistic and once more for the output."""
+    fused = fused_plan(program.output)
+    per_block = 256 if "thread" in _fusions(program) else 1
+    return fused is not None and group_fits_l1(fused, program, per_block)
+
+
 class GeneralLowering(Sketch):
     name = "generic.lowered"
     pattern = "*"    # any pattern
@@ -56,6 +74,7 @@ class GeneralLowering(Sketch):
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         plan = make_plan(problem.program.output)
+        fusions = _fusions(problem.program)
         tokens = [
             Token("threads", (64, 128, 256, 512), "threads per block", (Role.THREADS,)),
             Token("strategy", ("thread", "warp", "block", "split"),
@@ -64,8 +83,8 @@ class GeneralLowering(Sketch):
             Token("items", (1, 2, 4, 8), "outputs per thread in map and per-thread stages; positions per "
                   "thread per round in a mean/variance stage", (Role.WORK,)),
             Token("unroll", (1, 2, 4), "unroll factor of the reduction loop", (Role.UNROLL,)),
-            Token("fuse", ("kernels", "block") if fused_plan(problem.program.output) else ("kernels",),
-                  "a normalisation as a kernel per statistic, or one kernel with a block per group", ()),
+            Token("fuse", fusions, "a normalisation as a kernel per statistic, or one kernel with a "
+                  "block per group, or one kernel with a thread per group (the contiguous axis kept)", ()),
             Token("tile", TILES if any(tileable(s) for s in plan.stages) else (0,),
                   "edge of the shared-memory output tile of matmul and convolution stages (0: a "
                   "thread, warp or block per output, as the strategy says)", (Role.TILE,)),
@@ -79,7 +98,7 @@ class GeneralLowering(Sketch):
                 return f"{p['threads']} threads exceed the block limit {arch.max_threads_per_block}"
             if p["tile"] and micro(p["tile"], p["threads"]) is None:
                 return f"{p['threads']} threads do not cover a {p['tile']}x{p['tile']} tile evenly"
-            if p["tile"] and p["fuse"] == "block":
+            if p["tile"] and p["fuse"] != "kernels":
                 return "the one-kernel normalisation has no matmul or convolution stage to tile"
             return None
 
@@ -92,11 +111,12 @@ class GeneralLowering(Sketch):
             strategy = "split" if outputs < 2 * arch.sms else "block"
         else:
             strategy = "warp" if longest >= MIN_WORK_PER_WARP * 2 else "thread"
-        fused = fused_plan(problem.program.output)
-        # one kernel when its group stays in L1; past that, a moments stage reads the input once
-        one_kernel = fused is not None and (not _has_moments(plan) or group_fits_l1(fused, problem.program))
-        fuse = "block" if one_kernel else "kernels"
-        point = {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if strategy != "thread" else 4,
+        fusions = _fusions(problem.program)
+        # one kernel when its groups stay in L1; past that, a moments stage reads the input once
+        one_kernel = len(fusions) > 1 and (not _has_moments(plan) or reads_once_fused(problem.program))
+        fuse = ("thread" if "thread" in fusions else "block") if one_kernel else "kernels"
+        serial = strategy == "thread" or fuse == "thread"   # loads in flight from an unrolled loop
+        point = {"threads": 256, "strategy": strategy, "items": 1, "unroll": 4 if serial else 1,
                  "fuse": fuse, "tile": _default_tile(plan, problem.program)}
         # a moments stage: 4 positions per thread per round (loads in flight, a division per 4)
         return {**point, "items": 4, "slices": 0} if _has_moments(plan) else point
@@ -106,10 +126,14 @@ class GeneralLowering(Sketch):
         if why:
             raise ValueError(why)
         program = problem.program
-        fused = point["fuse"] == "block"
+        fused = point["fuse"] != "kernels"
         plan = fused_plan(program.output) if fused else make_plan(program.output)
         if plan is None:
-            raise ValueError("fuse=block needs a normalisation (statistics then a map over their argument)")
+            raise ValueError(f"fuse={point['fuse']} needs a normalisation (statistics then a map over their "
+                             "argument)")
+        if point["fuse"] == "thread" and not thread_fusable(plan, program):
+            raise ValueError("fuse=thread needs the contiguous axis kept and groups of at most "
+                             f"{MAX_THREAD_GROUP} elements")
         params = launcher_params(problem)
         ctype = _ctype(plan)
         sources = {id(n): Source(n.name, "input") for n in plan.root.walk() if n.op == "input"}
@@ -156,16 +180,20 @@ class GeneralLowering(Sketch):
     def _render_fused(self, ctx: Context, params: list, schedule: Schedule, point: Point,
                       name: str) -> RenderedKernel:
         kernel = f"{name}_k0"
-        device = BLOCKS_HELPER + "\n\n" + fused_block_text(ctx, kernel, schedule)
-        launcher = fused_launcher_text(ctx, params, kernel, schedule)
+        per_thread = point["fuse"] == "thread"
+        per_block = schedule.threads if per_thread else 1
+        text = fused_thread_text if per_thread else fused_block_text
+        device = BLOCKS_HELPER + "\n\n" + text(ctx, kernel, schedule)
+        launcher = fused_launcher_text(ctx, params, kernel, schedule, per_block)
         plan, program = ctx.plan, ctx.program
         stats = plan.stages[:-1]
-        strategy = (f"general lowering, one kernel: a block per group computes "
-                    f"{', '.join(s.node.op for s in stats)} then the output")
+        strategy = (f"general lowering, one kernel: a {'thread' if per_thread else 'block'} per group "
+                    f"computes {', '.join(s.node.op for s in stats)} then the output")
         source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
         groups = hint_extent(program, stats[0].node.shape)
-        launches = [Launch(kernel, (max(1, min(groups, 2 ** 31 - 1)), 1, 1), (schedule.threads, 1, 1),
-                           32 * 8 + 8 * len(stats))]
+        blocks = max(1, min(-(-groups // per_block), 2 ** 31 - 1))
+        smem = 0 if per_thread else 32 * 8 + 8 * len(stats)
+        launches = [Launch(kernel, (blocks, 1, 1), (schedule.threads, 1, 1), smem)]
         summary = f"{self.name} fused " + " ".join(f"{k}={v}" for k, v in point.items())
         return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{kernel}"], launcher, params,
-                              launches, summary, dram_bytes=fused_bytes(plan, program))
+                              launches, summary, dram_bytes=fused_bytes(plan, program, per_block))

@@ -21,13 +21,13 @@ pytestmark = pytest.mark.gpu
 
 @pytest.mark.parametrize("intent", [c[0] for c in EMULATED_CASES], ids=[c[0][:50] for c in EMULATED_CASES])
 @pytest.mark.parametrize("strategy", ["thread", "warp", "block", "split"])
-@pytest.mark.parametrize("fuse", ["kernels", "block"])
+@pytest.mark.parametrize("fuse", ["kernels", "block", "thread"])
 def test_lowered_kernel_is_correct_on_the_gpu(runner, intent: str, strategy: str, fuse: str) -> None:
     problem = classify(parse_intent(intent))
     sketch = GeneralLowering()
     space = sketch.space(problem, ARCHS["sm_90"])
     if fuse not in space.token("fuse").choices:
-        pytest.skip("not a normalisation: no one-kernel form")
+        pytest.skip(f"no one-kernel normalisation with fuse={fuse} here")
     point = lowering_point(space, threads=128, strategy=strategy, items=2, unroll=2, fuse=fuse, tile=0)
     rendered = sketch.render(problem, ARCHS["sm_90"], point, "lowered")
     report = runner.evaluate(rendered, problem, "sm_90", time=False)

@@ -139,3 +139,26 @@ def test_the_default_point_fuses_only_groups_that_stay_in_l1(intent: str, fuse: 
     kernel reads it once, so the search starts there."""
     problem = classify(parse_intent(intent))
     assert GeneralLowering().default_point(problem, ARCHS["sm_90"])["fuse"] == fuse
+
+
+RMS_CHANNELS = "y = x / sqrt(mean(x * x, dim=1, keepdim=True) + 1e-5); x: f32[112, 64, 512, 512]"
+
+
+@pytest.mark.parametrize("intent, choices", [
+    (RMS_CHANNELS, ("kernels", "block", "thread")),
+    ("y = x / sum(abs(x), dim=1, keepdim=True); x: f32[64, 4096]", ("kernels", "block")),   # rows
+    ("y = x - max(x, dim=0, keepdim=True); x: f32[8192, 16]", ("kernels", "block")),       # too long
+])
+def test_a_thread_per_group_where_the_contiguous_axis_is_kept_and_groups_are_short(intent, choices) -> None:
+    problem = classify(parse_intent(intent))
+    assert GeneralLowering().space(problem, ARCHS["sm_90"]).token("fuse").choices == choices
+
+
+def test_rms_over_channels_gets_a_thread_per_column_without_a_gpu() -> None:
+    """64 channels a column, 256 columns a block: 64 KiB, re-read from L1, so the one kernel
+    reads x once where a statistics kernel and a map read it twice (KernelBench level 1's 36)."""
+    problem = classify(parse_intent(RMS_CHANNELS))
+    assert GeneralLowering().default_point(problem, ARCHS["sm_90"])["fuse"] == "thread"
+    result = CUDAGenerator(arch="sm_90", budget=4).generate(RMS_CHANNELS)
+    assert result.sketch == "generic.lowered" and "fuse=thread" in result.source
+    assert "dz_blocks(29360128LL, 256)" in result.source   # a thread per (n, h, w) column

@@ -40,6 +40,9 @@ EMULATED_CASES += [
     ("y = cumsum(x * m, dim=1) * 2.0; x: f32[3, 70]; m: bool[3, 70]", ("thread", "warp")),
     ("y = group_norm(x, 2, w, b); x: f32[2, 6, 3, 4]; w: f32[6]; b: f32[6]", ("warp",)),
     ("y = batch_norm(x, None, None, training=True); x: f32[4, 3, 5, 2]", ("block",)),
+    # per column over the rows (a thread per column), and the variance after the mean in turn
+    ("y = batch_norm(x, w, b, training=True); x: f32[40, 70]; w, b: f32[70]", ("warp",)),
+    ("y = (x - max(x, dim=0, keepdim=True)) * 2.0; x: f64[7, 3, 5]", ("thread",)),
     ("y = cross_entropy(x, t); x: f32[6, 50]; t: i64[6]", ("warp",)),
     # a mean over the rows ignore_index keeps: two scalar totals of one domain in one plan
     ("y = sum(a) / sum(t != -100); a: f32[300]; t: i64[300]", ("thread", "block")),

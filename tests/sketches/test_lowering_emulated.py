@@ -44,8 +44,8 @@ def test_lowered_kernels_match_the_reference(intent: str, strategies: tuple[str,
     extra = [{"slices": 1}, {"slices": 4}] if any(t.name == "slices" for t in space.tokens) else [{}]
     points = [{"threads": 64, "strategy": s, "items": 2, "unroll": 2, "fuse": "kernels", "tile": 0, **e}
               for s in strategies for e in extra]
-    if "block" in fusions:    # the one-kernel normalisation, too
-        points.append({"threads": 64, "strategy": strategies[0], "items": 1, "unroll": 1, "fuse": "block",
+    for fuse in fusions[1:]:    # the one-kernel normalisation too: a block, a thread per group
+        points.append({"threads": 64, "strategy": strategies[0], "items": 1, "unroll": 2, "fuse": fuse,
                        "tile": 0, **extra[0]})
     for k, point in enumerate(points):
         work = tmp_path / str(k)
