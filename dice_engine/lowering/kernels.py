@@ -19,6 +19,7 @@ from . import moments
 from .plan import Plan
 from .stages import Stage
 from .tiled import hint_tiles, smem_bytes, tile_count, tiled_text
+from .traffic import bytes_per_position
 
 MIN_WORK_PER_WARP = 32        # a reduction domain smaller than a warp runs serially per thread
 INT_LIMITS = {"max": "(-9223372036854775807LL - 1)", "min": "9223372036854775807LL"}
@@ -159,13 +160,28 @@ def _term_lines(ctx: Context, stage: Stage, idx: Index, ridx: Index, acc: str, a
     return inner
 
 
-def _reduce_loop(ctx: Context, stage: Stage, idx: Index, start: str, step: str, unroll: int) -> list[str]:
+def _reduce_loop(ctx: Context, stage: Stage, idx: Index, start: str, step: str, unroll: int,
+                 end: str | None = None) -> list[str]:
+    """Domain positions [start, end) by `step` into dz_acc, in order. With `unroll` > 1, trips
+    of `unroll` positions all in range run as straight-line copies with no bound check between
+    them, so the scheduler issues every copy's loads before the first is used (loads in flight;
+    a `#pragma unroll` of a loop with a run-time bound checks the bound between copies, and no
+    load is hoisted above that branch); the rest run one at a time. The order of the additions is
+    that of the plain loop."""
+    end = end or numel_c(stage.extents)
     ridx = tuple(f"dz_r{k}" for k in range(len(stage.extents)))
-    loop = [f"#pragma unroll {unroll}"] if unroll > 1 else []
-    loop.append(f"for (long long dz_r = {start}; dz_r < {numel_c(stage.extents)}; dz_r += {step}) {{")
-    inner = decompose("dz_r", list(ridx), stage.extents, "dz_rr")
-    inner += _term_lines(ctx, stage, idx, ridx, "dz_acc", "dz_acci", "dz_r")
-    return loop + indent(inner, 1) + ["}"]
+
+    def position(at: str) -> list[str]:
+        inner = [f"const long long dz_p = {at};"] + decompose("dz_p", list(ridx), stage.extents, "dz_rr")
+        return ["{", *indent(inner + _term_lines(ctx, stage, idx, ridx, "dz_acc", "dz_acci", "dz_p"), 1), "}"]
+
+    lines = [f"long long dz_r = {start};"]
+    if unroll > 1:
+        lines.append(f"for (; dz_r + {unroll - 1}LL * ({step}) < {end}; dz_r += {unroll}LL * ({step})) {{")
+        for j in range(unroll):
+            lines += indent(position("dz_r" if j == 0 else f"dz_r + {j}LL * ({step})"), 1)
+        lines.append("}")
+    return lines + [f"for (; dz_r < {end}; dz_r += {step}) {{", *indent(position("dz_r"), 1), "}"]
 
 
 def _butterfly(stage: Stage) -> list[str]:
@@ -324,6 +340,7 @@ class KernelPlan:
     per_block: int     # items per block in one pass of the grid
     hint_blocks: int   # blocks at the hint sizes (for the cost model)
     smem_bytes: int
+    bytes_in_flight: int | None = None   # loads a thread issues per trip of its reduction loop
 
 
 def split_text(ctx: Context, stage: Stage, k: int, kernel: str, schedule: Schedule, chunks: int,
@@ -345,11 +362,9 @@ def split_text(ctx: Context, stage: Stage, k: int, kernel: str, schedule: Schedu
             f"const long long dz_end = (dz_c + 1) * dz_chunk < {extent} ? (dz_c + 1) * dz_chunk : {extent};"]
     body += decompose("dz_o", list(idx_names), node.shape, "dz_ro")
     body += [f"{acc_t} dz_acc = {init};", "long long dz_acci = 9223372036854775807LL;"]
-    ridx = tuple(f"dz_r{j}" for j in range(len(stage.extents)))
-    loop = ["for (long long dz_r = dz_c * dz_chunk + threadIdx.x; dz_r < dz_end; dz_r += blockDim.x) {"]
-    inner = decompose("dz_r", list(ridx), stage.extents, "dz_rr")
-    inner += _term_lines(ctx, stage, idx_names, ridx, "dz_acc", "dz_acci", "dz_r")
-    body += loop + indent(inner, 1) + ["}"] + _butterfly(stage)
+    body += _reduce_loop(ctx, stage, idx_names, "dz_c * dz_chunk + threadIdx.x", "blockDim.x",
+                         schedule.unroll, "dz_end")
+    body += _butterfly(stage)
     body += ["if (dz_lane == 0) { dz_part[dz_warp] = dz_acc; dz_parti[dz_warp] = dz_acci; }",
              "__syncthreads();", "if (dz_warp == 0) {",
              f"    dz_acc = dz_lane < (int)(blockDim.x >> 5) ? dz_part[dz_lane] : ({acc_t})({init});",
@@ -384,11 +399,14 @@ def plan_kernels(ctx: Context, schedule: Schedule, chunks: dict[int, int]) -> li
         last = k == len(ctx.plan.stages) - 1
         kernel = f"{ctx.name}_k{k}"
         strategy = stage_schedule(stage, ctx.program, schedule)
+        position = bytes_per_position(ctx.plan, stage, 8 if ctx.ctype == "double" else 4)
         if strategy == "moments":
             target = ctx.program.output_name if last else ctx.workspace[id(stage.node)]
             parts = moments.kernels(stage, ctx.program, ctx.signature, ctx.ctype, ctx.sources, kernel,
                                     schedule.threads, schedule.items, chunks[k], target, f"dz_pw{k}")
-            out += [KernelPlan(m.name, m.text, m.work, m.per_block, m.hint_blocks, m.smem_bytes)
+            pass_over_data = parts[0].name
+            out += [KernelPlan(m.name, m.text, m.work, m.per_block, m.hint_blocks, m.smem_bytes,
+                               position * schedule.items if m.name == pass_over_data else None)
                     for m in parts]
             continue
         shape = tuple(s for d, s in enumerate(stage.node.shape) if d != stage.scan_dim)
@@ -407,15 +425,17 @@ def plan_kernels(ctx: Context, schedule: Schedule, chunks: dict[int, int]) -> li
             c = chunks[k]
             part, merge = split_text(ctx, stage, k, kernel, schedule, c, last)
             out.append(KernelPlan(kernel, part, f"{numel_c(shape)} * {c}LL", 1, min(outputs * c, 2 ** 31 - 1),
-                                  32 * 16))
+                                  32 * 16, position * schedule.unroll))
             per = schedule.threads // 32
             out.append(KernelPlan(f"{kernel}_merge", merge, numel_c(shape), per,
                                   max(1, -(-outputs // per)), 0))
             continue
         per = per_block(strategy, schedule)
+        loops = strategy in ("thread", "warp", "block")    # a reduction loop (not a map or a scan)
         out.append(KernelPlan(kernel, kernel_text(ctx, stage, kernel, schedule, last), numel_c(shape), per,
                               max(1, min(-(-outputs // per), 2 ** 31 - 1)),
-                              32 * 16 if strategy == "block" else 0))
+                              32 * 16 if strategy == "block" else 0,
+                              position * schedule.unroll if loops else None))
     return out
 
 

@@ -15,7 +15,7 @@ from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Buffer, Context, Schedul
 from .moments import merge_helper, slices_for
 from .plan import MAX_THREAD_GROUP, Plan, fused_plan, make_plan, thread_fusable, unlowerable
 from .tiled import micro
-from .traffic import fused_bytes, gemm_extents, group_fits_l1, plan_bytes
+from .traffic import bytes_per_position, fused_bytes, gemm_extents, group_fits_l1, plan_bytes
 
 RESERVED_PREFIX = "dz_"      # the generated code's own identifiers
 TILES = (0, 32, 64)
@@ -115,8 +115,8 @@ class GeneralLowering(Sketch):
         # one kernel when its groups stay in L1; past that, a moments stage reads the input once
         one_kernel = len(fusions) > 1 and (not _has_moments(plan) or reads_once_fused(problem.program))
         fuse = ("thread" if "thread" in fusions else "block") if one_kernel else "kernels"
-        serial = strategy == "thread" or fuse == "thread"   # loads in flight from an unrolled loop
-        point = {"threads": 256, "strategy": strategy, "items": 1, "unroll": 4 if serial else 1,
+        # loads in flight come from unrolled loop trips (a block-per-group pass is not unrolled)
+        point = {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if fuse == "block" else 4,
                  "fuse": fuse, "tile": _default_tile(plan, problem.program)}
         # a moments stage: 4 positions per thread per round (loads in flight, a division per 4)
         return {**point, "items": 4, "slices": 0} if _has_moments(plan) else point
@@ -172,10 +172,12 @@ class GeneralLowering(Sketch):
         summary = f"{self.name} {len(kernels)} kernel(s) " + " ".join(f"{k}={v}" for k, v in point.items())
         launches = [Launch(k.name, (k.hint_blocks, 1, 1), (schedule.threads, 1, 1), k.smem_bytes)
                     for k in kernels]
+        main = max(range(len(kernels)), key=lambda k: kernels[k].hint_blocks)   # paces the whole
         return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{k.name}" for k in kernels],
                               launcher, params, launches, summary,
                               dram_bytes=plan_bytes(plan, program, schedules, 8 if ctype == "double" else 4,
-                                                    point["tile"]))
+                                                    point["tile"]),
+                              main_launch=main, bytes_in_flight=kernels[main].bytes_in_flight)
 
     def _render_fused(self, ctx: Context, params: list, schedule: Schedule, point: Point,
                       name: str) -> RenderedKernel:
@@ -195,5 +197,8 @@ class GeneralLowering(Sketch):
         smem = 0 if per_thread else 32 * 8 + 8 * len(stats)
         launches = [Launch(kernel, (blocks, 1, 1), (schedule.threads, 1, 1), smem)]
         summary = f"{self.name} fused " + " ".join(f"{k}={v}" for k, v in point.items())
+        # the first pass streams from DRAM: a position per loop trip, unrolled in the thread form
+        in_flight = bytes_per_position(plan, stats[0], 8 if ctx.ctype == "double" else 4)
         return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{kernel}"], launcher, params,
-                              launches, summary, dram_bytes=fused_bytes(plan, program, per_block))
+                              launches, summary, dram_bytes=fused_bytes(plan, program, per_block),
+                              bytes_in_flight=in_flight * (schedule.unroll if per_thread else 1))

@@ -113,6 +113,13 @@ def plan_bytes(plan: Plan, program: Program, schedules: list[str], ctype_bytes: 
     return total / SCALAR_ACCESS_EFFICIENCY
 
 
+def bytes_per_position(plan: Plan, stage: Stage, ctype_bytes: int) -> int:
+    """Bytes one position of `stage`'s loop loads: an element of each tensor its term reads."""
+    materialised = {id(s.node) for s in plan.stages if s is not stage}
+    return sum(leaf.dtype.size if leaf.op == "input" else ctype_bytes
+               for leaf, _ in _leaves(stage.node, materialised))
+
+
 L1_RESIDENT_BYTES = 64 * 1024     # a group this small is re-read from the SM's cache, not DRAM
 
 

@@ -27,8 +27,8 @@ from ..ir.patterns import Problem
 from ..ir.work import Work, work
 from ..sketches.base import Launch, RenderedKernel
 from ..sketches.gemm_common import read_problem
-from .cost_gemm import (gemv_bytes_in_flight_efficiency, micro_tile_issue_efficiency, simt_gemm_tokens,
-                        simt_issue_efficiency, simt_load_path_efficiency, simt_occupancy_efficiency)
+from .cost_gemm import (micro_tile_issue_efficiency, simt_gemm_tokens, simt_issue_efficiency,
+                        simt_load_path_efficiency, simt_occupancy_efficiency)
 
 LAUNCH_OVERHEAD_US = 2.0        # per kernel launch, host + device
 L2_BANDWIDTH_FACTOR = 3.0       # L2 bandwidth as a multiple of DRAM bandwidth (A100/H100 class)
@@ -52,6 +52,11 @@ WARP_OVERHEAD_NS = 12.0
 # several times its even share of DRAM bandwidth (through its L1's path to L2): about 6x, chosen
 # over the denoiser dataset's training problems (H100 measurements), where 4-12x did alike.
 SM_BANDWIDTH_SHARE = 6.0
+# DRAM latency under load (about 700 ns on A100/H100-class parts), for Little's law: measured on
+# an H100 through the GEMV sketch's (vector, unroll) grid, and a generic split sum reading two
+# tensors one scalar each per loop trip at four 256-thread blocks per SM (8 KiB in flight per
+# SM): 1.4 ms for 2.1 GB, 46% of DRAM bandwidth, where the law says 45%.
+LOADED_DRAM_LATENCY_S = 700e-9
 _TENSOR_CORE_CODE = re.compile(r"\bwmma::|\bmma_sync\b|\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
 _WARPGROUP_MMA = re.compile(r"\bwgmma\b")
 _TF32_MMA = re.compile(r"\.tf32\.tf32\.")
@@ -94,6 +99,13 @@ def compute_rate_tflops(problem: Problem, arch: ArchSpec, source: str) -> float:
     if dtype.name == "f64":   # half-rate FP64 only on the data-centre parts of sm_80/sm_90/sm_100
         return arch.fp32_tflops / (2 if arch.sm_number in (80, 90, 100) else 64)
     return arch.fp32_tflops
+
+
+def bytes_in_flight_efficiency(per_thread: int, threads_per_sm: float, arch: ArchSpec) -> float:
+    """The fraction of DRAM bandwidth an SM's outstanding loads sustain: by Little's law it must
+    keep its share of the bandwidth times the loaded latency in flight."""
+    needed = arch.dram_gbps * 1e9 / arch.sms * LOADED_DRAM_LATENCY_S
+    return min(1.0, per_thread * threads_per_sm / needed)
 
 
 def main_launch(rendered: RenderedKernel) -> Launch:
@@ -142,14 +154,12 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
     # which hides memory latency as well as that many times the resident warps would.
     hiding = active * max(1, rendered.async_slices)
     memory_eff = min(1.0, 0.25 + 0.75 * hiding / MEMORY_SATURATION_OCC)
-    if problem.anchor is not None:
-        element_bytes = problem.anchor.args[0].dtype.size
-        streamed = gemv_bytes_in_flight_efficiency(rendered, element_bytes, resident_blocks * warps_per_block,
-                                                   arch.dram_gbps, arch.sms)
-        if streamed is not None:
-            memory_eff = min(memory_eff, streamed)
-            if streamed < 1:
-                notes.append(f"loads in flight sustain about {streamed:.0%} of DRAM bandwidth")
+    if rendered.bytes_in_flight is not None:
+        threads_per_sm = resident_blocks * launch.threads
+        streamed = bytes_in_flight_efficiency(rendered.bytes_in_flight, threads_per_sm, arch)
+        memory_eff = min(memory_eff, streamed)
+        if streamed < 1:
+            notes.append(f"loads in flight sustain about {streamed:.0%} of DRAM bandwidth")
     tensor = uses_tensor_cores(rendered.source)
     saturation = COMPUTE_SATURATION_OCC_TENSOR if tensor else COMPUTE_SATURATION_OCC
     compute_eff = min(1.0, 0.4 + 0.6 * active / saturation)

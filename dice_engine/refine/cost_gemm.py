@@ -86,24 +86,3 @@ def micro_tile_issue_efficiency(outputs_per_thread: float) -> float:
     fmas, reads = r * r, 2 * r
     queueing = 1 + max(0.0, reads / fmas - SMEM_READ_FREE_RATIO)
     return fmas / (fmas + reads + STAGING_PER_K) / queueing
-
-
-# -- matrix-vector products -------------------------------------------------------------------------
-
-GEMV_SKETCH = "gemm.gemv_warp_rows"
-# DRAM latency under load (about 700 ns on A100/H100-class parts): by Little's law an SM must keep
-# its share of the bandwidth times this many bytes of loads in flight to stream at full rate.
-LOADED_DRAM_LATENCY_S = 700e-9
-
-
-def gemv_bytes_in_flight_efficiency(
-    rendered: RenderedKernel, element_bytes: int, resident_warps: float, dram_gbps: float, sms: int
-) -> float | None:
-    """The fraction of DRAM bandwidth the GEMV's loads in flight can sustain (each lane keeps
-    `unroll` loads of `vector` elements outstanding), None for any other kernel."""
-    tokens = rendered.tokens
-    if rendered.sketch != GEMV_SKETCH or "vector" not in tokens or "unroll" not in tokens:
-        return None
-    in_flight = resident_warps * 32 * int(tokens["vector"]) * int(tokens["unroll"]) * element_bytes
-    needed = dram_gbps * 1e9 / sms * LOADED_DRAM_LATENCY_S
-    return min(1.0, in_flight / needed)

@@ -164,6 +164,9 @@ class RenderedKernel:
     work: Work | None = None
     # the launch whose grid and occupancy pace the whole; None: the largest
     main_launch: int | None = None
+    # bytes of loads each thread of the main launch keeps in flight while it streams its input
+    # (vector width x loads issued before the first is used); None: enough to reach DRAM bandwidth
+    bytes_in_flight: int | None = None
 
     def compile_arch(self, arch: str) -> str:
         """The target to compile this kernel for on `arch` ("sm_90" → "sm_90a" when it needs it)."""

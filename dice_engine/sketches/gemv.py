@@ -125,6 +125,7 @@ class WarpPerRowGemv(Sketch):
             sketch=self.name, tokens=dict(point), source=source, kernel_names=kernel_names,
             launcher=launcher, params=params, launches=launches,
             k_splits=splits, workspace_bytes=(splits * rows * batch * 4 if splits > 1 else 0),
+            bytes_in_flight=int(point["vector"]) * int(point["unroll"]) * gp.in_dtype.size,
             summary=f"gemv warp/row w{warps} v{point['vector']} u{point['unroll']} split{splits}")
 
 
