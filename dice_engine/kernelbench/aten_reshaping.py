@@ -141,16 +141,25 @@ def _layer_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
 
 
 def _group_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
-    """Statistics per (sample, group) over x viewed as [N, G, C/G · spatial]; the normalization
-    reads x as [N, G, C/G · spatial] too and is reshaped back (a view inside the kernel, not a
-    copy), so the per-channel affine and what follows fuse into the same pass."""
+    """Statistics per (sample, group) over x viewed as [N, G, C/G · spatial], folded with the
+    affine into a scale and a shift per (sample, channel) (two small kernels over N·C values,
+    as ATen's own kernel does), so the pass over x is y = x · scale + shift broadcast over the
+    spatial axes: elementwise, and what follows fuses into it."""
     x, groups = a[0], int(_get(a, k, 1, "num_groups"))
     weight, bias, eps = _get(a, k, 2, "weight"), _get(a, k, 3, "bias"), _get(a, k, 4, "eps", 1e-5)
     shape = _shape(x)
-    grouped = view(x, (shape[0], groups, math.prod(shape[1:]) // groups))
+    n, c = shape[0], shape[1]
+    per_group = (n, groups, c // groups)
+    grouped = view(x, (n, groups, math.prod(shape[1:]) // groups))
     mean, var = _statistics(grouped, (2,), view)
-    y = make("reshape", [normalize(grouped, mean, var, float(eps))], shape=shape)
-    return _affine(y, weight, bias, view)
+    inv = make("rsqrt", [make("add", [var, const(float(eps))])])
+    scale = (broadcast_to(inv, per_group) if weight is None
+             else make("mul", [inv, view(weight, per_group[1:])]))
+    shift = make("neg", [make("mul", [mean, scale])])
+    if bias is not None:
+        shift = make("add", [shift, view(bias, per_group[1:])])
+    channels = (n, c) + (1,) * (len(shape) - 2)
+    return make("add", [make("mul", [x, view(scale, channels)]), view(shift, channels)])
 
 
 def _instance_norm(a: Sequence[Any], k: dict[str, Any], view: View) -> Node:
