@@ -56,7 +56,7 @@ class Rejected(Exception):
     """The solution broke the protocol; the message says how."""
 
 
-def _load(path: str, name: str) -> types.ModuleType:
+def load_module(path: str, name: str) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__file__ = path
     exec(compile(Path(path).read_text(encoding="utf-8"), path, "exec"), module.__dict__)
@@ -71,7 +71,7 @@ def _as_list(out: Any) -> list[Any]:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def _inputs(task: types.ModuleType, seed: int) -> list[Any]:
+def task_inputs(task: types.ModuleType, seed: int) -> list[Any]:
     """The task's inputs, drawn on the GPU (as many seconds faster as a 6 GB input has
     gigabytes); a get_inputs that cannot run there draws them on the host instead."""
     torch.manual_seed(seed)
@@ -113,8 +113,8 @@ class Evaluation:
     def __init__(self, task_path: str, new_path: str, config: dict[str, Any]):
         self.config = config
         self.patches = PatchGuard()
-        self.task = _load(task_path, "kernelbench_task")
-        self.new = _load(new_path, "kernelbench_new")
+        self.task = load_module(task_path, "kernelbench_task")
+        self.new = load_module(new_path, "kernelbench_new")
         if why := self.patches.patched():
             raise Rejected(f"loading the solution: {why}")
         if "ModelNew" not in self.new.__dict__:
@@ -154,12 +154,13 @@ class Evaluation:
     def correctness(self) -> float:
         worst = 0.0
         for trial in range(self.config["correctness_trials"]):
-            worst = max(worst, self.check(_inputs(self.task, SEED + trial), f"correctness trial {trial + 1}"))
+            worst = max(worst, self.check(task_inputs(self.task, SEED + trial),
+                                          f"correctness trial {trial + 1}"))
         # The same tensors holding new values: a result cached by input pointer shows.
-        inputs = _inputs(self.task, SEED)
+        inputs = task_inputs(self.task, SEED)
         with torch.no_grad():
             self.model(*inputs)
-        fresh = _inputs(self.task, SEED + 1000)
+        fresh = task_inputs(self.task, SEED + 1000)
         for x, y in zip(inputs, fresh):
             if isinstance(x, torch.Tensor):
                 x.copy_(y)
@@ -169,7 +170,7 @@ class Evaluation:
     def stream_check(self) -> float:
         """The inputs are written on the current stream only after a delay: work launched on
         any other stream reads them before they are there."""
-        inputs = _inputs(self.task, SEED + 2000)
+        inputs = task_inputs(self.task, SEED + 2000)
         staged = [
             torch.full_like(x, float("nan"))
             if isinstance(x, torch.Tensor) and x.is_floating_point()
@@ -199,7 +200,7 @@ class Evaluation:
         """Scaled errors max|o - t| / (1 + |t|) of the solution and of PyTorch against a float64
         truth on fresh inputs; `ok` when the solution's is within the dtype tolerance or twice
         PyTorch's own, whichever is larger."""
-        inputs = _inputs(self.task, SEED + 3000)
+        inputs = task_inputs(self.task, SEED + 3000)
         with torch.no_grad():
             ref = _as_list(self.ref(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]))
             out = self.call_new(inputs)
@@ -225,7 +226,7 @@ class Evaluation:
         """CUDA-event times of each model on the same inputs, the L2 flushed before every call.
         The models take turns within each trial (in alternating order), so that drift over the
         run (clocks, the allocator settling after the float64 check) falls on all of them alike."""
-        inputs = _inputs(self.task, SEED)
+        inputs = task_inputs(self.task, SEED)
         l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
         flush = torch.empty(max(2 * l2, 1 << 20) // 4, dtype=torch.float32, device="cuda")
         times: dict[str, list[float]] = {name: [] for name in models}
@@ -314,7 +315,7 @@ def process_state(config: dict[str, Any]) -> tuple[PatchGuard, tuple[Any, ...]]:
     return PatchGuard(), _numeric_flags()
 
 
-def _exact_fp32() -> None:
+def exact_fp32() -> None:
     """PyTorch's baselines compute in the task's own precision: cuDNN's convolutions default to
     TF32 on Ampere and later, which rounds fp32 operands to 10 mantissa bits (an fp32 reference
     0.5e-3 away from the truth, and a faster baseline than fp32)."""
@@ -351,7 +352,7 @@ def main(argv: list[str]) -> int:
         if not torch.cuda.is_available():
             out.write(json.dumps({"index": 0, "error": "no CUDA GPU visible to torch"}) + "\n")
             return 0
-        _exact_fp32()
+        exact_fp32()
         process_guard, flags = process_state(config)
         for index, (task_path, new_path) in enumerate(jobs):
             if config.get("deadline") and time.time() > config["deadline"]:

@@ -18,23 +18,23 @@ import time
 
 import torch
 
-from .eval_child import SEED, _exact_fp32, _inputs, _load
+from .eval_child import SEED, exact_fp32, load_module, task_inputs
 
 
 def warm(task_path: str) -> dict[str, object]:
     start = time.perf_counter()
-    task = _load(task_path, "kernelbench_task")
+    task = load_module(task_path, "kernelbench_task")
     torch.manual_seed(SEED)
     model = task.Model(*task.get_init_inputs()).cuda()
     compiled = torch.compile(model)
     with torch.no_grad():
-        compiled(*_inputs(task, SEED))
+        compiled(*task_inputs(task, SEED))
     torch.cuda.synchronize()
     return {"task": task_path, "seconds": round(time.perf_counter() - start, 2)}
 
 
 def main(paths: list[str]) -> int:
-    _exact_fp32()
+    exact_fp32()
     for path in paths:
         try:
             line = warm(path)
