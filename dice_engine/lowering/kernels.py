@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..ir.graph import Program
+from ..ir.graph import Node, Program
 from ..sketches.base import Param, launcher_signature, numel_c, store_from_compute
 from ..sketches.body import Body, Index, Source, linear
 from .ctext import decompose, indent
@@ -21,6 +21,7 @@ from .stages import Stage
 from .tiled import hint_tiles, smem_bytes, tile_count, tiled_text
 from .traffic import bytes_per_position
 
+Held = dict[str, tuple[Node, tuple]]   # register array name -> (the input it holds, its index)
 MIN_WORK_PER_WARP = 32        # a reduction domain smaller than a warp runs serially per thread
 INT_LIMITS = {"max": "(-9223372036854775807LL - 1)", "min": "9223372036854775807LL"}
 
@@ -456,11 +457,14 @@ def _block_combine(stage: Stage, acc_t: str, ctype: str) -> list[str]:
 
 
 def _bound_statistics(ctx: Context, prefix: str, upto: int, group: list[str],
-                      place: Callable[[int], str]) -> Body:
-    """A body in which the first `upto` statistics read as `place(j)` at the group's index."""
+                      place: Callable[[int], str], held: Held | None = None) -> Body:
+    """A body in which the first `upto` statistics read as `place(j)` at the group's index, and
+    each `held` input (register array name: the node, its index) reads from its registers."""
     b = Body(ctx.ctype, ctx.sources, prefix=prefix)
     for j in range(upto):
         b.bind(ctx.plan.stages[j].node, tuple(group), place(j))
+    for array, (node, idx) in (held or {}).items():
+        b.bind(node, idx, f"{array}[dz_r]")
     return b
 
 
@@ -477,9 +481,9 @@ def _group_parts(ctx: Context) -> tuple:
 
 
 def _output_lines(ctx: Context, group: list[str], ridx: tuple, full: tuple, extents: tuple,
-                  place: Callable[[int], str]) -> list[str]:
+                  place: Callable[[int], str], held: Held | None = None) -> list[str]:
     """One output element at reduction position dz_r of the group, the statistics bound."""
-    m = _bound_statistics(ctx, "m", len(ctx.plan.stages) - 1, group, place)
+    m = _bound_statistics(ctx, "m", len(ctx.plan.stages) - 1, group, place, held)
     value = m.value(ctx.plan.root, full)
     inner = decompose("dz_r", list(ridx), extents, "dz_rr") + m.lines
     stored = store_from_compute(ctx.plan.root.dtype, value)
@@ -520,19 +524,41 @@ def fused_block_text(ctx: Context, kernel: str, schedule: Schedule) -> str:
     return "\n".join(lines)
 
 
-def fused_thread_text(ctx: Context, kernel: str, schedule: Schedule) -> str:
+def held_inputs(plan: Plan) -> list[Node]:
+    """Inputs the one-kernel normalisation reads at the full index of its statistics' argument
+    (x itself, not a per-channel weight): what a thread keeps in registers."""
+    x = plan.stages[0].node.args[0]
+    seen: dict[int, Node] = {}
+    for n in plan.root.walk():
+        if n.op == "input" and n.shape == x.shape:
+            seen.setdefault(id(n), n)
+    return list(seen.values())
+
+
+def fused_thread_text(ctx: Context, kernel: str, schedule: Schedule, in_registers: bool) -> str:
     """The whole normalisation in one kernel with a thread per group (`plan.thread_fusable`: the
     contiguous axis is kept): consecutive threads take consecutive groups, so each pass is a
-    coalesced sweep of the block's groups; a thread keeps its statistics in registers and
-    re-reads its group from cache for the next pass, never from a workspace."""
+    coalesced sweep of the block's groups, and a thread keeps its statistics in registers. With
+    `in_registers` (a short group, `plan.REGISTER_GROUP`) the thread first loads its whole group
+    into registers (a fully unrolled loop: every load in flight at once) and every pass reads
+    them; otherwise each pass re-reads the group (from DRAM: measured on an H100, 256 threads'
+    groups of 64 floats did not stay in cache between passes)."""
     stats, group, group_shape, ridx, full, extents = _group_parts(ctx)
     dims = stats[0].node.attr("dim")
-    unroll = [f"#pragma unroll {schedule.unroll}"] if schedule.unroll > 1 else []
-    loop = unroll + [f"for (long long dz_r = 0; dz_r < {numel_c(extents)}; ++dz_r) {{"]
+    held = {f"dz_v{k}": (n, full) for k, n in enumerate(held_inputs(ctx.plan))} if in_registers else {}
+    pragma = "#pragma unroll" if in_registers else (
+        f"#pragma unroll {schedule.unroll}" if schedule.unroll > 1 else "")
+    loop = ([pragma] if pragma else []) + [f"for (long long dz_r = 0; dz_r < {numel_c(extents)}; ++dz_r) {{"]
     register = "dz_stat{}".format
     body = decompose("dz_o", group, group_shape, "dz_ro")
+    for array, (node, idx) in held.items():
+        load = Body(ctx.ctype, ctx.sources, prefix="l")
+        value = load.value(node, idx)
+        body += [f"{ctx.ctype} {array}[{numel_c(extents)}];", *loop,
+                 *indent(decompose("dz_r", list(ridx), extents, "dz_rr") + load.lines, 1),
+                 f"    {array}[dz_r] = {value};", "}"]
     for j, stage in enumerate(stats):
-        t = _bound_statistics(ctx, "t", j, group, register)
+        t = _bound_statistics(ctx, "t", j, group, register, held)
         value = stage.term(t, tuple(group), ridx)
         inner = decompose("dz_r", list(ridx), extents, "dz_rr") + t.lines
         inner.append(_combine(stage.combine or "sum", "dz_acc", "dz_acci", value, "dz_r"))
@@ -542,7 +568,7 @@ def fused_thread_text(ctx: Context, kernel: str, schedule: Schedule) -> str:
                  f"    {ctx.ctype} dz_acc = {_init(stage, ctx.ctype)};", "    long long dz_acci = 0;",
                  *indent(loop, 1), *indent(inner, 2), "    }", *indent(f.lines, 1),
                  f"    dz_stat{j} = {finish};", "}"]
-    body += loop + indent(_output_lines(ctx, group, ridx, full, extents, register), 1) + ["}"]
+    body += loop + indent(_output_lines(ctx, group, ridx, full, extents, register, held), 1) + ["}"]
     lines = [f"__global__ void __launch_bounds__({schedule.threads}) {kernel}({ctx.signature}) {{",
              f"    const long long dz_total = {numel_c(group_shape)};",
              "    for (long long dz_o = blockIdx.x * (long long)blockDim.x + threadIdx.x; dz_o < dz_total;",

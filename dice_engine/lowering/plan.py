@@ -112,6 +112,7 @@ def fused_plan(output: Node) -> Plan | None:
 
 
 MAX_THREAD_GROUP = 4096     # longest group a thread reduces alone (serial fp32 sums stay short)
+REGISTER_GROUP = 64         # longest group a thread keeps in registers between its passes
 
 
 def thread_fusable(plan: Plan, program: Program) -> bool:
@@ -122,7 +123,20 @@ def thread_fusable(plan: Plan, program: Program) -> bool:
     first = plan.stages[0].node
     if first.args[0].rank - 1 in first.attr("dim"):
         return False
+    return _group_extent(plan, program) <= MAX_THREAD_GROUP
+
+
+def _group_extent(plan: Plan, program: Program) -> int:
+    first = plan.stages[0].node
     extent = 1
     for d in program.concrete_shape(tuple(first.args[0].shape[k] for k in first.attr("dim"))):
         extent *= d
-    return extent <= MAX_THREAD_GROUP
+    return extent
+
+
+def held_in_registers(plan: Plan, program: Program) -> bool:
+    """Whether the thread-per-group form keeps its group in registers: a short group of
+    concrete size (its loop fully unrolled, so the array indices are constants)."""
+    first = plan.stages[0].node
+    concrete = all(isinstance(first.args[0].shape[k], int) for k in first.attr("dim"))
+    return concrete and thread_fusable(plan, program) and _group_extent(plan, program) <= REGISTER_GROUP

@@ -13,7 +13,8 @@ from .kernels import (BLOCKS_HELPER, MIN_WORK_PER_WARP, Buffer, Context, Schedul
                       fused_launcher_text, fused_thread_text, hint_extent, launcher_text, plan_kernels,
                       split_chunks, stage_schedule, tileable)
 from .moments import merge_helper, slices_for
-from .plan import MAX_THREAD_GROUP, Plan, fused_plan, make_plan, thread_fusable, unlowerable
+from .plan import (MAX_THREAD_GROUP, Plan, fused_plan, held_in_registers, make_plan, thread_fusable,
+                   unlowerable)
 from .tiled import micro
 from .traffic import bytes_per_position, fused_bytes, gemm_extents, group_fits_l1, plan_bytes
 
@@ -51,13 +52,20 @@ def _fusions(program: Program) -> tuple[str, ...]:
     return ("kernels", "block", "thread") if thread_fusable(fused, program) else ("kernels", "block")
 
 
+def _reads_once(plan: Plan, program: Program, fuse: str) -> bool:
+    """Whether the one-kernel form `fuse` of the fused `plan` keeps each group on the SM between
+    passes: a thread's group in its registers, a block's group in L1."""
+    return held_in_registers(plan, program) if fuse == "thread" else group_fits_l1(plan, program)
+
+
 def reads_once_fused(program: Program) -> bool:
     """Whether `program` is a normalisation whose one-kernel form (with a thread per group where
-    it can, else a block) re-reads its groups from L1, so it reads its input from DRAM once; a
-    kernel per statistic reads it once per statistic and once more for the output."""
+    it can, else a block) reads its input from DRAM once; a kernel per statistic reads it once
+    per statistic and once more for the output."""
     fused = fused_plan(program.output)
-    per_block = 256 if "thread" in _fusions(program) else 1
-    return fused is not None and group_fits_l1(fused, program, per_block)
+    # where the contiguous axis is kept a block's sweep of its group is strided: only the thread
+    # form counts there
+    return fused is not None and _reads_once(fused, program, _fusions(program)[-1])
 
 
 class GeneralLowering(Sketch):
@@ -112,9 +120,11 @@ class GeneralLowering(Sketch):
         else:
             strategy = "warp" if longest >= MIN_WORK_PER_WARP * 2 else "thread"
         fusions = _fusions(problem.program)
-        # one kernel when its groups stay in L1; past that, a moments stage reads the input once
-        one_kernel = len(fusions) > 1 and (not _has_moments(plan) or reads_once_fused(problem.program))
-        fuse = ("thread" if "thread" in fusions else "block") if one_kernel else "kernels"
+        fused = fused_plan(problem.program.output)
+        # one kernel where it keeps its groups on the SM (a thread's group in registers first);
+        # past that, a moments stage reads the input once, and plain statistics take a block each
+        once = [f for f in fusions[1:] if fused is not None and _reads_once(fused, problem.program, f)]
+        fuse = once[-1] if once else ("block" if len(fusions) > 1 and not _has_moments(plan) else "kernels")
         # loads in flight come from unrolled loop trips (a block-per-group pass is not unrolled)
         point = {"threads": 256, "strategy": strategy, "items": 1, "unroll": 1 if fuse == "block" else 4,
                  "fuse": fuse, "tile": _default_tile(plan, problem.program)}
@@ -182,14 +192,19 @@ class GeneralLowering(Sketch):
     def _render_fused(self, ctx: Context, params: list, schedule: Schedule, point: Point,
                       name: str) -> RenderedKernel:
         kernel = f"{name}_k0"
-        per_thread = point["fuse"] == "thread"
+        fuse = point["fuse"]
+        per_thread = fuse == "thread"
         per_block = schedule.threads if per_thread else 1
-        text = fused_thread_text if per_thread else fused_block_text
-        device = BLOCKS_HELPER + "\n\n" + text(ctx, kernel, schedule)
+        program = ctx.program
+        registers = per_thread and held_in_registers(ctx.plan, program)
+        text = (fused_thread_text(ctx, kernel, schedule, registers) if per_thread
+                else fused_block_text(ctx, kernel, schedule))
+        device = BLOCKS_HELPER + "\n\n" + text
         launcher = fused_launcher_text(ctx, params, kernel, schedule, per_block)
-        plan, program = ctx.plan, ctx.program
+        plan = ctx.plan
         stats = plan.stages[:-1]
         strategy = (f"general lowering, one kernel: a {'thread' if per_thread else 'block'} per group "
+                    f"{'(held in registers) ' if registers else ''}"
                     f"computes {', '.join(s.node.op for s in stats)} then the output")
         source = frame(name=name, strategy=strategy, tokens=point, device_code=device, launcher_code=launcher)
         groups = hint_extent(program, stats[0].node.shape)
@@ -198,7 +213,11 @@ class GeneralLowering(Sketch):
         launches = [Launch(kernel, (blocks, 1, 1), (schedule.threads, 1, 1), smem)]
         summary = f"{self.name} fused " + " ".join(f"{k}={v}" for k, v in point.items())
         # the first pass streams from DRAM: a position per loop trip, unrolled in the thread form
+        # (the whole group at once when it is loaded into registers)
         in_flight = bytes_per_position(plan, stats[0], 8 if ctx.ctype == "double" else 4)
+        trips = hint_extent(program, stats[0].extents) if registers else (
+            schedule.unroll if per_thread else 1)
         return RenderedKernel(self.name, dict(point), source, [f"dice_{name}::{kernel}"], launcher, params,
-                              launches, summary, dram_bytes=fused_bytes(plan, program, per_block),
-                              bytes_in_flight=in_flight * (schedule.unroll if per_thread else 1))
+                              launches, summary,
+                              dram_bytes=fused_bytes(plan, program, _reads_once(plan, program, fuse)),
+                              bytes_in_flight=in_flight * trips)

@@ -123,20 +123,19 @@ def bytes_per_position(plan: Plan, stage: Stage, ctype_bytes: int) -> int:
 L1_RESIDENT_BYTES = 64 * 1024     # a group this small is re-read from the SM's cache, not DRAM
 
 
-def group_fits_l1(plan: Plan, program: Program, groups_per_block: int = 1) -> bool:
-    """Whether the groups a block of the one-kernel normalisation works on (`plan` is its fused
-    plan: one group per block, or a thread's group each) stay in the SM's L1 between passes."""
+def group_fits_l1(plan: Plan, program: Program) -> bool:
+    """Whether a group of the block-per-group normalisation (`plan` is its fused plan) stays in
+    the SM's L1 between its passes."""
     stats = plan.stages[0].node
-    group = _numel(program, stats.args[0]) // max(1, _numel(program, stats))
-    return group * groups_per_block * 4 <= L1_RESIDENT_BYTES
+    return _numel(program, stats.args[0]) // max(1, _numel(program, stats)) * 4 <= L1_RESIDENT_BYTES
 
 
-def fused_bytes(plan: Plan, program: Program, groups_per_block: int = 1) -> float:
-    """The one-kernel normalisation: each pass over a group re-reads its inputs, from cache when
-    the block's groups fit the SM's L1, from DRAM (through L2) otherwise."""
+def fused_bytes(plan: Plan, program: Program, reads_once: bool) -> float:
+    """The one-kernel normalisation: each pass over a group re-reads its inputs, unless the group
+    stays on the SM between passes (`reads_once`: in L1, or in a thread's registers)."""
     stats = plan.stages[:-1]
     inputs = [n for n in plan.root.walk() if n.op == "input"]
     read = sum(_numel(program, n) * n.dtype.size for n in {id(n): n for n in inputs}.values())
-    passes = 1 if group_fits_l1(plan, program, groups_per_block) else len(stats) + 1
+    passes = 1 if reads_once else len(stats) + 1
     written = _numel(program, plan.root) * plan.root.dtype.size
     return (read * passes + written) / SCALAR_ACCESS_EFFICIENCY

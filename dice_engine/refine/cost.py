@@ -154,10 +154,10 @@ def estimate(problem: Problem, arch: ArchSpec, rendered: RenderedKernel, compile
     # which hides memory latency as well as that many times the resident warps would.
     hiding = active * max(1, rendered.async_slices)
     memory_eff = min(1.0, 0.25 + 0.75 * hiding / MEMORY_SATURATION_OCC)
-    if rendered.bytes_in_flight is not None:
+    if rendered.bytes_in_flight is not None:   # Little's law on the declared loads, not the warps
         threads_per_sm = resident_blocks * launch.threads
         streamed = bytes_in_flight_efficiency(rendered.bytes_in_flight, threads_per_sm, arch)
-        memory_eff = min(memory_eff, streamed)
+        memory_eff = streamed
         if streamed < 1:
             notes.append(f"loads in flight sustain about {streamed:.0%} of DRAM bandwidth")
     tensor = uses_tensor_cores(rendered.source)

@@ -154,11 +154,15 @@ def test_a_thread_per_group_where_the_contiguous_axis_is_kept_and_groups_are_sho
     assert GeneralLowering().space(problem, ARCHS["sm_90"]).token("fuse").choices == choices
 
 
-def test_rms_over_channels_gets_a_thread_per_column_without_a_gpu() -> None:
-    """64 channels a column, 256 columns a block: 64 KiB, re-read from L1, so the one kernel
-    reads x once where a statistics kernel and a map read it twice (KernelBench level 1's 36)."""
+def test_rms_over_channels_gets_a_thread_per_column_holding_it_in_registers() -> None:
+    """64 channels a column: each thread loads its column into registers once, so the one kernel
+    reads x once where a statistics kernel and a map read it twice (KernelBench level 1's 36).
+    Measured on an H100 before the registers: re-read per pass, 256 threads' columns did not stay
+    in cache (8.0 ms at 84% of DRAM bandwidth: three passes of 7.5 GB)."""
     problem = classify(parse_intent(RMS_CHANNELS))
     assert GeneralLowering().default_point(problem, ARCHS["sm_90"])["fuse"] == "thread"
     result = CUDAGenerator(arch="sm_90", budget=4).generate(RMS_CHANNELS)
     assert result.sketch == "generic.lowered" and "fuse=thread" in result.source
     assert "dz_blocks(29360128LL, 256)" in result.source   # a thread per (n, h, w) column
+    assert "(held in registers)" in result.source and "float dz_v0[64LL];" in result.source
+    assert "0 B spilled" in "\n".join(result.report())

@@ -42,7 +42,8 @@ EMULATED_CASES += [
     ("y = batch_norm(x, None, None, training=True); x: f32[4, 3, 5, 2]", ("block",)),
     # per column over the rows (a thread per column), and the variance after the mean in turn
     ("y = batch_norm(x, w, b, training=True); x: f32[40, 70]; w, b: f32[70]", ("warp",)),
-    ("y = (x - max(x, dim=0, keepdim=True)) * 2.0; x: f64[7, 3, 5]", ("thread",)),
+    ("y = (x - max(x, dim=0, keepdim=True)) * 2.0; x: f64[7, 3, 5]", ("thread",)),   # groups in registers
+    ("y = x / sum(x * x, dim=0, keepdim=True); x: f32[100, 6]", ("warp",)),   # past 64: re-read per pass
     ("y = cross_entropy(x, t); x: f32[6, 50]; t: i64[6]", ("warp",)),
     # a mean over the rows ignore_index keeps: two scalar totals of one domain in one plan
     ("y = sum(a) / sum(t != -100); a: f32[300]; t: i64[300]", ("thread", "block")),
