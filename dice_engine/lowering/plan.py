@@ -8,6 +8,7 @@ node's stage directly (fusion into the producer: `epilogue_of` is then that node
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..ir.graph import Node, Program
@@ -120,23 +121,15 @@ def thread_fusable(plan: Plan, program: Program) -> bool:
     last (contiguous) axis is kept, so consecutive threads take consecutive groups and every
     pass over the groups is a coalesced sweep (RMS over the channels of NCHW), and the groups
     are short enough for a serial sum."""
-    first = plan.stages[0].node
-    if first.args[0].rank - 1 in first.attr("dim"):
+    first = plan.stages[0]
+    if first.node.args[0].rank - 1 in first.node.attr("dim"):
         return False
-    return _group_extent(plan, program) <= MAX_THREAD_GROUP
-
-
-def _group_extent(plan: Plan, program: Program) -> int:
-    first = plan.stages[0].node
-    extent = 1
-    for d in program.concrete_shape(tuple(first.args[0].shape[k] for k in first.attr("dim"))):
-        extent *= d
-    return extent
+    return math.prod(program.concrete_shape(first.extents)) <= MAX_THREAD_GROUP
 
 
 def held_in_registers(plan: Plan, program: Program) -> bool:
     """Whether the thread-per-group form keeps its group in registers: a short group of
     concrete size (its loop fully unrolled, so the array indices are constants)."""
-    first = plan.stages[0].node
-    concrete = all(isinstance(first.args[0].shape[k], int) for k in first.attr("dim"))
-    return concrete and thread_fusable(plan, program) and _group_extent(plan, program) <= REGISTER_GROUP
+    extents = plan.stages[0].extents
+    return (all(isinstance(d, int) for d in extents) and thread_fusable(plan, program)
+            and math.prod(extents) <= REGISTER_GROUP)

@@ -43,10 +43,10 @@ def _default_tile(plan: Plan, program: Program) -> int:
     return next((t for t in sorted(TILES, reverse=True) if t and sizes and max(sizes) >= t), 0)
 
 
-def _fusions(program: Program) -> tuple[str, ...]:
-    """The `fuse` choices: a kernel per stage always; one kernel for a normalisation, with a
-    block per group, and with a thread per group where the contiguous axis is kept."""
-    fused = fused_plan(program.output)
+def _fusions(fused: Plan | None, program: Program) -> tuple[str, ...]:
+    """The `fuse` choices given the one-kernel plan `fused` (`fused_plan`): a kernel per stage
+    always; for a normalisation, one kernel with a block per group, and with a thread per group
+    where the contiguous axis is kept."""
     if fused is None:
         return ("kernels",)
     return ("kernels", "block", "thread") if thread_fusable(fused, program) else ("kernels", "block")
@@ -65,7 +65,7 @@ def reads_once_fused(program: Program) -> bool:
     fused = fused_plan(program.output)
     # where the contiguous axis is kept a block's sweep of its group is strided: only the thread
     # form counts there
-    return fused is not None and _reads_once(fused, program, _fusions(program)[-1])
+    return fused is not None and _reads_once(fused, program, _fusions(fused, program)[-1])
 
 
 class GeneralLowering(Sketch):
@@ -82,7 +82,7 @@ class GeneralLowering(Sketch):
 
     def space(self, problem: Problem, arch: ArchSpec) -> DesignSpace:
         plan = make_plan(problem.program.output)
-        fusions = _fusions(problem.program)
+        fusions = _fusions(fused_plan(problem.program.output), problem.program)
         tokens = [
             Token("threads", (64, 128, 256, 512), "threads per block", (Role.THREADS,)),
             Token("strategy", ("thread", "warp", "block", "split"),
@@ -119,8 +119,8 @@ class GeneralLowering(Sketch):
             strategy = "split" if outputs < 2 * arch.sms else "block"
         else:
             strategy = "warp" if longest >= MIN_WORK_PER_WARP * 2 else "thread"
-        fusions = _fusions(problem.program)
         fused = fused_plan(problem.program.output)
+        fusions = _fusions(fused, problem.program)
         # one kernel where it keeps its groups on the SM (a thread's group in registers first);
         # past that, a moments stage reads the input once, and plain statistics take a block each
         once = [f for f in fusions[1:] if fused is not None and _reads_once(fused, problem.program, f)]
